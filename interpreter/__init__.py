@@ -1,0 +1,1 @@
+"""The rulelang runtime: compiles a checked Program and runs games (state, engine, agents, simulation)."""

@@ -1,0 +1,170 @@
+"""Boards: static topologies built once per ruleset, held as networkx graphs.
+
+A board never changes during a game (what stands on it lives in variables), so every game shares
+the same graph and copies of a game cost nothing for it. Grids know their straight-line directions,
+which line_length() follows.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import networkx as nx
+
+from .values import skey
+
+SQUARE_DIRS = [(0, 1), (1, 0)]
+SQUARE_DIAG_DIRS = [(0, 1), (1, 0), (1, 1), (1, -1)]
+HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- these
+
+
+class Board:
+    def __init__(self, name: str, graph: nx.Graph, directions=()):
+        self.name = name
+        self.graph = graph
+        self.nodes = tuple(sorted(graph.nodes, key=skey))
+        self.adj = {n: tuple(sorted(graph.neighbors(n), key=skey)) for n in self.nodes}
+        self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
+
+    def attr(self, n, name, default=None):
+        if n not in self.graph:
+            return default
+        return self.graph.nodes[n].get(name, default)
+
+    # -------------------------------------------------------------- searches (predicates are callables)
+    def reachable(self, start, steps, through=None):
+        """Nodes within `steps` moves of start, every node entered passing `through` (start excluded)."""
+        if start not in self.adj:
+            return ()
+        dist = {start: 0}
+        q = deque([start])
+        while q:
+            n = q.popleft()
+            d = dist[n]
+            if d >= steps:
+                continue
+            for m in self.adj[n]:
+                if m not in dist and (through is None or through(m)):
+                    dist[m] = d + 1
+                    q.append(m)
+        return tuple(n for n in self.nodes if n in dist and n != start)
+
+    def distance(self, a, b, through=None):
+        """Shortest number of steps from a to b; every node strictly between passes `through`."""
+        if a not in self.adj or b not in self.adj:
+            return None
+        if a == b:
+            return 0
+        dist = {a: 0}
+        q = deque([a])
+        while q:
+            n = q.popleft()
+            for m in self.adj[n]:
+                if m in dist:
+                    continue
+                if m == b:
+                    return dist[n] + 1
+                if through is None or through(m):
+                    dist[m] = dist[n] + 1
+                    q.append(m)
+        return None
+
+    def group(self, n, where=None):
+        if n not in self.adj or (where is not None and not where(n)):
+            return ()
+        seen = {n}
+        q = deque([n])
+        while q:
+            x = q.popleft()
+            for m in self.adj[x]:
+                if m not in seen and (where is None or where(m)):
+                    seen.add(m)
+                    q.append(m)
+        return tuple(x for x in self.nodes if x in seen)
+
+    def groups(self, where=None):
+        keep = [n for n in self.nodes if where is None or where(n)]
+        sub = self.graph.subgraph(keep)
+        comps = [tuple(sorted(c, key=skey)) for c in nx.connected_components(sub)]
+        return tuple(sorted(comps, key=lambda c: skey(c[0])))
+
+    def line_length(self, n, where=None):
+        if n not in self.adj or not self.directions or (where is not None and not where(n)):
+            return 0
+        best = 1
+        for d in self.directions:
+            length = 1
+            for sign in (1, -1):
+                cur = n
+                while True:
+                    nxt = tuple(c + sign * o for c, o in zip(cur, d))
+                    if nxt not in self.adj or (where is not None and not where(nxt)):
+                        break
+                    length += 1
+                    cur = nxt
+            best = max(best, length)
+        return best
+
+
+def square_grid(name, rows, cols, diagonals=False):
+    g = nx.Graph()
+    dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
+    for r in range(rows):
+        for c in range(cols):
+            g.add_node((r, c), row=r, column=c)
+    for r in range(rows):
+        for c in range(cols):
+            for dr, dc in dirs:
+                m = (r + dr, c + dc)
+                if m in g:
+                    g.add_edge((r, c), m)
+    # lines run along rows, columns and both diagonals even when adjacency is orthogonal only
+    return Board(name, g, SQUARE_DIAG_DIRS)
+
+
+def hex_grid(name, radius):
+    g = nx.Graph()
+    for q in range(-radius, radius + 1):
+        for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
+            g.add_node((q, r), q=q, r=r, ring=max(abs(q), abs(r), abs(q + r)), edge=max(abs(q), abs(r), abs(q + r)) == radius)
+    for n in list(g.nodes):
+        for dq, dr in HEX_AXIAL_DIRS:
+            m = (n[0] + dq, n[1] + dr)
+            if m in g:
+                g.add_edge(n, m)
+    return Board(name, g, HEX_AXIAL_DIRS)
+
+
+def hex_rect(name, rows, cols):
+    """Offset rows: odd rows shifted half a hex to the right."""
+    g = nx.Graph()
+    for r in range(rows):
+        for c in range(cols):
+            g.add_node((r, c), row=r, column=c, edge=r in (0, rows - 1) or c in (0, cols - 1))
+    for r in range(rows):
+        for c in range(cols):
+            odd = r % 2
+            for dr, dc in [(0, 1), (1, -1 + odd), (1, odd)]:
+                m = (r + dr, c + dc)
+                if m in g:
+                    g.add_edge((r, c), m)
+    return Board(name, g, ())
+
+
+def line(name, n):
+    g = nx.path_graph(n)
+    return Board(name, g, ())
+
+
+def from_edges(name, chains, node_attrs):
+    g = nx.Graph()
+    for nname, attrs in node_attrs:
+        g.add_node(nname, **attrs)
+    for chain in chains:
+        for a in chain:
+            g.add_node(a)
+        for a, b in zip(chain, chain[1:]):
+            g.add_edge(a, b)
+    return Board(name, g, ())
+
+
+GENERATORS = {"square_grid": square_grid, "hex_grid": hex_grid, "hex_rect": hex_rect, "line": line}

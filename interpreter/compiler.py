@@ -1,0 +1,1157 @@
+"""AST -> executable code. Expressions become Python closures `f(G, L)` (G: the game, L: the frame's
+locals); statements become flat lists of ops with jumps, so that a running procedure is just
+(code id, position, locals) — plain data that serializes and copies cheaply.
+
+An op is called as op(G, L) and returns None (go on), an int (jump there) or a signal:
+  SUSPEND            stop for a decision (G.pending is set; op.resume continues it later)
+  RETURN             leave the current procedure
+  END                the game is over
+  ("call", code, locals)        run a procedure, then come back
+  ("push", [(code, locals), ...]) run these (triggers), first in the list first
+"""
+from __future__ import annotations
+
+import re
+
+from rulelang import ast as A
+from rulelang import types as T
+
+from .builtins import IMPLS, RuleRuntimeError, _items
+from .values import Pile, fmt, readable, skey
+
+SUSPEND = "suspend"
+RETURN = "return"
+END = "end"
+MAX_FUNCTION_DEPTH = 200
+
+
+class Code:
+    __slots__ = ("id", "ops", "spans", "name")
+
+    def __init__(self, id, name=""):
+        self.id = id
+        self.name = name or id
+        self.ops = []
+        self.spans = []
+
+    def emit(self, op, span):
+        self.ops.append(op)
+        self.spans.append(span)
+        return len(self.ops) - 1
+
+
+class Located(Exception):
+    """A run-time rule error with the rule-file position where it happened."""
+
+    def __init__(self, message, span):
+        self.message = message
+        self.span = span
+        super().__init__(f"{span.where()}: {message}" if span else message)
+
+
+# ============================================================================ expressions
+class ExprCompiler:
+    def __init__(self, rs):
+        self.rs = rs  # the Ruleset being built: tables, boards, functions
+
+    def compile(self, e):
+        m = getattr(self, "x_" + type(e).__name__)
+        f = m(e)
+        return f
+
+    def x_Literal(self, e):
+        v = e.value
+        return lambda G, L: v
+
+    def x_Placeholder(self, e):
+        return self.compile(e.inner)
+
+    def x_Name(self, e):
+        n = e.ident
+        ref = e.ref
+        if ref == "local":
+            def f(G, L):
+                try:
+                    return L[n]
+                except KeyError:
+                    raise RuleRuntimeError(f"'{n}' has no value yet") from None
+            return f
+        if ref == "var":
+            return lambda G, L: G.data[n]
+        if ref == "const":
+            return lambda G, L: G.consts[n]
+        if ref == "member":
+            return lambda G, L: n
+        if ref == "table":
+            rows = self.rs.table_rows[n]
+            return lambda G, L: rows
+        if ref == "board":
+            rs = self.rs
+            return lambda G, L: rs.boards[n]
+        if ref == "builtin":
+            if n == "me":
+                def f(G, L):
+                    try:
+                        return L["me"]
+                    except KeyError:
+                        raise RuleRuntimeError("'me' is not known here") from None
+                return f
+            if n == "current":
+                return lambda G, L: G.current
+            if n == "players":
+                return lambda G, L: G.active_players()
+            if n == "all_players":
+                return lambda G, L: tuple(range(G.n))
+            if n == "player_count":
+                return lambda G, L: G.n
+            if n == "end_triggered":
+                return lambda G, L: G.end_pending is not None
+        if ref == "scenario":
+            return lambda G, L: G.scenario_value(n)
+        raise RuleRuntimeError(f"cannot compile name '{n}' ({ref or 'unresolved'})")
+
+    def x_Unary(self, e):
+        f = self.compile(e.operand)
+        if e.op == "not":
+            return lambda G, L: not f(G, L)
+
+        def neg(G, L):
+            v = f(G, L)
+            if not isinstance(v, int):
+                raise RuleRuntimeError(f"cannot negate {fmt(v)}")
+            return -v
+        return neg
+
+    def x_Binary(self, e):
+        op = e.op
+        lf = self.compile(e.left)
+        rf = self.compile(e.right)
+        if op == "and":
+            return lambda G, L: lf(G, L) and rf(G, L)
+        if op == "or":
+            return lambda G, L: lf(G, L) or rf(G, L)
+        if op == "==":
+            return lambda G, L: lf(G, L) == rf(G, L)
+        if op == "!=":
+            return lambda G, L: lf(G, L) != rf(G, L)
+        if op in ("<", "<=", ">", ">="):
+            import operator
+            cmp = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
+
+            def compare(G, L):
+                a = lf(G, L)
+                b = rf(G, L)
+                try:
+                    return cmp(a, b)
+                except TypeError:
+                    raise RuleRuntimeError(f"cannot compare {fmt(a)} {op} {fmt(b)}") from None
+            return compare
+        if op == "in":
+            return lambda G, L: _contains(rf(G, L), lf(G, L))
+        if op == "not in":
+            return lambda G, L: not _contains(rf(G, L), lf(G, L))
+        if op == "..":
+            def rng(G, L):
+                a, b = lf(G, L), rf(G, L)
+                if not isinstance(a, int) or not isinstance(b, int):
+                    raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
+                if b - a > 1_000_000:
+                    raise RuleRuntimeError(f"the range {a}..{b} is too long")
+                return tuple(range(a, b + 1))
+            return rng
+
+        def arith(G, L):
+            return _arith(op, lf(G, L), rf(G, L))
+        if op == "+":
+            def add(G, L):
+                a = lf(G, L)
+                b = rf(G, L)
+                if a.__class__ is int and b.__class__ is int:
+                    return a + b
+                return _arith("+", a, b)
+            return add
+        return arith
+
+    def x_Cond(self, e):
+        t, a, b = self.compile(e.test), self.compile(e.then), self.compile(e.orelse)
+        return lambda G, L: a(G, L) if t(G, L) else b(G, L)
+
+    def x_Lambda(self, e):
+        body = self.compile(e.body)
+        p = e.param
+
+        def make(G, L):
+            def fn(x):
+                L2 = dict(L)
+                L2[p] = x
+                return body(G, L2)
+            return fn
+        return make
+
+    def x_Call(self, e):
+        name = e.func.ident
+        args = [(a.name, self.compile(a.value)) for a in e.args]
+        if e.func.ref == "func":
+            rs = self.rs
+            pos = [f for _, f in args]
+
+            def call_user(G, L):
+                fn = rs.functions[name]
+                vals = [f(G, L) for f in pos]
+                if G.fdepth > MAX_FUNCTION_DEPTH:
+                    raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
+                G.fdepth += 1
+                try:
+                    return fn.body(G, dict(zip(fn.params, vals)))
+                finally:
+                    G.fdepth -= 1
+            return call_user
+        impl = IMPLS[name]
+        pos = [f for n, f in args if n is None]
+        kws = [(n, f) for n, f in args if n is not None]
+        if not kws:
+            if len(pos) == 1:
+                a0 = pos[0]
+                return lambda G, L: impl(G, a0(G, L))
+            if len(pos) == 2:
+                a0, a1 = pos
+                return lambda G, L: impl(G, a0(G, L), a1(G, L))
+            return lambda G, L: impl(G, *[f(G, L) for f in pos])
+        return lambda G, L: impl(G, *[f(G, L) for f in pos], **{n: f(G, L) for n, f in kws})
+
+    def x_Index(self, e):
+        tf = self.compile(e.target)
+        kf = self.compile(e.index)
+
+        def index(G, L):
+            return _get(tf(G, L), kf(G, L))
+        return index
+
+    def x_Field(self, e):
+        tf = self.compile(e.target)
+        name = e.name
+        rows = self.rs.row_fields
+
+        def field(G, L):
+            v = tf(G, L)
+            try:
+                return rows[v][name]
+            except (KeyError, TypeError):
+                raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+        return field
+
+    def x_TupleLit(self, e):
+        fs = [self.compile(x) for x in e.items]
+        return lambda G, L: tuple(f(G, L) for f in fs)
+
+    x_ListLit = x_TupleLit
+
+    def x_SetLit(self, e):
+        fs = [self.compile(x) for x in e.items]
+        return lambda G, L: frozenset(f(G, L) for f in fs)
+
+    def x_MapLit(self, e):
+        fs = [(self.compile(k), self.compile(v)) for k, v in e.entries]
+
+        def mk(G, L):
+            out = {}
+            for kf, vf in fs:
+                v = vf(G, L)
+                if v is not None:
+                    out[kf(G, L)] = v
+            return out
+        return mk
+
+    def x_EmptyLit(self, e):
+        if e.ty is not None and e.ty.name == "set":
+            return lambda G, L: frozenset()
+        return lambda G, L: {}
+
+    def x_Comprehension(self, e):
+        src = self.compile(e.source)
+        el = self.compile(e.element)
+        val = self.compile(e.value) if e.value is not None else None
+        cond = self.compile(e.condition) if e.condition is not None else None
+        names = e.names
+        map_src = e.source.ty is not None and e.source.ty.name == "map"
+
+        def pairs(G, L):
+            s = src(G, L)
+            L2 = dict(L)
+            if len(names) == 2:
+                if isinstance(s, dict):
+                    seq = [(k, s[k]) for k in sorted(s, key=skey)]
+                else:
+                    seq = list(enumerate(_items(s)))
+                for a, b in seq:
+                    L2[names[0]] = a
+                    L2[names[1]] = b
+                    if cond is None or cond(G, L2):
+                        yield L2
+            else:
+                n0 = names[0]
+                for x in _items(s):
+                    L2[n0] = x
+                    if cond is None or cond(G, L2):
+                        yield L2
+        if e.kind == "map":
+            def mk_map(G, L):
+                out = {}
+                for L2 in pairs(G, L):
+                    v = val(G, L2)
+                    if v is not None:
+                        out[el(G, L2)] = v
+                return out
+            return mk_map
+        return lambda G, L: tuple(el(G, L2) for L2 in pairs(G, L))
+
+
+def _contains(coll, x):
+    if coll is None:
+        raise RuleRuntimeError("'in' on none")
+    if isinstance(coll, (tuple, frozenset, dict, Pile, str)):
+        return x in coll
+    raise RuleRuntimeError(f"'in' needs a collection, not {fmt(coll)}")
+
+
+def _arith(op, a, b):
+    if op == "+":
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            return a + b
+        if isinstance(a, frozenset) and isinstance(b, frozenset):
+            return a | b
+        if isinstance(a, str) and isinstance(b, str):
+            return a + b
+    elif op == "-":
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if isinstance(a, frozenset) and isinstance(b, frozenset):
+            return a - b
+    elif isinstance(a, int) and isinstance(b, int) and a is not None and b is not None:
+        if op == "*":
+            if abs(a) > 1 << 62 or abs(b) > 1 << 62:
+                raise RuleRuntimeError("number too large")
+            return a * b
+        if b == 0:
+            raise RuleRuntimeError(f"division by zero ({a} {op} 0)")
+        if op == "/":
+            return a // b
+        if op == "%":
+            return a % b
+    raise RuleRuntimeError(f"cannot compute {fmt(a)} {op} {fmt(b)}")
+
+
+def _get(c, k):
+    if c.__class__ is tuple:
+        if k.__class__ is int and 0 <= k < len(c):
+            return c[k]
+        raise RuleRuntimeError(f"position {fmt(k)} is outside a list of {len(c)}")
+    if c.__class__ is dict:
+        return c.get(k)
+    if c is None:
+        raise RuleRuntimeError(f"cannot look up [{fmt(k)}] in none")
+    raise RuleRuntimeError(f"cannot look up [{fmt(k)}] in {fmt(c)}")
+
+
+def _set(c, k, v):
+    if c.__class__ is tuple:
+        if k.__class__ is int and 0 <= k < len(c):
+            return c[:k] + (v,) + c[k + 1:]
+        raise RuleRuntimeError(f"position {fmt(k)} is outside a list of {len(c)}")
+    if c.__class__ is dict:
+        d = dict(c)
+        if v is None:
+            d.pop(k, None)
+        else:
+            d[k] = v
+        return d
+    if c is None:
+        return {k: v} if v is not None else {}
+    raise RuleRuntimeError(f"cannot set [{fmt(k)}] in {fmt(c)}")
+
+
+# ============================================================================ places (lvalues)
+class Place:
+    """Something assignable: a variable or local, with an optional chain of [index] steps."""
+
+    def __init__(self, xc, target):
+        keys = []
+        root = target
+        while isinstance(root, A.Index):
+            keys.append(xc.compile(root.index))
+            root = root.target
+        keys.reverse()
+        self.keys = keys
+        self.name = root.ident
+        self.is_var = root.ref == "var"
+        self.bounds = None
+        ty = target.ty
+        if ty is not None and ty.kind == "range":
+            self.bounds = (ty.low, ty.high)
+        self.text = _expr_text(target)
+        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag") and not keys else None
+
+    def get(self, G, L):
+        c = G.data[self.name] if self.is_var else L[self.name]
+        for k in self.keys:
+            c = _get(c, k(G, L))
+        return c
+
+    def set(self, G, L, v):
+        if self.pile_kind is not None and v.__class__ is tuple:
+            v = Pile(self.pile_kind, v, ()) if self.pile_kind == "deck" else Pile("bag", (), v)
+        if self.bounds is not None and v is not None:
+            lo, hi = self.bounds
+            if not lo <= v <= hi:
+                raise RuleRuntimeError(f"{self.text} would become {fmt(v)}, outside its range {lo}..{hi}")
+        if not self.keys:
+            if self.is_var:
+                G.data[self.name] = v
+            else:
+                L[self.name] = v
+            return
+        root = G.data[self.name] if self.is_var else L[self.name]
+        ks = [k(G, L) for k in self.keys]
+        new = _set_path(root, ks, v)
+        if self.is_var:
+            G.data[self.name] = new
+        else:
+            L[self.name] = new
+
+
+def _set_path(c, ks, v):
+    if len(ks) == 1:
+        return _set(c, ks[0], v)
+    return _set(c, ks[0], _set_path(_get(c, ks[0]), ks[1:], v))
+
+
+def _expr_text(e):
+    if isinstance(e, A.Name):
+        return e.ident
+    if isinstance(e, A.Index):
+        return _expr_text(e.target) + "[...]"
+    return "value"
+
+
+# ============================================================================ collections
+def add_item(coll, x):
+    if isinstance(coll, tuple):
+        return coll + (x,)
+    if isinstance(coll, frozenset):
+        return coll | {x}
+    if isinstance(coll, Pile):
+        if coll.kind == "bag" or coll.pool:
+            return Pile(coll.kind, coll.known, coll.pool + (x,))
+        return Pile(coll.kind, coll.known + (x,), ())
+    raise RuleRuntimeError(f"cannot add to {fmt(coll)}")
+
+
+def remove_item(coll, x):
+    if isinstance(coll, tuple):
+        if x not in coll:
+            raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+        i = coll.index(x)
+        return coll[:i] + coll[i + 1:]
+    if isinstance(coll, frozenset):
+        if x not in coll:
+            raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+        return coll - {x}
+    if isinstance(coll, Pile):
+        if x in coll.known:
+            i = coll.known.index(x)
+            return Pile(coll.kind, coll.known[:i] + coll.known[i + 1:], coll.pool)
+        if x in coll.pool:
+            i = coll.pool.index(x)
+            return Pile(coll.kind, coll.known, coll.pool[:i] + coll.pool[i + 1:])
+        raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+    raise RuleRuntimeError(f"cannot remove from {fmt(coll)}")
+
+
+def distinct(xs):
+    seen = set()
+    out = []
+    for x in xs:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+# ============================================================================ decision ops
+class Pending:
+    """The decision the game waits for. Plain data (serializes as a dict)."""
+
+    __slots__ = ("kind", "player", "options", "probs", "prompt", "target", "need", "acc", "single",
+                 "low", "start", "ordered", "pool", "action_names")
+
+    def __init__(self, kind, player, options, prompt="", target="", probs=None):
+        self.kind = kind  # action | choose | chance
+        self.player = player
+        self.options = options  # list of (id, value)
+        self.probs = probs
+        self.prompt = prompt
+        self.target = target
+        self.need = 1
+        self.acc = []
+        self.single = True
+        self.low = 1
+        self.start = 0
+        self.ordered = False
+        self.pool = ()
+        self.action_names = ()
+
+    def to_dict(self):
+        from .values import encode
+        return {
+            "kind": self.kind, "player": self.player, "prompt": self.prompt, "target": self.target,
+            "options": [[i, {"$done": True} if v is _DONE else encode(v)] for i, v in self.options],
+            "probs": [float(p) for p in self.probs] if self.probs is not None else None,
+            "need": self.need, "acc": [encode(x) for x in self.acc], "single": self.single, "low": self.low,
+            "start": self.start, "ordered": self.ordered, "pool": [encode(x) for x in self.pool],
+        }
+
+    @classmethod
+    def from_dict(cls, d):
+        from .values import decode
+        opts = [(str(i), _DONE if isinstance(v, dict) and v.get("$done") else decode(v)) for i, v in d["options"]]
+        p = cls(d["kind"], int(d["player"]), opts, str(d["prompt"]),
+                str(d["target"]), [float(x) for x in d["probs"]] if d.get("probs") is not None else None)
+        p.need = int(d["need"])
+        p.acc = [decode(x) for x in d["acc"]]
+        p.single = bool(d["single"])
+        p.low = int(d["low"])
+        p.start = int(d["start"])
+        p.ordered = bool(d["ordered"])
+        p.pool = tuple(decode(x) for x in d["pool"])
+        return p
+
+
+def _choice_options(values):
+    out = []
+    seen = set()
+    for v in values:
+        i = fmt(v)
+        if i in seen:
+            continue
+        seen.add(i)
+        out.append((i, v))
+    return out
+
+
+class ChooseOp:
+    """let x = choose COUNT [ordered] of OPTIONS [by P] [optional] [prompt "..."]"""
+
+    def __init__(self, target, options, player, count, ordered, optional, prompt, span):
+        self.target = target
+        self.options = options
+        self.player = player
+        self.count = count
+        self.ordered = ordered
+        self.optional = optional
+        self.prompt = prompt
+        self.span = span
+
+    def __call__(self, G, L):
+        if G.rs.ending_checks and G._check_endings():
+            return END
+        pool = tuple(_items(self.options(G, L)))
+        who = self.player(G, L) if self.player is not None else L.get("me", G.current)
+        if self.count is None:
+            low = high = 1
+            single = True
+        else:
+            c = self.count(G, L)
+            single = False
+            if isinstance(c, tuple):
+                if not c:
+                    raise RuleRuntimeError("choose with an empty range of counts")
+                low, high = c[0], c[-1]
+            else:
+                low = high = c
+        if self.optional:
+            low = 0
+        if low > len(pool):
+            raise RuleRuntimeError(f"must choose {low} from only {len(pool)} option{'s' if len(pool) != 1 else ''}")
+        high = min(high, len(pool))
+        p = Pending("choose", who, [], self.prompt or ("choose one" if single else f"choose {low} to {high}"),
+                    self.target)
+        p.need = high
+        p.low = low
+        p.single = single
+        p.ordered = self.ordered
+        p.pool = pool
+        if high == 0:
+            L[self.target] = None if single else ()
+            return None
+        _refresh_choose(p)
+        if not p.options:
+            raise RuleRuntimeError("nothing to choose from (an empty list of options)")
+        G.pending = p
+        return SUSPEND
+
+    def resume(self, G, L, value):
+        p = G.pending
+        if value is _DONE:
+            return self.finish(G, L, p)
+        p.acc.append(value)
+        if p.ordered or p.single:
+            i = p.pool.index(value)
+            p.pool = p.pool[:i] + p.pool[i + 1:]
+        else:
+            p.start = p.pool.index(value, p.start) + 1
+        if len(p.acc) >= p.need:
+            return self.finish(G, L, p)
+        _refresh_choose(p)
+        if not p.options:
+            return self.finish(G, L, p)
+        return SUSPEND
+
+    def finish(self, G, L, p):
+        G.pending = None
+        if p.single:
+            L[self.target] = p.acc[0] if p.acc else None
+        else:
+            L[self.target] = tuple(p.acc)
+        return None
+
+
+class _Done:
+    def __repr__(self):
+        return "done"
+
+
+_DONE = _Done()
+DONE_ID = "done"
+
+
+def _refresh_choose(p):
+    rest = p.pool if (p.ordered or p.single) else p.pool[p.start:]
+    opts = _choice_options(rest)
+    if len(p.acc) >= p.low:
+        opts.append((DONE_ID, _DONE))
+    p.options = opts
+
+
+class RandomOp:
+    """let x = roll COUNT of FACES  /  let x = draw COUNT from PILE"""
+
+    def __init__(self, target, source, count, is_draw, place, span):
+        self.target = target
+        self.source = source
+        self.count = count
+        self.is_draw = is_draw
+        self.place = place
+        self.span = span
+
+    def _random_part(self, G, L):
+        """The values the next pick is drawn from uniformly (with duplicates), or None if it is fixed."""
+        if not self.is_draw:
+            return None
+        pile = self.place.get(G, L)
+        return pile
+
+    def __call__(self, G, L):
+        n = 1 if self.count is None else self.count(G, L)
+        if not isinstance(n, int) or n < 0:
+            raise RuleRuntimeError(f"cannot {'draw' if self.is_draw else 'roll'} {fmt(n)} items")
+        p = Pending("chance", -1, [], "draw" if self.is_draw else "roll", self.target)
+        p.need = n
+        p.single = self.count is None
+        faces = () if self.is_draw else tuple(_items(self.source(G, L)))
+        if not self.is_draw and not faces:
+            raise RuleRuntimeError("roll of an empty list of faces")
+        p.pool = faces
+        return self.step(G, L, p)
+
+    def step(self, G, L, p):
+        while len(p.acc) < p.need:
+            if self.is_draw:
+                pile = self.place.get(G, L)
+                if isinstance(pile, tuple):
+                    if not pile:
+                        break
+                    self._take(G, L, p, pile[0])
+                    continue
+                if not isinstance(pile, Pile):
+                    raise RuleRuntimeError(f"cannot draw from {fmt(pile)}")
+                if pile.known:
+                    self._take(G, L, p, pile.known[0])
+                    continue
+                if not pile.pool:
+                    break
+                faces = pile.pool
+            else:
+                faces = p.pool
+            if len(set(faces)) == 1:
+                self._take(G, L, p, faces[0])
+                continue
+            if G.chance_mode == "sampled":
+                idx = G.random_below(len(faces))
+                self._take(G, L, p, faces[idx])
+                continue
+            counts = {}
+            for f in faces:
+                counts[f] = counts.get(f, 0) + 1
+            vals = sorted(counts, key=skey)
+            p.options = [(fmt(v), v) for v in vals]
+            p.probs = [counts[v] / len(faces) for v in vals]
+            G.pending = p
+            return SUSPEND
+        G.pending = None
+        if p.single:
+            L[self.target] = p.acc[0] if p.acc else None
+        else:
+            L[self.target] = tuple(p.acc)
+        return None
+
+    def _take(self, G, L, p, value):
+        p.acc.append(value)
+        if self.is_draw:
+            pile = self.place.get(G, L)
+            if isinstance(pile, tuple):
+                self.place.set(G, L, pile[1:])
+            else:
+                self.place.set(G, L, remove_item(pile, value))
+
+    def resume(self, G, L, value):
+        p = G.pending
+        G.pending = None
+        self._take(G, L, p, value)
+        return self.step(G, L, p)
+
+
+class OfferOp:
+    """offer [a, b] to P"""
+
+    def __init__(self, actions, player, span):
+        self.actions = actions  # names
+        self.player = player
+        self.span = span
+
+    def __call__(self, G, L):
+        if G.rs.ending_checks and G._check_endings():
+            return END
+        who = self.player(G, L)
+        opts = []
+        for name in self.actions:
+            opts.extend(G.rs.actions[name].legal(G, who))
+        if not opts:
+            raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
+        p = Pending("action", who, opts, "take an action")
+        p.action_names = tuple(self.actions)
+        G.pending = p
+        return SUSPEND
+
+    def resume(self, G, L, value):
+        who = G.pending.player
+        G.pending = None
+        name, args = value
+        act = G.rs.actions[name]
+        L2 = dict(zip(act.param_names, args))
+        L2["me"] = who
+        return ("call", act.code, L2)
+
+
+# ============================================================================ actions
+class CompiledAction:
+    def __init__(self, name, param_names, domains, requires, costs, code, text, span):
+        self.name = name
+        self.param_names = param_names
+        self.domains = domains
+        self.requires = requires  # list of (closure, span)
+        self.costs = costs  # list of (Place, closure)
+        self.code = code
+        self.text = text
+        self.span = span
+
+    def legal(self, G, who):
+        out = []
+        L = {"me": who}
+        names = self.param_names
+        n = len(names)
+        requires = self.requires
+        costs = self.costs
+        name = self.name
+
+        def ok():
+            try:
+                for r, _ in requires:
+                    if not r(G, L):
+                        return False
+                for place, amount in costs:
+                    have = place.get(G, L)
+                    need = amount(G, L)
+                    if (have or 0) < need:
+                        return False
+            except RuleRuntimeError as e:
+                raise Located(f"while checking action '{name}': {e}", self.span) from None
+            return True
+
+        if n == 0:
+            if ok():
+                out.append((name, (name, ())))
+            return out
+
+        def rec(i, vals):
+            if i == n:
+                if ok():
+                    out.append((name + "(" + ",".join(fmt(v) for v in vals) + ")", (name, tuple(vals))))
+                return
+            try:
+                dom = distinct(_items(self.domains[i](G, L)))
+            except RuleRuntimeError as e:
+                raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
+            pn = names[i]
+            for v in dom:
+                L[pn] = v
+                vals.append(v)
+                rec(i + 1, vals)
+                vals.pop()
+            L.pop(pn, None)
+        rec(0, [])
+        return out
+
+    def describe(self, args):
+        if self.text:
+            vals = dict(zip(self.param_names, args))
+            return re.sub(r"\{(\w+)\}", lambda m: readable(vals[m.group(1)]) if m.group(1) in vals else m.group(0),
+                          self.text)
+        if not args:
+            return self.name
+        return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
+
+
+class CompiledFunction:
+    __slots__ = ("params", "body")
+
+    def __init__(self, params, body):
+        self.params = params
+        self.body = body
+
+
+# ============================================================================ statements
+class StmtCompiler:
+    def __init__(self, rs, xc):
+        self.rs = rs
+        self.xc = xc
+        self.loops = []  # stack of (continue_target, [break op indexes])
+        self.counter = 0
+
+    def code(self, id, block, name="", prologue=None, epilogue=None):
+        c = Code(id, name)
+        self.loops = []
+        if prologue:
+            prologue(c)
+        self.block(c, block)
+        if epilogue:
+            epilogue(c)
+        return c
+
+    def block(self, c, b):
+        for s in b.stmts:
+            getattr(self, "s_" + type(s).__name__)(c, s)
+
+    def hidden(self, what):
+        self.counter += 1
+        return f"%{what}{self.counter}"
+
+    # ------------------------------------------------------------------
+    def s_Let(self, c, s):
+        v = s.value
+        name = s.name
+        if isinstance(v, A.Choose):
+            c.emit(ChooseOp(name, self.xc.compile(v.options), self.xc.compile(v.player) if v.player else None,
+                            self.xc.compile(v.count) if v.count is not None else None, v.ordered, v.optional,
+                            v.prompt, v.span), s.span)
+            return
+        if isinstance(v, A.Roll):
+            c.emit(RandomOp(name, self.xc.compile(v.faces), self.xc.compile(v.count) if v.count is not None else None,
+                            False, None, v.span), s.span)
+            return
+        if isinstance(v, A.Draw):
+            c.emit(RandomOp(name, None, self.xc.compile(v.count) if v.count is not None else None, True,
+                            Place(self.xc, v.pile), v.span), s.span)
+            return
+        f = self.xc.compile(v)
+
+        def let(G, L):
+            L[name] = f(G, L)
+        c.emit(let, s.span)
+
+    def s_Assign(self, c, s):
+        place = Place(self.xc, s.target)
+        f = self.xc.compile(s.value)
+        if s.op == "=":
+            def assign(G, L):
+                place.set(G, L, f(G, L))
+        else:
+            op = "+" if s.op == "+=" else "-"
+
+            def assign(G, L):
+                cur = place.get(G, L)
+                val = f(G, L)
+                if cur.__class__ is int and val.__class__ is int:
+                    place.set(G, L, cur + val if op == "+" else cur - val)
+                else:
+                    place.set(G, L, _arith(op, cur, val))
+        c.emit(assign, s.span)
+
+    def s_ExprStmt(self, c, s):
+        e = s.expr
+        name = e.func.ident
+        proc = self.rs.program.decls[name]
+        args = [(a.name, self.xc.compile(a.value)) for a in e.args]
+        pnames = [p.name for p in proc.params]
+        rs = self.rs
+
+        def call(G, L):
+            L2 = {}
+            i = 0
+            for n, f in args:
+                if n is None:
+                    L2[pnames[i]] = f(G, L)
+                    i += 1
+                else:
+                    L2[n] = f(G, L)
+            if "me" in L:
+                L2["me"] = L["me"]
+            return ("call", rs.codes["proc:" + name], L2)
+        c.emit(call, s.span)
+
+    def s_If(self, c, s):
+        end_jumps = []
+        for test, body in s.branches:
+            tf = self.xc.compile(test)
+            i = c.emit(None, test.span)
+            self.block(c, body)
+            end_jumps.append(c.emit(None, s.span))
+            target = len(c.ops)
+            c.ops[i] = _jump_unless(tf, target)
+        if s.orelse is not None:
+            self.block(c, s.orelse)
+        end = len(c.ops)
+        for j in end_jumps:
+            c.ops[j] = _jump(end)
+
+    def _loop_body(self, c, body, head):
+        self.loops.append((head, []))
+        self.block(c, body)
+        c.emit(_jump(head), body.span)
+        _, breaks = self.loops.pop()
+        end = len(c.ops)
+        for b in breaks:
+            c.ops[b] = _jump(end)
+        return end
+
+    def s_For(self, c, s):
+        src = self.xc.compile(s.source)
+        items_n = self.hidden("items")
+        idx_n = self.hidden("i")
+        names = s.names
+        is_map = s.source.ty is not None and s.source.ty.name == "map"
+
+        def init(G, L):
+            v = src(G, L)
+            if len(names) == 2:
+                if isinstance(v, dict):
+                    L[items_n] = tuple((k, v[k]) for k in sorted(v, key=skey))
+                else:
+                    L[items_n] = tuple(enumerate(_items(v)))
+            else:
+                L[items_n] = _items(v)
+            L[idx_n] = 0
+        c.emit(init, s.span)
+        head = c.emit(None, s.span)
+        end_holder = []
+        if len(names) == 2:
+            n0, n1 = names
+
+            def step(G, L):
+                i = L[idx_n]
+                items = L[items_n]
+                if i >= len(items):
+                    return end_holder[0]
+                L[n0], L[n1] = items[i]
+                L[idx_n] = i + 1
+        else:
+            n0 = names[0]
+
+            def step(G, L):
+                i = L[idx_n]
+                items = L[items_n]
+                if i >= len(items):
+                    return end_holder[0]
+                L[n0] = items[i]
+                L[idx_n] = i + 1
+        c.ops[head] = step
+        end = self._loop_body(c, s.body, head)
+        end_holder.append(end)
+
+    def s_While(self, c, s):
+        tf = self.xc.compile(s.test)
+        head = c.emit(None, s.span)
+        end = self._loop_body(c, s.body, head)
+        c.ops[head] = _jump_unless(tf, end)
+
+    def s_Repeat(self, c, s):
+        tf = self.xc.compile(s.times)
+        left = self.hidden("n")
+
+        def init(G, L):
+            n = tf(G, L)
+            if not isinstance(n, int):
+                raise RuleRuntimeError(f"repeat needs a number, not {fmt(n)}")
+            L[left] = n
+        c.emit(init, s.span)
+        head = c.emit(None, s.span)
+        end_holder = []
+
+        def step(G, L):
+            if L[left] <= 0:
+                return end_holder[0]
+            L[left] -= 1
+        c.ops[head] = step
+        end_holder.append(self._loop_body(c, s.body, head))
+
+    def s_Loop(self, c, s):
+        head = len(c.ops)
+        self._loop_body(c, s.body, head)
+
+    def s_Break(self, c, s):
+        i = c.emit(None, s.span)
+        self.loops[-1][1].append(i)
+
+    def s_Continue(self, c, s):
+        c.emit(_jump(self.loops[-1][0]), s.span)
+
+    def s_Return(self, c, s):
+        c.emit(lambda G, L: RETURN, s.span)
+
+    def s_Turn(self, c, s):
+        pf = self.xc.compile(s.player)
+        who = self.hidden("turn")
+        end_holder = []
+
+        def start(G, L):
+            p = pf(G, L)
+            if not isinstance(p, int) or not 0 <= p < G.n:
+                raise RuleRuntimeError(f"turn of {fmt(p)}, which is not a player")
+            if G.eliminated[p]:
+                return end_holder[0]
+            L[who] = p
+            G.current = p
+            G.turns += 1
+            return G.emit_event("turn_start", (p,))
+        c.emit(start, s.span)
+        self.block(c, s.body)
+
+        def finish(G, L):
+            return G.emit_event("turn_end", (L[who],))
+        c.emit(finish, s.span)
+        end_holder.append(len(c.ops))
+
+    def s_Offer(self, c, s):
+        c.emit(OfferOp(list(s.actions), self.xc.compile(s.player), s.span), s.span)
+
+    def s_Shuffle(self, c, s):
+        place = Place(self.xc, s.pile)
+
+        def shuffle(G, L):
+            pile = place.get(G, L)
+            if not isinstance(pile, Pile):
+                raise RuleRuntimeError(f"cannot shuffle {fmt(pile)}")
+            place.set(G, L, Pile(pile.kind, (), pile.items()))
+        c.emit(shuffle, s.span)
+
+    def s_Add(self, c, s):
+        place = Place(self.xc, s.target)
+        f = self.xc.compile(s.item)
+        c.emit(lambda G, L: place.set(G, L, add_item(place.get(G, L), f(G, L))), s.span)
+
+    def s_Remove(self, c, s):
+        place = Place(self.xc, s.source)
+        f = self.xc.compile(s.item)
+        c.emit(lambda G, L: place.set(G, L, remove_item(place.get(G, L), f(G, L))), s.span)
+
+    def s_Move(self, c, s):
+        src = Place(self.xc, s.source)
+        dst = Place(self.xc, s.target)
+        f = self.xc.compile(s.item)
+
+        def move(G, L):
+            x = f(G, L)
+            src.set(G, L, remove_item(src.get(G, L), x))
+            dst.set(G, L, add_item(dst.get(G, L), x))
+        c.emit(move, s.span)
+
+    def s_Reveal(self, c, s):
+        f = self.xc.compile(s.item)
+        if isinstance(s.to, A.Name) and s.to.ref == "all":
+            c.emit(lambda G, L: G.reveal(f(G, L), None), s.span)
+        else:
+            tf = self.xc.compile(s.to)
+            c.emit(lambda G, L: G.reveal(f(G, L), tf(G, L)), s.span)
+
+    def s_Emit(self, c, s):
+        fs = [self.xc.compile(a) for a in s.args]
+        name = s.event
+        c.emit(lambda G, L: G.emit_event(name, tuple(f(G, L) for f in fs)), s.span)
+
+    def s_EndGame(self, c, s):
+        reason = s.reason
+
+        def end(G, L):
+            G.finish(reason or G.end_pending or "end_game")
+            return END
+        c.emit(end, s.span)
+
+    def s_TriggerEnd(self, c, s):
+        reason = s.reason
+
+        def trig(G, L):
+            if G.end_pending is None:
+                G.end_pending = reason
+        c.emit(trig, s.span)
+
+    def s_Eliminate(self, c, s):
+        f = self.xc.compile(s.player)
+
+        def elim(G, L):
+            p = f(G, L)
+            if not isinstance(p, int) or not 0 <= p < G.n:
+                raise RuleRuntimeError(f"cannot eliminate {fmt(p)}: not a player")
+            G.eliminated = G.eliminated[:p] + (True,) + G.eliminated[p + 1:]
+        c.emit(elim, s.span)
+
+    def s_Log(self, c, s):
+        fs = [self.xc.compile(x) for x in s.items]
+
+        def log(G, L):
+            G.note(" ".join(v if isinstance(v, str) else readable(v) for v in (f(G, L) for f in fs)))
+        c.emit(log, s.span)
+
+    def s_Play(self, c, s):
+        f = self.xc.compile(s.action)
+        c.emit(lambda G, L: G.scenario_step("play", f(G, L)), s.span)
+
+    def s_ChanceStep(self, c, s):
+        f = self.xc.compile(s.outcome)
+        c.emit(lambda G, L: G.scenario_step("chance", f(G, L)), s.span)
+
+    def s_Expect(self, c, s):
+        f = self.xc.compile(s.test)
+        msg = s.message
+        c.emit(lambda G, L: G.scenario_step("expect", (f(G, L), msg)), s.span)
+
+
+def _jump(target):
+    return lambda G, L: target
+
+
+def _jump_unless(test, target):
+    def op(G, L):
+        if not test(G, L):
+            return target
+    return op

@@ -1,0 +1,773 @@
+"""The engine: a compiled Ruleset and the Game it runs.
+
+A Game is plain data — variables, a stack of frames (code id, position, locals), the pending
+decision, the RNG state, the log — so it serializes to JSON, loads back identically and copies
+cheaply. `run()` executes ops until the rules need a decision (or the game ends); `apply()` feeds
+one decision in and runs on.
+"""
+from __future__ import annotations
+
+import json
+
+from rulelang import ast as A
+from rulelang import types as T
+
+from . import boards as B
+from . import rng as R
+from .builtins import RuleRuntimeError
+from .compiler import (END, RETURN, SUSPEND, _DONE, DONE_ID, Code, CompiledAction, CompiledFunction, ExprCompiler,
+                       Located, Pending, Place, StmtCompiler)
+from .errors import GameError, IllegalAction
+from .values import Pile, decode, encode, fmt, readable, skey, to_plain
+
+SAVE_FORMAT = "rulelang/game-1"
+DEFAULT_STEP_BUDGET = 2_000_000
+DEFAULT_CASCADE_DEPTH = 64
+MAX_FRAMES = 400
+MAX_NOTES = 500
+
+
+class Frame:
+    __slots__ = ("code", "pc", "locals", "depth")
+
+    def __init__(self, code, pc, locals, depth):
+        self.code = code
+        self.pc = pc
+        self.locals = locals
+        self.depth = depth
+
+
+class Action:
+    """One legal decision: `.id` is stable text, str() is readable."""
+
+    __slots__ = ("id", "player", "text")
+
+    def __init__(self, id, player, text):
+        self.id = id
+        self.player = player
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"Action({self.id!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Action) and other.id == self.id and other.player == self.player
+
+    def __hash__(self):
+        return hash((self.id, self.player))
+
+
+# ============================================================================ ruleset
+class Ruleset:
+    def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH):
+        self.program = program
+        game = program.game
+        self.name = game.title
+        self.player_counts = tuple(game.player_counts) or (2,)
+        self.variants = tuple(program.variants)
+        self.active_variants = tuple(program.active_variants)
+        self.step_budget = step_budget
+        self.cascade_depth = cascade_depth
+        ends = [e.name for e in program.endings]
+        for reason, _ in checker.ends:
+            if reason and reason not in ends:
+                ends.append(reason)
+        self.endings = tuple(ends)
+        self.table_rows = {}
+        self.row_fields = {}
+        self.boards = {}
+        self.functions = {}
+        self.codes = {}
+        self.actions = {}
+        self.triggers = {}
+        xc = ExprCompiler(self)
+        self._xc = xc
+        self._build_static(program, xc)
+        sc = StmtCompiler(self, xc)
+        self.consts = [(d.name, xc.compile(d.value)) for d in program.decls.values() if isinstance(d, A.ConstDecl)]
+        self.vars = []
+        for d in program.decls.values():
+            if isinstance(d, A.VarDecl):
+                ty = checker.resolve_type(d.type)
+                self.vars.append((d.name, d.per_player, xc.compile(d.value) if d.value is not None else None, ty,
+                                  d.visibility))
+        self.visibility = {name: vis for name, _, _, _, vis in self.vars}
+        self.per_player = {name for name, per, _, _, _ in self.vars if per}
+        for d in program.decls.values():
+            if isinstance(d, A.FuncDecl):
+                self.functions[d.name] = CompiledFunction([p.name for p in d.params], xc.compile(d.body))
+        for d in program.decls.values():
+            if isinstance(d, A.ProcDecl):
+                cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
+                epi = None
+                if d.proc_kind == "setup":
+                    epi = lambda c: c.emit(lambda G, L: G.emit_event("game_start", ()), d.span)  # noqa: E731
+                self.codes[cid] = sc.code(cid, d.body, name=d.name, epilogue=epi)
+        if "setup" not in self.codes:
+            c = Code("setup", "setup")
+            c.emit(lambda G, L: G.emit_event("game_start", ()), game.span)
+            self.codes["setup"] = c
+        for d in program.decls.values():
+            if isinstance(d, A.ActionDecl):
+                self._compile_action(d, xc, sc)
+        for i, t in enumerate(program.triggers):
+            self._compile_trigger(i, t, xc, sc)
+        self.ending_checks = [(e.name, xc.compile(e.condition), e.span) for e in program.endings]
+        self.score_fn = (program.score.param, xc.compile(program.score.value)) if program.score else None
+        self.tiebreak_fn = (program.tiebreak.param, xc.compile(program.tiebreak.value)) if program.tiebreak else None
+        self.placeholders = []
+        self.warnings = []
+
+    def _build_static(self, program, xc):
+        class _Static:
+            n = 0
+            consts = {}
+            data = {}
+            fdepth = 0
+
+        G = _Static()
+        for d in program.decls.values():
+            if isinstance(d, A.TableDecl):
+                rec = program.decls[d.record]
+                order = [f.name for f in rec.fields]
+                defaults = {f.name: f.default for f in rec.fields}
+                rows = []
+                for row in d.rows:
+                    fields = {}
+                    pos = 0
+                    for name, value in row.values:
+                        if name is None:
+                            name = order[pos]
+                            pos += 1
+                        fields[name] = self._static_eval(xc, value, G)
+                    for f in order:
+                        if f not in fields:
+                            fields[f] = self._static_eval(xc, defaults[f], G)
+                    self.row_fields[row.name] = fields
+                    rows.append(row.name)
+                self.table_rows[d.name] = tuple(rows)
+        for d in program.decls.values():
+            if isinstance(d, A.BoardDecl):
+                if d.spec is not None:
+                    gen = B.GENERATORS[d.spec.func.ident]
+                    pos = [self._static_eval(xc, a.value, G) for a in d.spec.args if a.name is None]
+                    kws = {a.name: self._static_eval(xc, a.value, G) for a in d.spec.args if a.name is not None}
+                    for v in list(pos) + list(kws.values()):
+                        if isinstance(v, int) and not isinstance(v, bool) and v > 200:
+                            raise Located(f"board '{d.name}' is too large (sizes up to 200)", d.spec.span)
+                    self.boards[d.name] = gen(d.name, *pos, **kws)
+                else:
+                    attrs = [(n, {a.name: self._static_eval(xc, a.value, G) for a in args}) for n, args, _ in d.nodes]
+                    self.boards[d.name] = B.from_edges(d.name, d.edges, attrs)
+
+    def _static_eval(self, xc, expr, G):
+        try:
+            return xc.compile(expr)(G, {})
+        except (RuleRuntimeError, KeyError, TypeError) as e:
+            raise Located(f"this value must be fixed data (numbers, names, lists): {e}", expr.span) from None
+
+    def _compile_action(self, d, xc, sc):
+        domains = []
+        for p in d.params:
+            if p.domain is not None:
+                domains.append(xc.compile(p.domain))
+            else:
+                domains.append(self._type_domain(p))
+        requires = [(xc.compile(r.test), r.span) for r in d.requires]
+        costs = [(Place(xc, c.target), xc.compile(c.amount)) for c in d.costs]
+        name = d.name
+
+        def prologue(code):
+            for place, amount in costs:
+                def pay(G, L, place=place, amount=amount):
+                    place.set(G, L, place.get(G, L) - amount(G, L))
+                code.emit(pay, d.span)
+
+        def epilogue(code):
+            code.emit(lambda G, L: G.emit_event("action_done", (L["me"], name)), d.span)
+        cid = "action:" + name
+        body = d.effect or A.Block(stmts=[], span=d.span)
+        code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
+        self.codes[cid] = code
+        self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code, d.text,
+                                            d.span)
+
+    def _type_domain(self, p):
+        t = p.type
+        if isinstance(t, A.TypeRange):
+            vals = tuple(range(t.low, t.high + 1))
+            return lambda G, L: vals
+        name = t.name
+        if name == "bool":
+            return lambda G, L: (False, True)
+        if name == "player":
+            return lambda G, L: G.active_players()
+        decl = self.program.decls.get(name)
+        if isinstance(decl, A.EnumDecl):
+            vals = tuple(decl.members)
+            return lambda G, L: vals
+        if isinstance(decl, A.RecordDecl):
+            rows = tuple(r for tname, rs in self.table_rows.items()
+                         if self.program.decls[tname].record == name for r in rs)
+            return lambda G, L: rows
+        return lambda G, L: ()
+
+    def _compile_trigger(self, i, t, xc, sc):
+        cond = xc.compile(t.condition) if t.condition is not None else None
+
+        def prologue(code):
+            if cond is not None:
+                code.emit(lambda G, L: None if cond(G, L) else RETURN, t.span)
+        cid = f"trigger:{i}"
+        code = sc.code(cid, t.body, name=f"when {t.event} (line {t.span.line})", prologue=prologue)
+        self.codes[cid] = code
+        self.triggers.setdefault(t.event, []).append((code, list(t.params)))
+
+    # ------------------------------------------------------------------ games
+    def new_game(self, players, seed=0, chance="sampled"):
+        if isinstance(players, bool) or not isinstance(players, int) or players not in self.player_counts:
+            raise GameError(f"{self.name} is for {_counts_text(self.player_counts)} players, not {players}")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise GameError(f"the seed must be a whole number, not {seed!r}")
+        if chance not in ("sampled", "explicit"):
+            raise GameError(f"chance is \"sampled\" or \"explicit\", not {chance!r}")
+        g = Game(self, players, seed, chance)
+        g._init_state()
+        g._run()
+        return g
+
+    def load_game(self, json_text):
+        return Game.from_json(self, json_text)
+
+
+def _counts_text(counts):
+    counts = sorted(counts)
+    if len(counts) == 1:
+        return str(counts[0])
+    if counts == list(range(counts[0], counts[-1] + 1)):
+        return f"{counts[0]} to {counts[-1]}"
+    return ", ".join(map(str, counts))
+
+
+def _default(ty):
+    if ty.kind == "range":
+        return ty.low
+    n = ty.name
+    if n == "int":
+        return 0
+    if n == "bool":
+        return False
+    if n in ("list", "tuple"):
+        return ()
+    if n == "set":
+        return frozenset()
+    if n == "map":
+        return {}
+    if n == "deck":
+        return Pile("deck")
+    if n == "bag":
+        return Pile("bag")
+    return None
+
+
+def _coerce(ty, v):
+    if ty.name == "deck" and isinstance(v, tuple):
+        return Pile("deck", v, ())
+    if ty.name == "bag" and isinstance(v, tuple):
+        return Pile("bag", (), v)
+    if ty.name == "set" and isinstance(v, tuple):
+        return frozenset(v)
+    if ty.name == "set" and isinstance(v, dict) and not v:
+        return frozenset()
+    return v
+
+
+# ============================================================================ game
+class Game:
+    def __init__(self, rs, n, seed, chance):
+        self.rs = rs
+        self.n = n
+        self.seed = seed
+        self.chance_mode = chance
+        self.consts = {}
+        self.data = {}
+        self.frames = []
+        self.pending = None
+        self.current = 0
+        self.eliminated = (False,) * n
+        self.known = {}  # value -> frozenset of seats (-1: everyone)
+        self.over = False
+        self.end_reason = None
+        self.end_pending = None
+        self.rng = R.seed_state(seed)
+        self.log = []
+        self.notes = []
+        self.turns = 0
+        self.fdepth = 0
+        self.scenario = None
+        self.error = None
+        self._actions = None
+
+    # ------------------------------------------------------------------ setup
+    def _init_state(self):
+        rs = self.rs
+        try:
+            for name, f in rs.consts:
+                self.consts[name] = f(self, {})
+            for name, per, f, ty, _ in rs.vars:
+                v = _coerce(ty, f(self, {})) if f is not None else _default(ty)
+                if ty.kind == "range" and isinstance(v, int) and not ty.low <= v <= ty.high:
+                    raise RuleRuntimeError(f"the start value {v} of '{name}' is outside {ty.low}..{ty.high}")
+                self.data[name] = (v,) * self.n if per else v
+        except RuleRuntimeError as e:
+            raise GameError(f"while setting up the game: {e}") from None
+        self.frames = [Frame(rs.codes["flow"], 0, {}, 0)] if "flow" in rs.codes else []
+        self.frames.append(Frame(rs.codes["setup"], 0, {}, 0))
+
+    # ------------------------------------------------------------------ helpers the ops use
+    def active_players(self):
+        el = self.eliminated
+        return tuple(p for p in range(self.n) if not el[p])
+
+    def next_active(self, p, step):
+        for i in range(1, self.n + 1):
+            q = (p + step * i) % self.n
+            if not self.eliminated[q]:
+                return q
+        return p
+
+    def random_below(self, n):
+        self.rng, x = R.below(self.rng, n)
+        return x
+
+    def emit_event(self, name, args):
+        trig = self.rs.triggers.get(name)
+        if not trig:
+            return None
+        return ("push", [(code, dict(zip(params, args))) for code, params in trig])
+
+    def reveal(self, value, player):
+        who = -1 if player is None else player
+        cur = self.known.get(value, frozenset())
+        self.known = dict(self.known)
+        self.known[value] = cur | {who}
+
+    def is_known(self, value, player):
+        k = self.known.get(value)
+        return k is not None and (-1 in k or player in k)
+
+    def note(self, text):
+        self.notes.append(text)
+        if len(self.notes) > MAX_NOTES:
+            del self.notes[0]
+
+    def finish(self, reason):
+        self.over = True
+        self.end_reason = reason
+        self.pending = None
+        self._actions = None
+
+    def scenario_value(self, name):
+        if self.scenario is None:
+            raise RuleRuntimeError(f"'{name}' is only known in scenarios")
+        return self.scenario.value(self, name)
+
+    def scenario_step(self, kind, value):
+        if self.scenario is None:
+            raise RuleRuntimeError("scenario steps only run in scenarios")
+        return self.scenario.step(self, kind, value)
+
+    # ------------------------------------------------------------------ the machine
+    def _run(self, budget=None):
+        budget = budget or self.rs.step_budget
+        frames = self.frames
+        steps = 0
+        fr = None
+        pc = 0
+        try:
+            while True:
+                if self.over:
+                    frames.clear()
+                    return
+                if not frames:
+                    self.finish(self.end_pending or "end of flow")
+                    return
+                fr = frames[-1]
+                ops = fr.code.ops
+                L = fr.locals
+                pc = fr.pc
+                n = len(ops)
+                while pc < n:
+                    steps += 1
+                    if steps > budget:
+                        raise RuleRuntimeError(
+                            f"the rules ran {budget:,} steps without needing a decision (an endless loop?)")
+                    r = ops[pc](self, L)
+                    if r is None:
+                        pc += 1
+                        continue
+                    if r.__class__ is int:
+                        pc = r
+                        continue
+                    fr.pc = pc + 1
+                    if r is SUSPEND:
+                        self._actions = None
+                        return
+                    if r is RETURN:
+                        frames.pop()
+                        break
+                    if r is END:
+                        frames.clear()
+                        return
+                    self._push(r, fr)
+                    break
+                else:
+                    fr.pc = pc
+                    frames.pop()
+        except RuleRuntimeError as e:
+            span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
+            self._fail(str(e), span, fr.code.name if fr is not None else "")
+        except Located as e:
+            self._fail(e.message, e.span, fr.code.name if fr is not None else "")
+        except RecursionError:
+            span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
+            self._fail("the rules nest too deeply (a function calling itself without end?)", span, "")
+
+    def _push(self, r, fr):
+        frames = self.frames
+        if r[0] == "call":
+            if len(frames) >= MAX_FRAMES:
+                raise RuleRuntimeError(f"procedures call each other more than {MAX_FRAMES} deep")
+            frames.append(Frame(r[1], 0, r[2], fr.depth if fr is not None else 0))
+            return
+        depth = (fr.depth if fr is not None else 0) + 1
+        if depth > self.rs.cascade_depth:
+            raise RuleRuntimeError(f"triggers set off triggers more than {self.rs.cascade_depth} deep (a trigger cascade "
+                                   "that does not stop?)")
+        if len(frames) + len(r[1]) > MAX_FRAMES:
+            raise RuleRuntimeError(f"more than {MAX_FRAMES} procedures and triggers are running at once")
+        for code, L2 in reversed(r[1]):
+            frames.append(Frame(code, 0, L2, depth))
+
+    def _fail(self, message, span, where):
+        self.error = message
+        loc = f"{span.where()}: " if span is not None else ""
+        inside = f" (in {where})" if where else ""
+        self.over = True
+        self.end_reason = None
+        self.pending = None
+        raise GameError(f"{loc}{message}{inside}")
+
+    def _check_endings(self):
+        for name, cond, span in self.rs.ending_checks:
+            try:
+                hit = cond(self, {})
+            except RuleRuntimeError as e:
+                self._fail(f"while checking ending \"{name}\": {e}", span, "")
+            if hit:
+                self.finish(name)
+                self.frames.clear()
+                return True
+        return False
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def current_player(self):
+        if self.over or self.pending is None:
+            return -4
+        if self.pending.kind == "chance":
+            return -1
+        return self.pending.player
+
+    @property
+    def prompt(self):
+        if self.over:
+            return "the game is over"
+        p = self.pending
+        if p is None:
+            return ""
+        if p.kind == "chance":
+            return f"chance: {p.prompt}"
+        return f"P{p.player}: {p.prompt}"
+
+    def is_over(self):
+        return self.over
+
+    def is_chance(self):
+        return self.pending is not None and self.pending.kind == "chance"
+
+    def legal_actions(self):
+        if self.over or self.pending is None:
+            return []
+        if self._actions is None:
+            p = self.pending
+            who = -1 if p.kind == "chance" else p.player
+            if p.kind == "action":
+                acts = self.rs.actions
+                self._actions = [Action(i, who, acts[v[0]].describe(v[1])) for i, v in p.options]
+            else:
+                self._actions = [Action(i, who, "done" if v is _DONE else readable(v)) for i, v in p.options]
+        return list(self._actions)
+
+    def chance_outcomes(self):
+        p = self.pending
+        if self.over or p is None or p.kind != "chance":
+            return []
+        return list(zip(self.legal_actions(), p.probs))
+
+    def apply(self, action):
+        if self.error is not None:
+            raise GameError(f"the game stopped on an error: {self.error}")
+        if self.over:
+            raise IllegalAction("the game is over")
+        aid = action.id if isinstance(action, Action) else action
+        if not isinstance(aid, str):
+            raise IllegalAction(f"an action is an Action or its id (a string), not {type(action).__name__}")
+        p = self.pending
+        value = None
+        for i, v in p.options:
+            if i == aid:
+                value = v
+                break
+        else:
+            legal = [i for i, _ in p.options]
+            shown = ", ".join(legal[:12]) + (" ..." if len(legal) > 12 else "")
+            who = "chance" if p.kind == "chance" else f"P{p.player}"
+            raise IllegalAction(f"'{aid}' is not legal now ({who} to decide: {p.prompt}); legal: {shown}")
+        self.log.append([-1 if p.kind == "chance" else p.player, aid])
+        self._actions = None
+        fr = self.frames[-1]
+        op = fr.code.ops[fr.pc - 1]
+        try:
+            r = op.resume(self, fr.locals, value)
+        except RuleRuntimeError as e:
+            self._fail(str(e), fr.code.spans[fr.pc - 1], fr.code.name)
+        except Located as e:
+            self._fail(e.message, e.span, fr.code.name)
+        if r is SUSPEND:
+            return
+        if r is not None:
+            try:
+                self._push(r, fr)
+            except RuleRuntimeError as e:
+                self._fail(str(e), fr.code.spans[fr.pc - 1], fr.code.name)
+        self._run()
+
+    def scores(self):
+        if self.rs.score_fn is None:
+            return [0] * self.n
+        param, f = self.rs.score_fn
+        try:
+            return [f(self, {param: p}) for p in range(self.n)]
+        except RuleRuntimeError as e:
+            raise GameError(f"{self.rs.program.score.span.where()}: while scoring: {e}") from None
+
+    def _tiebreaks(self):
+        if self.rs.tiebreak_fn is None:
+            return [()] * self.n
+        param, f = self.rs.tiebreak_fn
+        out = []
+        for p in range(self.n):
+            try:
+                v = f(self, {param: p})
+            except RuleRuntimeError as e:
+                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: {e}") from None
+            out.append(tuple(v) if isinstance(v, tuple) else (v,))
+        return out
+
+    def winners(self):
+        if not self.over or self.error is not None:
+            return []
+        alive = self.active_players()
+        if not alive:
+            return []
+        sc = self.scores()
+        tb = self._tiebreaks()
+        key = {p: (sc[p],) + tuple(skey(x) for x in tb[p]) for p in alive}
+        best = max(key.values())
+        return [p for p in alive if key[p] == best]
+
+    def returns(self):
+        if not self.over:
+            return [0.0] * self.n
+        w = self.winners()
+        if len(w) == 1:
+            return [1.0 if p == w[0] else -1.0 for p in range(self.n)]
+        return [0.0 if p in w else -1.0 for p in range(self.n)]
+
+    def clone(self):
+        g = Game.__new__(Game)
+        g.__dict__.update(self.__dict__)
+        g.data = dict(self.data)
+        g.consts = self.consts
+        g.frames = [Frame(f.code, f.pc, dict(f.locals), f.depth) for f in self.frames]
+        if self.pending is not None:
+            p = Pending.__new__(Pending)
+            for s in Pending.__slots__:
+                setattr(p, s, getattr(self.pending, s))
+            p.acc = list(self.pending.acc)
+            p.options = list(self.pending.options)
+            g.pending = p
+        g.log = list(self.log)
+        g.notes = list(self.notes)
+        g.scenario = None
+        return g
+
+    # ------------------------------------------------------------------ views
+    def view(self, player=None):
+        if player is not None and (isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < self.n):
+            raise GameError(f"there is no player {player!r} in a {self.n}-player game")
+        out = {
+            "game": self.rs.name,
+            "players": self.n,
+            "viewer": player,
+            "current_player": self.current_player,
+            "turn_of": self.current,
+            "over": self.over,
+            "end_reason": self.end_reason,
+            "eliminated": [p for p in range(self.n) if self.eliminated[p]],
+            "vars": {},
+        }
+        for name, per, _, ty, vis in self.rs.vars:
+            out["vars"][name] = self._visible(name, per, vis, self.data[name], player)
+        p = self.pending
+        if p is not None:
+            pend = {"kind": p.kind, "player": -1 if p.kind == "chance" else p.player, "prompt": p.prompt}
+            if player is None or p.kind == "chance" or p.player == player:
+                pend["options"] = [i for i, _ in p.options]
+            out["pending"] = pend
+        if self.over:
+            out["scores"] = self.scores()
+            out["winners"] = self.winners()
+        out["notes"] = list(self.notes[-20:])
+        return out
+
+    def _visible(self, name, per, vis, value, player):
+        if player is None or vis == "all":
+            return to_plain(value)
+        if per:
+            return [self._visible_one(vis, v, player, owner=q) for q, v in enumerate(value)]
+        return self._visible_one(vis, value, player, owner=None)
+
+    def _visible_one(self, vis, v, player, owner):
+        if vis == "owner":
+            return to_plain(v) if owner == player else _hidden(v)
+        if vis == "none":
+            return _hidden(v)
+        # known: only what was revealed to this player (or to all)
+        if isinstance(v, dict):
+            return {fmt(k): (to_plain(x) if self.is_known(k, player) or (owner == player) else "?")
+                    for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
+        if isinstance(v, (tuple, frozenset, Pile)):
+            items = v.items() if isinstance(v, Pile) else (sorted(v, key=skey) if isinstance(v, frozenset) else v)
+            return [to_plain(x) if self.is_known(x, player) or owner == player else "?" for x in items]
+        return to_plain(v) if self.is_known(v, player) or owner == player else "?"
+
+    # ------------------------------------------------------------------ save / load
+    def to_dict(self):
+        return {
+            "format": SAVE_FORMAT,
+            "game": self.rs.name,
+            "variants": list(self.rs.active_variants),
+            "players": self.n,
+            "seed": self.seed,
+            "chance": self.chance_mode,
+            "data": {k: encode(v) for k, v in self.data.items()},
+            "frames": [[f.code.id, f.pc, {k: encode(v) for k, v in f.locals.items()}, f.depth] for f in self.frames],
+            "pending": self.pending.to_dict() if self.pending is not None else None,
+            "current": self.current,
+            "eliminated": list(self.eliminated),
+            "known": [[encode(k), sorted(v)] for k, v in sorted(self.known.items(), key=lambda kv: skey(kv[0]))],
+            "over": self.over,
+            "end_reason": self.end_reason,
+            "end_pending": self.end_pending,
+            "rng": self.rng,
+            "log": [list(x) for x in self.log],
+            "notes": list(self.notes),
+            "turns": self.turns,
+            "error": self.error,
+        }
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, rs, text):
+        what = f"not a saved game of {rs.name}"
+        try:
+            d = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise GameError(f"{what}: not JSON ({e})") from None
+        try:
+            return cls._from_dict(rs, d)
+        except GameError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            raise GameError(f"{what}: {type(e).__name__}: {e}") from None
+
+    @classmethod
+    def _from_dict(cls, rs, d):
+        what = f"not a saved game of {rs.name}"
+        if not isinstance(d, dict) or d.get("format") != SAVE_FORMAT:
+            raise GameError(f"{what}: missing or unknown \"format\" (expected {SAVE_FORMAT})")
+        if d.get("game") != rs.name:
+            raise GameError(f"{what}: it is a saved game of {d.get('game')!r}")
+        if list(d.get("variants", [])) != list(rs.active_variants):
+            raise GameError(f"{what} with variants {list(rs.active_variants)}: it was saved with {d.get('variants')}")
+        n = d["players"]
+        if n not in rs.player_counts:
+            raise GameError(f"{what}: {n} players")
+        g = cls(rs, n, int(d["seed"]), d["chance"])
+        if g.chance_mode not in ("sampled", "explicit"):
+            raise GameError(f"{what}: chance mode {g.chance_mode!r}")
+        for name, f in rs.consts:
+            g.consts[name] = f(g, {})
+        names = {v[0] for v in rs.vars}
+        data = d["data"]
+        if set(data) != names:
+            raise GameError(f"{what}: its variables differ from the rules ({sorted(set(data) ^ names)[:3]})")
+        g.data = {k: decode(v, rs.boards) for k, v in data.items()}
+        frames = []
+        for code_id, pc, locs, depth in d["frames"]:
+            code = rs.codes.get(code_id)
+            if code is None:
+                raise GameError(f"{what}: unknown procedure {code_id!r}")
+            if not isinstance(pc, int) or not 0 <= pc <= len(code.ops):
+                raise GameError(f"{what}: bad position {pc!r} in {code_id}")
+            frames.append(Frame(code, pc, {k: decode(v, rs.boards) for k, v in locs.items()}, int(depth)))
+        g.frames = frames
+        g.pending = Pending.from_dict(d["pending"]) if d["pending"] is not None else None
+        if g.pending is not None:
+            if not frames or not hasattr(frames[-1].code.ops[frames[-1].pc - 1], "resume"):
+                raise GameError(f"{what}: the pending decision does not match the rules")
+            if g.pending.kind not in ("action", "choose", "chance"):
+                raise GameError(f"{what}: unknown decision kind {g.pending.kind!r}")
+        g.current = int(d["current"])
+        g.eliminated = tuple(bool(x) for x in d["eliminated"])
+        if len(g.eliminated) != n:
+            raise GameError(f"{what}: eliminated has {len(g.eliminated)} seats")
+        g.known = {decode(k): frozenset(int(x) for x in v) for k, v in d["known"]}
+        g.over = bool(d["over"])
+        g.end_reason = d["end_reason"]
+        g.end_pending = d["end_pending"]
+        g.rng = int(d["rng"])
+        g.log = [[int(p), str(a)] for p, a in d["log"]]
+        g.notes = [str(x) for x in d["notes"]]
+        g.turns = int(d["turns"])
+        g.error = d.get("error")
+        if not g.over and g.pending is None:
+            raise GameError(f"{what}: a game in progress must have a pending decision")
+        if g.pending is not None and g.pending.kind == "action":
+            for _, v in g.pending.options:
+                if not (isinstance(v, tuple) and len(v) == 2 and v[0] in rs.actions):
+                    raise GameError(f"{what}: the pending actions do not match the rules")
+        return g
+
+
+def _hidden(v):
+    if isinstance(v, (tuple, frozenset, dict, Pile)):
+        return {"hidden": len(v)}
+    return "?"

@@ -1,0 +1,263 @@
+"""The simulator: many games between random agents, summarised.
+
+``simulate(rules, players, games, seed=0, workers=1, ...)`` plays ``games`` games of a rule file
+(or an already loaded ``Ruleset``) with one ``RandomAgent`` per seat and returns a summary dict.
+
+Determinism: game ``i`` is played with the game seed ``game_seed(seed, i) = seed * 1_000_003 + i``
+and the agent of seat ``s`` is seeded with ``agent_seed(game seed, s)`` (see ``interpreter.agents``),
+so ``rulelang play --seed <game seed>`` replays that very game, and the summary is the same for any
+number of workers: results are gathered by game index before anything is added up.
+
+With ``workers > 1`` the games run in a ``ProcessPoolExecutor`` (``spawn`` start method); each
+worker process loads the rule file once, by path and variants.
+
+``play_game(game, agents, ...)`` is the decision loop shared with the command line.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import multiprocessing
+import os
+import time
+
+from interpreter.agents import CHANCE, AgentError, ChanceAgent, RandomAgent, agent_seed
+
+__all__ = [
+    "DecisionLimitExceeded",
+    "WorkerError",
+    "game_seed",
+    "play_game",
+    "play_one",
+    "simulate",
+    "summarize",
+    "MAX_ERROR_MESSAGES",
+]
+
+MAX_ERROR_MESSAGES = 5
+
+
+class DecisionLimitExceeded(Exception):
+    """A game took more decisions than allowed (``max_decisions``)."""
+
+
+def game_seed(seed: int, index: int) -> int:
+    """The seed of game ``index`` of a simulation run with ``seed``."""
+    return seed * 1_000_003 + index
+
+
+def play_game(game, agents, *, chance_agent=None, max_decisions: int = 100_000, on_decision=None) -> int:
+    """Let ``agents`` (one per seat) play ``game`` until it is over; returns how many decisions
+    this loop applied.
+
+    Chance decisions (``current_player == -1``) go to ``chance_agent``.  ``on_decision(seat, agent,
+    action, new_log_entries)`` is called after each applied decision; ``new_log_entries`` are the
+    entries that ``game.log`` gained (the decision itself, then any chance events the game resolved
+    on its own).  Raises ``DecisionLimitExceeded`` after ``max_decisions`` decisions, and lets the
+    game's own errors (``GameError``, ``IllegalAction``) and ``AgentError`` through."""
+    applied = 0
+    while not game.is_over():
+        if applied >= max_decisions:
+            raise DecisionLimitExceeded(f"the game did not end within {max_decisions} decisions")
+        seat = game.current_player
+        if seat == CHANCE:
+            if chance_agent is None:
+                raise AgentError("a chance decision is pending but no chance agent was given")
+            agent = chance_agent
+        elif isinstance(seat, int) and 0 <= seat < len(agents):
+            agent = agents[seat]
+        else:
+            raise AgentError(f"the game is not over but its current player is {seat!r}")
+        action = agent.choose(game)
+        before = len(game.log)
+        game.apply(action)
+        applied += 1
+        if on_decision is not None:
+            on_decision(seat, agent, action, list(game.log[before:]))
+    return applied
+
+
+def _known_errors() -> tuple:
+    """The exception types that mean "this game failed", as opposed to a bug."""
+    import rulelang
+
+    found = [AgentError, DecisionLimitExceeded]
+    for name in ("GameError", "IllegalAction"):
+        cls = getattr(rulelang, name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def play_one(ruleset, index: int, seed: int, players: int, max_decisions: int, chance: str = "sampled") -> dict:
+    """Play game ``index`` of a simulation with random agents; never raises for a failing game.
+
+    Returns ``{"index", "seed", "ok", "decisions", "scores", "winners", "end_reason", "error",
+    "internal"}`` where ``internal`` marks an unexpected exception (a bug rather than a rule error)."""
+    gseed = game_seed(seed, index)
+    result = {"index": index, "seed": gseed, "ok": False, "decisions": 0, "scores": None,
+              "winners": None, "end_reason": None, "error": None, "internal": False}
+    game = None
+    try:
+        game = ruleset.new_game(players, seed=gseed, chance=chance)
+        agents = [RandomAgent(agent_seed(gseed, s)) for s in range(players)]
+        play_game(game, agents, chance_agent=ChanceAgent(agent_seed(gseed, "chance")),
+                  max_decisions=max_decisions)
+        result.update(ok=True, decisions=len(game.log), scores=list(game.scores()),
+                      winners=list(game.winners()), end_reason=game.end_reason)
+    except _known_errors() as exc:
+        result["error"] = _first_line(exc)
+    except Exception as exc:  # a bug in the rules engine: record it, keep the run going
+        result.update(error=f"internal error: {type(exc).__name__}: {_first_line(exc)}", internal=True)
+    if not result["ok"] and game is not None:
+        try:
+            result["decisions"] = len(game.log)
+        except Exception:
+            pass
+    return result
+
+
+def summarize(results: list, players: int, endings=()) -> dict:
+    """Add up per-game results (from ``play_one``) in game order.
+
+    Means and rates are over the completed games (0.0 when none completed).  A shared victory
+    counts ``1/len(winners)`` for each winner.  ``ended_by`` lists every declared ending (possibly
+    with 0) plus any other reason seen; a completed game without a reason counts as ``"(none)"``."""
+    results = sorted(results, key=lambda r: r["index"])
+    done = [r for r in results if r["ok"]]
+    wins = [0.0] * players
+    score_sum = [0.0] * players
+    ended_by = {str(e): 0 for e in endings}
+    draws = 0
+    for r in done:
+        winners = r["winners"] or []
+        for w in winners:
+            if 0 <= w < players:
+                wins[w] += 1.0 / len(winners)
+        if not winners:
+            draws += 1
+        for s, v in enumerate((r["scores"] or [])[:players]):
+            score_sum[s] += float(v)
+        reason = "(none)" if r["end_reason"] is None else str(r["end_reason"])
+        ended_by[reason] = ended_by.get(reason, 0) + 1
+    n = len(done)
+    messages, examples = [], []
+    for r in results:
+        if r["ok"] or r["error"] in messages:
+            continue
+        if len(messages) < MAX_ERROR_MESSAGES:
+            messages.append(r["error"])
+            examples.append({"game": r["index"], "seed": r["seed"], "message": r["error"]})
+    return {
+        "games": len(results),
+        "completed": n,
+        "errors": len(results) - n,
+        "internal_errors": sum(1 for r in results if r["internal"]),
+        "error_messages": messages,
+        "error_examples": examples,
+        "mean_decisions": (sum(r["decisions"] for r in done) / n) if n else 0.0,
+        "win_rate": [w / n if n else 0.0 for w in wins],
+        "draws": draws,
+        "mean_score": [s / n if n else 0.0 for s in score_sum],
+        "ended_by": ended_by,
+    }
+
+
+# --- worker processes -------------------------------------------------------------------------
+
+_WORKER_RULESET = None
+
+
+def _load(rules, variants, loader):
+    """A Ruleset from a path (with ``loader``, default ``rulelang.load``) or the object itself."""
+    if isinstance(rules, (str, os.PathLike)):
+        if loader is None:
+            import rulelang
+
+            loader = rulelang.load
+        return loader(os.fspath(rules), variants=tuple(variants))
+    return rules
+
+
+class WorkerError(Exception):
+    """A worker process could not load the rules (the file changed or is unreadable there)."""
+
+
+def _init_worker(rules, variants, loader) -> None:
+    global _WORKER_RULESET
+    try:
+        _WORKER_RULESET = _load(rules, variants, loader)
+    except Exception as exc:  # reported by the first chunk, as a clean picklable error
+        _WORKER_RULESET = WorkerError(f"a worker process could not load the rules: "
+                                      f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _run_chunk(indices, seed, players, max_decisions, chance) -> list:
+    if isinstance(_WORKER_RULESET, WorkerError):
+        raise _WORKER_RULESET
+    return [play_one(_WORKER_RULESET, i, seed, players, max_decisions, chance) for i in indices]
+
+
+def _chunks(games: int, workers: int) -> list:
+    size = max(1, min(64, math.ceil(games / (workers * 4)))) if games else 1
+    return [list(range(start, min(games, start + size))) for start in range(0, games, size)]
+
+
+def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, variants=(),
+             max_decisions: int = 100_000, progress=None, chance: str = "sampled", loader=None,
+             ruleset=None) -> dict:
+    """Play ``games`` games of ``rules`` (a rule file path, or a loaded ``Ruleset``) between
+    ``players`` random agents and summarise them (see ``summarize`` for the keys; also ``seconds``,
+    ``players``, ``seed``, ``workers``, ``variants``, ``game``).
+
+    ``workers > 1`` runs the games in that many processes (``workers <= 0`` means one per CPU);
+    each worker re-loads the rules by path with ``variants`` (a ``Ruleset`` object is pickled to
+    them instead).  ``progress(done, total)`` is called in this process as games finish.
+    ``loader(path, variants=...)`` replaces ``rulelang.load`` (it must be picklable for workers).
+    ``ruleset`` is an already loaded ``Ruleset`` of ``rules`` to use in this process (saves a load).
+    Loading errors (``RuleError``, ``OSError``) are raised; failing games are counted, not raised."""
+    start = time.perf_counter()
+    if workers is None or workers <= 0:
+        workers = os.cpu_count() or 1
+    if ruleset is None:
+        ruleset = _load(rules, variants, loader)  # fail early, in this process, on a bad rule file
+    endings = tuple(getattr(ruleset, "endings", ()) or ())
+    results: list = []
+    if workers == 1 or games <= 1:
+        for i in range(games):
+            results.append(play_one(ruleset, i, seed, players, max_decisions, chance))
+            if progress is not None:
+                progress(len(results), games)
+    else:
+        chunks = _chunks(games, workers)
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(workers, len(chunks)), mp_context=context,
+            initializer=_init_worker, initargs=(rules, tuple(variants), loader),
+        ) as pool:
+            futures = [pool.submit(_run_chunk, c, seed, players, max_decisions, chance) for c in chunks]
+            try:
+                for fut in concurrent.futures.as_completed(futures):
+                    results.extend(fut.result())
+                    if progress is not None:
+                        progress(len(results), games)
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
+    summary = summarize(results, players, endings)
+    summary.update(
+        game=getattr(ruleset, "name", None),
+        players=players,
+        seed=seed,
+        workers=workers,
+        variants=list(getattr(ruleset, "active_variants", variants) or ()),
+        seconds=round(time.perf_counter() - start, 3),
+    )
+    return summary
+

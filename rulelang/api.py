@@ -1,0 +1,80 @@
+"""The public entry points: load / loads / check (see docs/api.md)."""
+from __future__ import annotations
+
+import os
+
+import attrs
+
+from .diagnostics import ERROR, WARNING, RuleError, Source
+
+
+@attrs.frozen
+class Placeholder:
+    path: str
+    line: int
+    column: int
+    what: str
+
+
+def _compile(path, text, variants):
+    """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics)."""
+    from .checker import check_program
+    from .program import build_program
+
+    try:
+        prog, diags = build_program(path, text, tuple(variants))
+    except RecursionError:
+        return None, [Source(text or "", path).diag("E006", "the file is nested too deeply to read", 1, 1)]
+    if prog is None or any(d.severity == ERROR for d in diags):
+        return None, diags
+    try:
+        checker = check_program(prog)
+    except RecursionError:
+        return None, diags + [Source(text or "", path).diag("E006", "the rules are nested too deeply to check", 1, 1)]
+    diags = diags + checker.diags
+    if any(d.severity == ERROR for d in diags):
+        return None, diags
+    from interpreter.compiler import Located
+    from interpreter.engine import Ruleset
+
+    try:
+        rs = Ruleset(prog, checker)
+    except Located as e:
+        src = prog.sources.get(e.span.path) or Source("", e.span.path)
+        return None, diags + [src.diag("E501", e.message, e.span.line, e.span.column)]
+    except RecursionError:
+        return None, diags + [Source(text or "", path).diag("E006", "the rules are nested too deeply to compile", 1, 1)]
+    rs.placeholders = [Placeholder(s.path, s.line, s.column, what) for s, what in
+                       sorted(checker.placeholders, key=lambda x: (x[0].path, x[0].line, x[0].column))]
+    rs.warnings = [d for d in diags if d.severity != ERROR]
+    rs.path = path
+    return rs, diags
+
+
+def _order(diags):
+    return sorted(diags, key=lambda d: (d.path, d.line, d.column, d.code))
+
+
+def load(path, variants=()):
+    """Load a rule file (following `extends`), with the named variants applied. Raises RuleError."""
+    path = os.fspath(path)
+    rs, diags = _compile(path, None, variants)
+    if rs is None:
+        raise RuleError(_order(diags))
+    return rs
+
+
+def loads(text, name="<string>", variants=()):
+    """Load rules from a string. Raises RuleError."""
+    if not isinstance(text, str):
+        raise TypeError("loads() takes the rule text as a str")
+    rs, diags = _compile(name, text, variants)
+    if rs is None:
+        raise RuleError(_order(diags))
+    return rs
+
+
+def check(path, variants=(), text=None):
+    """Every diagnostic (errors and warnings) of a rule file, without raising."""
+    _, diags = _compile(os.fspath(path), text, variants)
+    return _order(diags)

@@ -1,0 +1,567 @@
+"""The abstract syntax tree of a rule file.
+
+Every node is an attrs class carrying `span`: where it stands in its source (path, line, column,
+end line, end column; lines and columns 1-based). The parser builds these; the checker resolves
+and types them; the interpreter compiles them. Nothing here knows any game.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    path: str = "<string>"
+    line: int = 1
+    column: int = 1
+    end_line: int = 1
+    end_column: int = 1
+
+    def where(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+NO_SPAN = Span()
+
+
+def node(cls):
+    """Declare an AST node class: attrs, mutable (the checker annotates types), with a span."""
+    return attrs.define(slots=True, eq=False, repr=False)(cls)
+
+
+# ---------------------------------------------------------------------------- types (syntax)
+@node
+class TypeName:
+    name: str
+    span: Span = NO_SPAN
+
+
+@node
+class TypeGeneric:
+    name: str
+    args: list
+    span: Span = NO_SPAN
+
+
+@node
+class TypeRange:
+    low: int
+    high: int
+    span: Span = NO_SPAN
+
+
+# ---------------------------------------------------------------------------- expressions
+@node
+class Expr:
+    span: Span = NO_SPAN
+    ty: Any = None  # set by the checker
+
+
+@node
+class Literal(Expr):
+    value: Any = None
+
+
+@node
+class Name(Expr):
+    ident: str = ""
+    ref: str = ""  # set by the checker: local, const, var, member, builtin, func, board, event ...
+
+
+@node
+class Placeholder(Expr):
+    """`?3`: a value invented because the real component value is not known."""
+    inner: Expr = None
+
+
+@node
+class Unary(Expr):
+    op: str = ""  # "-", "not"
+    operand: Expr = None
+
+
+@node
+class Binary(Expr):
+    op: str = ""  # + - * / % == != < <= > >= in "not in" and or ..
+    left: Expr = None
+    right: Expr = None
+
+
+@node
+class Cond(Expr):
+    test: Expr = None
+    then: Expr = None
+    orelse: Expr = None
+
+
+@node
+class Lambda(Expr):
+    param: str = ""
+    body: Expr = None
+
+
+@node
+class Arg:
+    name: Optional[str]
+    value: Expr
+    span: Span = NO_SPAN
+
+
+@node
+class Call(Expr):
+    func: Expr = None
+    args: list = attrs.Factory(list)  # list[Arg]
+
+
+@node
+class Index(Expr):
+    target: Expr = None
+    index: Expr = None
+
+
+@node
+class Field(Expr):
+    target: Expr = None
+    name: str = ""
+
+
+@node
+class TupleLit(Expr):
+    items: list = attrs.Factory(list)
+
+
+@node
+class ListLit(Expr):
+    items: list = attrs.Factory(list)
+
+
+@node
+class SetLit(Expr):
+    items: list = attrs.Factory(list)
+
+
+@node
+class MapLit(Expr):
+    entries: list = attrs.Factory(list)  # list[(Expr, Expr)]
+
+
+@node
+class EmptyLit(Expr):
+    """`{}`: an empty map or set; its kind comes from the declared type."""
+
+
+@node
+class Comprehension(Expr):
+    kind: str = "list"  # "list" or "map"
+    element: Expr = None
+    value: Optional[Expr] = None  # map comprehensions: element is the key
+    names: list = attrs.Factory(list)
+    source: Expr = None
+    condition: Optional[Expr] = None
+
+
+# ---------------------------------------------------------------------------- statements
+@node
+class Stmt:
+    span: Span = NO_SPAN
+    cites: list = attrs.Factory(list)
+
+
+@node
+class Block:
+    stmts: list
+    span: Span = NO_SPAN
+
+
+@node
+class Let(Stmt):
+    name: str = ""
+    value: Expr = None
+
+
+@node
+class Choose(Expr):
+    """`choose COUNT [ordered] of OPTIONS [by PLAYER] [optional] [prompt "..."]` (only in `let`)."""
+    count: Optional[Expr] = None  # None means "one"
+    ordered: bool = False
+    options: Expr = None
+    player: Optional[Expr] = None
+    optional: bool = False
+    prompt: str = ""
+
+
+@node
+class Roll(Expr):
+    """`roll COUNT of FACES`: independent uniform picks (dice), only in `let`."""
+    count: Optional[Expr] = None
+    faces: Expr = None
+
+
+@node
+class Draw(Expr):
+    """`draw COUNT from PILE`: removes and returns items (random from a shuffled deck or bag)."""
+    count: Optional[Expr] = None
+    pile: Expr = None
+
+
+@node
+class ExprStmt(Stmt):
+    expr: Expr = None
+
+
+@node
+class Assign(Stmt):
+    op: str = "="  # = += -=
+    target: Expr = None
+    value: Expr = None
+
+
+@node
+class If(Stmt):
+    branches: list = attrs.Factory(list)  # list[(Expr, Block)]
+    orelse: Optional[Block] = None
+
+
+@node
+class For(Stmt):
+    names: list = attrs.Factory(list)
+    source: Expr = None
+    body: Block = None
+
+
+@node
+class While(Stmt):
+    test: Expr = None
+    body: Block = None
+
+
+@node
+class Repeat(Stmt):
+    times: Expr = None
+    body: Block = None
+
+
+@node
+class Loop(Stmt):
+    body: Block = None
+
+
+@node
+class Break(Stmt):
+    pass
+
+
+@node
+class Continue(Stmt):
+    pass
+
+
+@node
+class Return(Stmt):
+    value: Optional[Expr] = None
+
+
+@node
+class Turn(Stmt):
+    player: Expr = None
+    body: Block = None
+
+
+@node
+class Offer(Stmt):
+    actions: list = attrs.Factory(list)  # names
+    player: Expr = None
+
+
+@node
+class Shuffle(Stmt):
+    pile: Expr = None
+
+
+@node
+class Add(Stmt):
+    item: Expr = None
+    target: Expr = None
+
+
+@node
+class Remove(Stmt):
+    item: Expr = None
+    source: Expr = None
+
+
+@node
+class Move(Stmt):
+    item: Expr = None
+    source: Expr = None
+    target: Expr = None
+
+
+@node
+class Reveal(Stmt):
+    item: Expr = None
+    to: Expr = None  # a player expression, or Name("all")
+
+
+@node
+class Emit(Stmt):
+    event: str = ""
+    args: list = attrs.Factory(list)
+
+
+@node
+class EndGame(Stmt):
+    reason: Optional[str] = None
+
+
+@node
+class TriggerEnd(Stmt):
+    reason: str = ""
+
+
+@node
+class Eliminate(Stmt):
+    player: Expr = None
+
+
+@node
+class Log(Stmt):
+    items: list = attrs.Factory(list)
+
+
+@node
+class Play(Stmt):
+    """Scenario step: take the decision with this id (or matching this value)."""
+    action: Expr = None
+
+
+@node
+class ChanceStep(Stmt):
+    """Scenario step: force the outcome of the pending chance decision."""
+    outcome: Expr = None
+
+
+@node
+class Expect(Stmt):
+    test: Expr = None
+    message: str = ""
+
+
+# ---------------------------------------------------------------------------- declarations
+@node
+class Decl:
+    name: str = ""
+    span: Span = NO_SPAN
+    cites: list = attrs.Factory(list)
+    mode: str = "new"  # "new", "override"
+    origin: str = ""  # variant name or file that contributed it
+
+    kind = "declaration"
+
+
+@node
+class GameDecl(Decl):
+    title: str = ""
+    player_counts: tuple = ()
+    rulebook: str = ""
+    kind = "game"
+
+
+@node
+class ExtendsDecl(Decl):
+    path: str = ""
+    kind = "extends"
+
+
+@node
+class ConstDecl(Decl):
+    type: Any = None
+    value: Expr = None
+    kind = "const"
+
+
+@node
+class EnumDecl(Decl):
+    members: list = attrs.Factory(list)
+    member_spans: list = attrs.Factory(list)
+    kind = "enum"
+
+
+@node
+class FieldDecl:
+    name: str
+    type: Any
+    default: Optional[Expr] = None
+    span: Span = NO_SPAN
+
+
+@node
+class RecordDecl(Decl):
+    fields: list = attrs.Factory(list)
+    kind = "record"
+
+
+@node
+class Row:
+    name: str
+    values: list  # list[(Optional[str], Expr)]
+    placeholder: Optional[str] = None
+    span: Span = NO_SPAN
+
+
+@node
+class TableDecl(Decl):
+    record: str = ""
+    rows: list = attrs.Factory(list)
+    placeholder: Optional[str] = None  # reason, "" when no reason was given
+    kind = "table"
+
+
+@node
+class VarDecl(Decl):
+    per_player: bool = False
+    type: Any = None
+    value: Optional[Expr] = None
+    visibility: str = "all"
+    kind = "var"
+
+
+@node
+class BoardDecl(Decl):
+    spec: Optional[Expr] = None  # generator call
+    edges: list = attrs.Factory(list)  # list[list[str]] chains
+    nodes: list = attrs.Factory(list)  # list[(name, list[Arg], Span)]
+    kind = "board"
+
+
+@node
+class Param:
+    name: str
+    type: Any = None
+    domain: Optional[Expr] = None
+    span: Span = NO_SPAN
+
+
+@node
+class ProcDecl(Decl):
+    params: list = attrs.Factory(list)
+    body: Block = None
+    proc_kind: str = "procedure"  # setup, flow, phase, procedure
+    kind = "procedure"
+
+
+@node
+class FuncDecl(Decl):
+    params: list = attrs.Factory(list)
+    result: Any = None
+    body: Expr = None
+    kind = "function"
+
+
+@node
+class Require:
+    test: Expr
+    message: str = ""
+    span: Span = NO_SPAN
+    cites: list = attrs.Factory(list)
+
+
+@node
+class Cost:
+    target: Expr
+    amount: Expr
+    span: Span = NO_SPAN
+
+
+@node
+class ActionDecl(Decl):
+    params: list = attrs.Factory(list)
+    requires: list = attrs.Factory(list)
+    costs: list = attrs.Factory(list)
+    effect: Optional[Block] = None
+    text: str = ""
+    kind = "action"
+
+
+@node
+class EventDecl(Decl):
+    params: list = attrs.Factory(list)
+    kind = "event"
+
+
+@node
+class TriggerDecl(Decl):
+    event: str = ""
+    params: list = attrs.Factory(list)
+    condition: Optional[Expr] = None
+    body: Block = None
+    kind = "trigger"
+
+
+@node
+class EndingDecl(Decl):
+    condition: Expr = None
+    kind = "ending"
+
+
+@node
+class ScoreDecl(Decl):
+    param: str = "p"
+    value: Expr = None
+    tiebreak: bool = False
+    kind = "score"
+
+
+@node
+class VariantDecl(Decl):
+    description: str = ""
+    items: list = attrs.Factory(list)
+    kind = "variant"
+
+
+@node
+class ExtendDecl(Decl):
+    target: str = ""  # "setup", "flow" or a name
+    body: Block = None
+    kind = "extend"
+
+
+@node
+class ScenarioDecl(Decl):
+    players: Optional[int] = None
+    seed: int = 0
+    variants: list = attrs.Factory(list)
+    chance: str = "explicit"
+    given: list = attrs.Factory(list)  # Blocks
+    when: list = attrs.Factory(list)
+    then: list = attrs.Factory(list)
+    kind = "scenario"
+
+
+@node
+class Module:
+    """One parsed file."""
+    path: str
+    items: list
+    source: Any = None  # diagnostics.Source
+
+
+def walk(obj):
+    """Yield every AST node below (and including) obj, depth first."""
+    stack = [obj]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (list, tuple)):
+            stack.extend(reversed(cur))
+            continue
+        if not attrs.has(type(cur)):
+            continue
+        yield cur
+        for f in attrs.fields(type(cur)):
+            if f.name == "span":
+                continue
+            val = getattr(cur, f.name)
+            if isinstance(val, (list, tuple)) or attrs.has(type(val)):
+                stack.append(val)

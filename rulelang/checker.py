@@ -1,0 +1,934 @@
+"""The checker: resolves every name and types every expression before anything runs.
+
+It walks the merged Program (see program.py), records on each `Name` what it refers to (`ref`)
+and on each expression its type (`ty`), and reports problems as diagnostics. All problems are
+collected; none stops the walk. Lints (warnings) live in lints.py.
+
+Error codes: E1xx declarations, E2xx names, E3xx types, E4xx statements in the wrong place.
+"""
+from __future__ import annotations
+
+import difflib
+
+from . import ast as A
+from . import types as T
+from .diagnostics import ERROR, WARNING, Source
+from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUES, VALUES
+
+KEYWORD_HINTS = {"true", "false", "none"}
+
+
+class Scope:
+    def __init__(self, parent=None):
+        self.parent = parent
+        self.names = {}
+
+    def lookup(self, name):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+    def all_names(self):
+        out = set()
+        s = self
+        while s is not None:
+            out |= set(s.names)
+            s = s.parent
+        return out
+
+
+class Context:
+    """Where a statement or expression stands: what it may do."""
+
+    def __init__(self, kind, *, has_me=False, in_loop=False, scenario=False, pure=False, name=""):
+        self.kind = kind  # setup flow phase procedure action trigger function scenario const ...
+        self.has_me = has_me
+        self.in_loop = in_loop
+        self.scenario = scenario
+        self.pure = pure
+        self.name = name
+
+    def but(self, **kw):
+        c = Context(self.kind, has_me=self.has_me, in_loop=self.in_loop, scenario=self.scenario, pure=self.pure,
+                    name=self.name)
+        for k, v in kw.items():
+            setattr(c, k, v)
+        return c
+
+
+class Checker:
+    def __init__(self, prog):
+        self.prog = prog
+        self.diags = []
+        self.types = {}  # enum/record name -> Type
+        self.globals = {}  # name -> (ref, Type)
+        self.calls = {}  # caller decl name -> set of called procedure names
+        self.offered = set()
+        self.emitted = set()
+        self.ends = []  # (reason, span)
+        self.placeholders = []  # (span, what)
+        self.var_reads = set()
+        self.var_writes = set()
+        self._current = None
+        self.endless_loops = []  # loops with no break/return/end_game inside (lints decide)
+
+    # ------------------------------------------------------------------ reporting
+    def err(self, span, code, message, hint="", severity=ERROR):
+        src = self.prog.sources.get(span.path) or Source("", span.path)
+        self.diags.append(src.diag(code, message, span.line, span.column, severity=severity, hint=hint,
+                                   end_line=span.end_line, end_column=span.end_column))
+
+    def warn(self, span, code, message, hint=""):
+        self.err(span, code, message, hint, severity=WARNING)
+
+    def suggest(self, name, candidates):
+        close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.7)
+        return f"did you mean '{close[0]}'?" if close else ""
+
+    # ------------------------------------------------------------------ entry
+    def run(self):
+        p = self.prog
+        for d in p.decls.values():
+            if isinstance(d, A.EnumDecl):
+                self.types[d.name] = T.Type(d.name, kind="enum")
+            elif isinstance(d, A.RecordDecl):
+                self.types[d.name] = T.Type(d.name, kind="record")
+        for d in p.decls.values():
+            self.declare(d)
+        for name, decl in p.members.items():
+            t = self.types.get(decl.name if isinstance(decl, A.EnumDecl) else decl.record, T.ANY)
+            self.globals[name] = ("member", t)
+        for d in p.decls.values():
+            self._current = d.name
+            self.check_decl(d)
+        for t in p.triggers:
+            self._current = t.name
+            self.check_trigger(t)
+        for e in p.endings:
+            self._current = e.name
+            self.expect_type(self.expr(e.condition, Scope(), Context("ending")), T.BOOL, e.condition, "an ending condition")
+            self.ends.append((e.name, e.span))
+        for s in (p.score, p.tiebreak):
+            if s is not None:
+                self._current = s.name
+                sc = Scope()
+                sc.names[s.param] = ("local", T.PLAYER)
+                t = self.expr(s.value, sc, Context("score"))
+                if not s.tiebreak:
+                    self.expect_type(t, T.INT, s.value, "a score")
+                elif t.name not in ("list", "tuple", "int", "any"):
+                    self.err(s.value.span, "E301", f"a tiebreak is a number or a list of numbers, not {t}",
+                             hint="write tiebreak p = [most_important(p), next(p)]")
+        for sc in p.scenarios:
+            self._current = f"scenario {sc.name}"
+            self.check_scenario(sc)
+        return self
+
+    # ------------------------------------------------------------------ declarations
+    def resolve_type(self, t):
+        if t is None:
+            return T.ANY
+        if isinstance(t, A.TypeRange):
+            if t.low > t.high:
+                self.err(t.span, "E302", f"empty range type {t.low}..{t.high}", hint="write the lower bound first")
+            return T.rng(t.low, t.high)
+        if isinstance(t, A.TypeName):
+            if t.name in T.BASIC:
+                return T.BASIC[t.name]
+            if t.name in self.types:
+                return self.types[t.name]
+            if t.name in T.GENERIC_ARITY:
+                self.err(t.span, "E303", f"'{t.name}' needs its item type, e.g. {t.name}[int]")
+                return T.ANY
+            known = set(T.BASIC) | set(self.types) | set(T.GENERIC_ARITY)
+            self.err(t.span, "E201", f"unknown type '{t.name}'", hint=self.suggest(t.name, known) or
+                     "types are int, bool, str, player, node, list[T], set[T], map[K, V], deck[T], bag[T], "
+                     "a range like 0..5, or an enum or record you declare")
+            return T.ANY
+        if isinstance(t, A.TypeGeneric):
+            args = tuple(self.resolve_type(a) for a in t.args)
+            arity = T.GENERIC_ARITY.get(t.name)
+            if arity is None:
+                self.err(t.span, "E201", f"unknown type '{t.name}[...]'",
+                         hint="generic types are list, set, map, deck, bag and tuple")
+                return T.ANY
+            if arity != -1 and len(args) != arity:
+                self.err(t.span, "E303", f"'{t.name}' takes {arity} type argument{'s' if arity > 1 else ''}, not {len(args)}")
+                return T.ANY
+            return T.Type(t.name, args, kind="generic")
+        return T.ANY
+
+    def declare(self, d):
+        if isinstance(d, A.ConstDecl):
+            self.globals[d.name] = ("const", self.resolve_type(d.type) if d.type else T.ANY)
+        elif isinstance(d, A.VarDecl):
+            t = self.resolve_type(d.type)
+            if d.per_player:
+                t = T.map_of(T.PLAYER, t)
+            self.globals[d.name] = ("var", t)
+        elif isinstance(d, A.TableDecl):
+            self.globals[d.name] = ("table", T.list_of(self.types.get(d.record, T.ANY)))
+        elif isinstance(d, A.BoardDecl):
+            self.globals[d.name] = ("board", T.BOARD)
+        elif isinstance(d, A.FuncDecl):
+            self.globals[d.name] = ("func", self.resolve_type(d.result) if d.result else T.ANY)
+        elif isinstance(d, A.ProcDecl):
+            self.globals[d.name] = ("proc", T.NONE)
+        elif isinstance(d, A.ActionDecl):
+            self.globals[d.name] = ("action", T.NONE)
+        elif isinstance(d, A.EventDecl):
+            self.globals[d.name] = ("event", T.NONE)
+        elif isinstance(d, (A.EnumDecl, A.RecordDecl)):
+            self.globals[d.name] = ("type", T.ANY)
+
+    def check_decl(self, d):
+        if isinstance(d, A.ConstDecl):
+            t = self.expr(d.value, Scope(), Context("const", pure=True))
+            if d.type is not None:
+                self.expect_type(t, self.globals[d.name][1], d.value, f"constant '{d.name}'")
+            else:
+                self.globals[d.name] = ("const", t)
+        elif isinstance(d, A.RecordDecl):
+            seen = set()
+            for f in d.fields:
+                if f.name in seen:
+                    self.err(f.span, "E101", f"field '{f.name}' is declared twice in record '{d.name}'")
+                seen.add(f.name)
+                ft = self.resolve_type(f.type)
+                if f.default is not None:
+                    self.expect_type(self.expr(f.default, Scope(), Context("const", pure=True)), ft, f.default,
+                                     f"the default of field '{f.name}'")
+        elif isinstance(d, A.TableDecl):
+            self.check_table(d)
+        elif isinstance(d, A.VarDecl):
+            t = self.resolve_type(d.type)
+            if d.value is not None:
+                vt = self.expr(d.value, Scope(), Context("const", pure=True), expected=t)
+                self.expect_type(vt, t, d.value, f"the start value of '{d.name}'")
+            elif not d.per_player and t.name not in ("list", "set", "map", "deck", "bag") and t.kind != "range":
+                pass
+            if d.visibility == "owner" and not d.per_player:
+                self.err(d.span, "E304", "'visible to owner' needs a per-player variable",
+                         hint="write: per player var NAME: TYPE ... visible to owner")
+        elif isinstance(d, A.BoardDecl):
+            self.check_board(d)
+        elif isinstance(d, A.FuncDecl):
+            scope = self.param_scope(d.params, Context("function", pure=True), allow_domain=False)
+            t = self.expr(d.body, scope, Context("function", pure=True, name=d.name))
+            if d.result is not None:
+                self.expect_type(t, self.globals[d.name][1], d.body, f"the result of function '{d.name}'")
+        elif isinstance(d, A.ProcDecl):
+            ctx = Context(d.proc_kind, has_me=d.proc_kind == "procedure", name=d.name)
+            scope = self.param_scope(d.params, ctx, allow_domain=False)
+            if d.proc_kind == "procedure":
+                scope.names.setdefault("me", ("builtin", T.PLAYER))
+            self.block(d.body, scope, ctx)
+        elif isinstance(d, A.ActionDecl):
+            self.check_action(d)
+        elif isinstance(d, A.EventDecl):
+            self.param_scope(d.params, Context("event"), allow_domain=False)
+
+    def check_table(self, d):
+        rec = self.prog.decls.get(d.record)
+        if not isinstance(rec, A.RecordDecl):
+            self.err(d.span, "E202", f"table '{d.name}' names '{d.record}', which is not a record",
+                     hint=self.suggest(d.record, [r.name for r in self.prog.of_kind("record")]) or
+                     "declare: record NAME { field: type, ... }")
+            return
+        fields = {f.name: f for f in rec.fields}
+        order = [f.name for f in rec.fields]
+        for row in d.rows:
+            given = {}
+            pos = 0
+            for name, value in row.values:
+                if name is None:
+                    if pos >= len(order):
+                        self.err(value.span, "E305", f"row '{row.name}' has more values than record '{rec.name}' has fields ({len(order)})")
+                        break
+                    name = order[pos]
+                    pos += 1
+                elif name not in fields:
+                    self.err(value.span, "E203", f"record '{rec.name}' has no field '{name}'",
+                             hint=self.suggest(name, fields) or "fields: " + ", ".join(order))
+                    continue
+                if name in given:
+                    self.err(value.span, "E305", f"field '{name}' is given twice in row '{row.name}'")
+                given[name] = value
+                vt = self.expr(value, Scope(), Context("const", pure=True))
+                self.expect_type(vt, self.resolve_type(fields[name].type), value, f"field '{name}' of '{row.name}'")
+                if d.placeholder is not None or row.placeholder is not None:
+                    if not isinstance(value, A.Placeholder):
+                        why = row.placeholder or d.placeholder or "invented value"
+                        self.placeholders.append((value.span, f"{d.name}.{row.name}.{name} ({why})"))
+            for f in rec.fields:
+                if f.name not in given and f.default is None:
+                    self.err(row.span, "E306", f"row '{row.name}' gives no value for field '{f.name}'",
+                             hint=f"add {f.name}: VALUE, or give the field a default in record '{rec.name}'")
+
+    def check_board(self, d):
+        if d.spec is not None:
+            spec = d.spec
+            if not (isinstance(spec, A.Call) and isinstance(spec.func, A.Name) and spec.func.ident in BOARD_GENERATORS):
+                self.err(spec.span, "E307", "a board is a generator call or a { a -- b } graph",
+                         hint="generators: " + ", ".join(sorted(BOARD_GENERATORS)))
+                return
+            lo, hi, kws, _ = BOARD_GENERATORS[spec.func.ident]
+            spec.func.ref = "generator"
+            pos = [a for a in spec.args if a.name is None]
+            if not lo <= len(pos) <= hi:
+                self.err(spec.span, "E308", f"{spec.func.ident} takes {lo} argument{'s' if lo != 1 else ''}, not {len(pos)}")
+            for a in spec.args:
+                if a.name is not None and a.name not in kws:
+                    self.err(a.span, "E309", f"{spec.func.ident} has no option '{a.name}'",
+                             hint=("options: " + ", ".join(kws)) if kws else "it takes no options")
+                self.expr(a.value, Scope(), Context("const", pure=True))
+        for name, args, span in d.nodes:
+            for a in args:
+                if a.name is None:
+                    self.err(a.span, "E309", "node attributes are named: node a(kind: x)")
+                self.expr(a.value, Scope(), Context("const", pure=True))
+
+    def param_scope(self, params, ctx, allow_domain=True, scope=None):
+        scope = scope or Scope()
+        for prm in params:
+            t = self.resolve_type(prm.type) if prm.type is not None else None
+            if prm.domain is not None:
+                if not allow_domain:
+                    self.err(prm.domain.span, "E401", "only action parameters take 'in DOMAIN'")
+                dt = self.expr(prm.domain, scope, ctx)
+                if not T.is_collection(dt):
+                    self.err(prm.domain.span, "E310", f"the domain of '{prm.name}' must be a list, set or range, not {dt}")
+                et = T.element(dt)
+                if t is None:
+                    t = et
+                elif not T.compatible(et, t):
+                    self.err(prm.domain.span, "E311", f"the domain holds {et}, but '{prm.name}' is declared {t}")
+            if t is None:
+                t = T.ANY
+            if prm.name in scope.names:
+                self.err(prm.span, "E101", f"parameter '{prm.name}' is declared twice")
+            scope.names[prm.name] = ("local", t)
+        return scope
+
+    def check_action(self, d):
+        ctx = Context("action", has_me=True, name=d.name)
+        scope = Scope()
+        scope.names["me"] = ("builtin", T.PLAYER)
+        for prm in d.params:
+            if prm.domain is None:
+                t = self.resolve_type(prm.type) if prm.type is not None else None
+                finite = t is not None and (t.kind in ("enum", "record", "range") or t.name in ("bool", "player"))
+                if not finite:
+                    self.err(prm.span, "E312", f"parameter '{prm.name}' needs a domain to choose from",
+                             hint=f"write {prm.name} in LIST (or give it a finite type: an enum, a record, a range, bool or player)")
+            self.param_scope([prm], ctx, allow_domain=True, scope=scope)
+        for r in d.requires:
+            self.expect_type(self.expr(r.test, scope, ctx), T.BOOL, r.test, "a require")
+        for c in d.costs:
+            tt = self.expr(c.target, scope, ctx)
+            self.check_lvalue(c.target, scope, ctx)
+            self.expect_type(tt, T.INT, c.target, "a cost")
+            self.expect_type(self.expr(c.amount, scope, ctx), T.INT, c.amount, "a cost amount")
+        if d.effect is not None:
+            self.block(d.effect, Scope(scope), ctx)
+
+    def check_trigger(self, t):
+        ctx = Context("trigger", name=t.name)
+        scope = Scope()
+        if t.event in BUILTIN_EVENTS:
+            types = BUILTIN_EVENTS[t.event]
+        elif isinstance(self.prog.decls.get(t.event), A.EventDecl):
+            types = [self.resolve_type(p.type) for p in self.prog.decls[t.event].params]
+        else:
+            known = list(BUILTIN_EVENTS) + [e.name for e in self.prog.of_kind("event")]
+            self.err(t.span, "E204", f"unknown event '{t.event}'",
+                     hint=self.suggest(t.event, known) or "built-in events: " + ", ".join(BUILTIN_EVENTS) +
+                     "; declare your own with: event NAME(params)")
+            types = [T.ANY] * len(t.params)
+        if len(types) != len(t.params):
+            self.err(t.span, "E313", f"event '{t.event}' has {len(types)} parameter{'s' if len(types) != 1 else ''}, "
+                                     f"the trigger names {len(t.params)}")
+        for name, ty in zip(t.params, list(types) + [T.ANY] * len(t.params)):
+            scope.names[name] = ("local", ty)
+        if t.condition is not None:
+            self.expect_type(self.expr(t.condition, scope, ctx), T.BOOL, t.condition, "a trigger condition")
+        self.block(t.body, Scope(scope), ctx)
+
+    def check_scenario(self, sc):
+        ctx = Context("scenario", scenario=True, has_me=False, name=sc.name)
+        counts = self.prog.game.player_counts if self.prog.game else ()
+        if sc.players is not None and counts and sc.players not in counts:
+            self.err(sc.span, "E314", f"scenario \"{sc.name}\" is for {sc.players} players; the game allows "
+                                      f"{', '.join(map(str, counts))}")
+        for v in sc.variants:
+            if v not in self.prog.variants:
+                self.err(sc.span, "E106", f"scenario \"{sc.name}\" uses unknown variant '{v}'",
+                         hint=self.suggest(v, self.prog.variants))
+        if not sc.then:
+            self.warn(sc.span, "W401", f"scenario \"{sc.name}\" checks nothing", hint="add then { expect ... }")
+        scope = Scope()
+        for b in sc.given + sc.when + sc.then:
+            self.block(b, scope, ctx, new_scope=False)
+
+    # ------------------------------------------------------------------ statements
+    def block(self, b, scope, ctx, new_scope=True):
+        s = Scope(scope) if new_scope else scope
+        for st in b.stmts:
+            self.stmt(st, s, ctx)
+
+    def stmt(self, s, scope, ctx):
+        m = getattr(self, "s_" + type(s).__name__)
+        m(s, scope, ctx)
+
+    def s_Let(self, s, scope, ctx):
+        v = s.value
+        if isinstance(v, A.Choose):
+            t = self.check_choose(v, scope, ctx)
+        elif isinstance(v, A.Roll):
+            t = self.check_random(v, scope, ctx, v.faces, "roll")
+        elif isinstance(v, A.Draw):
+            t = self.check_random(v, scope, ctx, v.pile, "draw")
+            self.check_lvalue(v.pile, scope, ctx)
+            pt = v.pile.ty or T.ANY
+            if pt.name not in ("list", "deck", "bag", "any"):
+                self.err(v.pile.span, "E315", f"can only draw from a list, deck or bag, not {pt}")
+        else:
+            t = self.expr(v, scope, ctx)
+            if isinstance(v, A.Lambda):
+                self.err(v.span, "E402", "a function value (x => ...) can only be passed to a built-in",
+                         hint="declare a named function instead: function NAME(x) = ...")
+        if s.name in VALUES or s.name in FUNCTIONS:
+            self.err(s.span, "E205", f"'{s.name}' is a built-in name; choose another name")
+        scope.names[s.name] = ("local", t)
+
+    def check_choose(self, v, scope, ctx):
+        if ctx.pure:
+            self.err(v.span, "E403", "a function cannot ask a player to choose")
+        ot = self.expr(v.options, scope, ctx)
+        if not T.is_collection(ot):
+            self.err(v.options.span, "E310", f"choose needs a list, set or range of options, not {ot}")
+        if v.count is not None:
+            ct = self.expr(v.count, scope, ctx)
+            if not (T.is_int(ct) or (ct.name == "list" and ct.args and T.is_int(ct.args[0]))):
+                self.err(v.count.span, "E301", f"how many to choose must be a number or a range, not {ct}")
+        if v.player is not None:
+            self.expect_type(self.expr(v.player, scope, ctx), T.PLAYER, v.player, "the deciding player ('by')")
+        elif not ctx.has_me:
+            self.err(v.span, "E404", "who chooses? add 'by PLAYER'",
+                     hint="'me' is only known inside actions and procedures; elsewhere say who decides")
+        et = T.element(ot)
+        return et if v.count is None else T.list_of(et)
+
+    def check_random(self, v, scope, ctx, source, what):
+        if ctx.pure:
+            self.err(v.span, "E403", f"a function cannot {what}")
+        st = self.expr(source, scope, ctx)
+        if not T.is_collection(st):
+            self.err(source.span, "E310", f"{what} needs a list, range, deck or bag, not {st}")
+        if v.count is not None:
+            self.expect_type(self.expr(v.count, scope, ctx), T.INT, v.count, f"the number to {what}")
+        et = T.element(st)
+        return et if v.count is None else T.list_of(et)
+
+    def s_ExprStmt(self, s, scope, ctx):
+        e = s.expr
+        if isinstance(e, A.Call) and isinstance(e.func, A.Name):
+            target = self.prog.decls.get(e.func.ident)
+            if isinstance(target, A.ProcDecl):
+                self.check_proc_call(e, target, scope, ctx)
+                return
+            if isinstance(target, A.ActionDecl):
+                self.err(e.span, "E405", f"'{target.name}' is an action: players take actions through 'offer'",
+                         hint=f"write: offer [{target.name}] to PLAYER, or make a procedure for shared steps")
+                return
+        self.expr(e, scope, ctx)
+        self.err(e.span, "E406", "this expression does nothing as a statement",
+                 hint="assign it (x = ...), or call a procedure or phase")
+
+    def check_proc_call(self, e, target, scope, ctx):
+        e.func.ref = "proc"
+        if ctx.pure:
+            self.err(e.span, "E403", "a function cannot call a procedure")
+        if target.proc_kind in ("setup", "flow"):
+            self.err(e.span, "E407", f"'{target.name}' runs by itself; it cannot be called")
+        self.calls.setdefault(self._current, set()).add(target.name)
+        pos = [a for a in e.args if a.name is None]
+        named = {a.name: a for a in e.args if a.name is not None}
+        if len(pos) > len(target.params):
+            self.err(e.span, "E308", f"'{target.name}' takes {len(target.params)} argument{'s' if len(target.params) != 1 else ''}, not {len(pos)}")
+        pnames = [p.name for p in target.params]
+        for a in e.args:
+            self.expr(a.value, scope, ctx)
+        for n in named:
+            if n not in pnames:
+                self.err(named[n].span, "E309", f"'{target.name}' has no parameter '{n}'")
+        given = set(pnames[:len(pos)]) | set(named)
+        for p in target.params:
+            if p.name not in given:
+                self.err(e.span, "E308", f"'{target.name}' needs a value for '{p.name}'")
+
+    def s_Assign(self, s, scope, ctx):
+        tt = self.expr(s.target, scope, ctx)
+        self.check_lvalue(s.target, scope, ctx)
+        vt = self.expr(s.value, scope, ctx, expected=tt)
+        if s.op == "=":
+            self.expect_type(vt, tt, s.value, "this assignment")
+        else:
+            bt = T.base(tt)
+            if bt.name in ("int", "any"):
+                self.expect_type(vt, T.INT, s.value, f"'{s.op}'")
+            elif bt.name in ("list", "set"):
+                if not T.compatible(vt, tt):
+                    self.err(s.value.span, "E316", f"'{s.op}' on a {bt.name} needs a {bt}, not {vt}",
+                             hint="to add one item write: add ITEM to TARGET")
+            else:
+                self.err(s.span, "E316", f"'{s.op}' works on numbers, lists and sets, not {tt}")
+
+    def check_lvalue(self, e, scope, ctx):
+        root = e
+        while isinstance(root, A.Index):
+            root = root.target
+        if isinstance(root, A.Field) or not isinstance(root, A.Name):
+            self.err(e.span, "E408", "only variables (and their items, x[k]) can be changed",
+                     hint="record fields and table rows are fixed data")
+            return
+        ref = root.ref
+        if ref == "var":
+            self.var_writes.add(root.ident)
+            if ctx.pure:
+                self.err(e.span, "E403", "a function cannot change variables")
+        elif ref == "local":
+            pass
+        elif ref:
+            self.err(root.span, "E408", f"'{root.ident}' is a {'constant' if ref == 'const' else ref}; it cannot be changed",
+                     hint="declare it with 'var' to make it change during the game" if ref == "const" else "")
+
+    def s_If(self, s, scope, ctx):
+        for test, body in s.branches:
+            self.expect_type(self.expr(test, scope, ctx), T.BOOL, test, "an if condition")
+            self.block(body, scope, ctx)
+        if s.orelse is not None:
+            self.block(s.orelse, scope, ctx)
+
+    def s_For(self, s, scope, ctx):
+        st = self.expr(s.source, scope, ctx)
+        inner = Scope(scope)
+        if not T.is_collection(st):
+            self.err(s.source.span, "E310", f"for needs a list, set, map or range, not {st}")
+        if len(s.names) == 2:
+            if st.name == "map" and len(st.args) == 2:
+                inner.names[s.names[0]] = ("local", st.args[0])
+                inner.names[s.names[1]] = ("local", st.args[1])
+            else:
+                inner.names[s.names[0]] = ("local", T.INT)
+                inner.names[s.names[1]] = ("local", T.element(st))
+        else:
+            inner.names[s.names[0]] = ("local", T.element(st))
+        self.block(s.body, inner, ctx.but(in_loop=True), new_scope=False)
+
+    def s_While(self, s, scope, ctx):
+        self.expect_type(self.expr(s.test, scope, ctx), T.BOOL, s.test, "a while condition")
+        self.block(s.body, scope, ctx.but(in_loop=True))
+
+    def s_Repeat(self, s, scope, ctx):
+        self.expect_type(self.expr(s.times, scope, ctx), T.INT, s.times, "a repeat count")
+        self.block(s.body, scope, ctx.but(in_loop=True))
+
+    def s_Loop(self, s, scope, ctx):
+        self.block(s.body, scope, ctx.but(in_loop=True))
+        exits = any(isinstance(n, (A.Break, A.Return, A.EndGame)) for n in A.walk(s.body))
+        if not exits:
+            self.endless_loops.append(s)
+
+    def s_Break(self, s, scope, ctx):
+        if not ctx.in_loop:
+            self.err(s.span, "E409", "'break' outside a loop")
+
+    def s_Continue(self, s, scope, ctx):
+        if not ctx.in_loop:
+            self.err(s.span, "E409", "'continue' outside a loop")
+
+    def s_Return(self, s, scope, ctx):
+        if ctx.kind not in ("procedure", "phase", "action", "trigger", "setup", "flow"):
+            self.err(s.span, "E409", "'return' outside a procedure")
+        if s.value is not None:
+            self.err(s.value.span, "E409", "procedures return no value",
+                     hint="use a function (function f(x) = ...) to compute a value")
+
+    def s_Turn(self, s, scope, ctx):
+        self.expect_type(self.expr(s.player, scope, ctx), T.PLAYER, s.player, "whose turn")
+        self.block(s.body, scope, ctx)
+
+    def s_Offer(self, s, scope, ctx):
+        self.expect_type(self.expr(s.player, scope, ctx), T.PLAYER, s.player, "the player offered actions")
+        for name in s.actions:
+            d = self.prog.decls.get(name)
+            if not isinstance(d, A.ActionDecl):
+                self.err(s.span, "E206", f"'{name}' is not an action",
+                         hint=self.suggest(name, [a.name for a in self.prog.of_kind("action")]) or "declare it: action NAME(...) { ... }")
+            else:
+                self.offered.add(name)
+                self.calls.setdefault(self._current, set()).add("action:" + name)
+
+    def s_Shuffle(self, s, scope, ctx):
+        t = self.expr(s.pile, scope, ctx)
+        self.check_lvalue(s.pile, scope, ctx)
+        if t.name not in ("deck", "bag", "any"):
+            self.err(s.pile.span, "E315", f"only a deck or bag can be shuffled, not {t}",
+                     hint="declare it as deck[T]: its items are then drawn in random order")
+
+    def _coll_target(self, target, scope, ctx, item_t, verb):
+        tt = self.expr(target, scope, ctx)
+        self.check_lvalue(target, scope, ctx)
+        if tt.name not in ("list", "set", "deck", "bag", "any"):
+            self.err(target.span, "E315", f"cannot {verb} a {tt}; only lists, sets, decks and bags hold items")
+        elif not T.compatible(item_t, T.element(tt)):
+            self.err(target.span, "E317", f"this holds {T.element(tt)}, not {item_t}")
+
+    def s_Add(self, s, scope, ctx):
+        self._coll_target(s.target, scope, ctx, self.expr(s.item, scope, ctx), "add to")
+
+    def s_Remove(self, s, scope, ctx):
+        self._coll_target(s.source, scope, ctx, self.expr(s.item, scope, ctx), "remove from")
+
+    def s_Move(self, s, scope, ctx):
+        it = self.expr(s.item, scope, ctx)
+        self._coll_target(s.source, scope, ctx, it, "remove from")
+        self._coll_target(s.target, scope, ctx, it, "add to")
+
+    def s_Reveal(self, s, scope, ctx):
+        self.expr(s.item, scope, ctx)
+        if isinstance(s.to, A.Name) and s.to.ident == "all":
+            s.to.ref = "all"
+        else:
+            self.expect_type(self.expr(s.to, scope, ctx), T.PLAYER, s.to, "who sees it ('to')")
+
+    def s_Emit(self, s, scope, ctx):
+        d = self.prog.decls.get(s.event)
+        if s.event in BUILTIN_EVENTS:
+            self.err(s.span, "E410", f"'{s.event}' is emitted by the engine itself")
+            return
+        if not isinstance(d, A.EventDecl):
+            self.err(s.span, "E204", f"unknown event '{s.event}'",
+                     hint=self.suggest(s.event, [e.name for e in self.prog.of_kind("event")]) or "declare it: event NAME(params)")
+            return
+        self.emitted.add(s.event)
+        if len(s.args) != len(d.params):
+            self.err(s.span, "E308", f"event '{s.event}' takes {len(d.params)} value{'s' if len(d.params) != 1 else ''}, not {len(s.args)}")
+        for a, p in zip(s.args, d.params):
+            self.expect_type(self.expr(a, scope, ctx), self.resolve_type(p.type), a, f"'{p.name}' of event '{s.event}'")
+
+    def s_EndGame(self, s, scope, ctx):
+        self.ends.append((s.reason or "", s.span))
+
+    def s_TriggerEnd(self, s, scope, ctx):
+        self.ends.append((s.reason, s.span))
+
+    def s_Eliminate(self, s, scope, ctx):
+        self.expect_type(self.expr(s.player, scope, ctx), T.PLAYER, s.player, "who is eliminated")
+
+    def s_Log(self, s, scope, ctx):
+        for e in s.items:
+            self.expr(e, scope, ctx)
+
+    def _scenario_only(self, s, ctx, what):
+        if not ctx.scenario:
+            self.err(s.span, "E411", f"'{what}' is a scenario step; it only stands in scenario blocks")
+            return False
+        return True
+
+    def s_Play(self, s, scope, ctx):
+        if self._scenario_only(s, ctx, "play"):
+            self.expr(s.action, scope, ctx)
+
+    def s_ChanceStep(self, s, scope, ctx):
+        if self._scenario_only(s, ctx, "chance"):
+            self.expr(s.outcome, scope, ctx)
+
+    def s_Expect(self, s, scope, ctx):
+        if self._scenario_only(s, ctx, "expect"):
+            self.expect_type(self.expr(s.test, scope, ctx), T.BOOL, s.test, "an expect")
+
+    # ------------------------------------------------------------------ expressions
+    def expect_type(self, got, want, node, what):
+        if not T.compatible(got, want):
+            self.err(node.span, "E301", f"{what} must be {want}, not {got}")
+
+    def expr(self, e, scope, ctx, expected=None):
+        try:
+            t = getattr(self, "e_" + type(e).__name__)(e, scope, ctx, expected)
+        except RecursionError:
+            self.err(e.span, "E006", "this expression is nested too deeply")
+            t = T.ANY
+        e.ty = t
+        return t
+
+    def e_Literal(self, e, scope, ctx, expected):
+        v = e.value
+        if v is None:
+            return T.NONE
+        if isinstance(v, bool):
+            return T.BOOL
+        if isinstance(v, int):
+            return T.INT
+        return T.STR
+
+    def e_Placeholder(self, e, scope, ctx, expected):
+        t = self.expr(e.inner, scope, ctx, expected)
+        self.placeholders.append((e.span, f"{self._current}: invented value"))
+        return t
+
+    def e_Name(self, e, scope, ctx, expected):
+        n = e.ident
+        local = scope.lookup(n)
+        if local is not None:
+            e.ref = local[0]
+            return local[1]
+        if n in self.globals:
+            ref, t = self.globals[n]
+            e.ref = ref
+            if ref == "var":
+                self.var_reads.add(n)
+                if ctx.kind == "const":
+                    self.err(e.span, "E207", f"'{n}' is a variable; start values and constants cannot read variables",
+                             hint="set it in setup instead")
+            if ref in ("proc", "action", "event", "type"):
+                self.err(e.span, "E208", f"'{n}' is a {ref if ref != 'proc' else 'procedure'}, not a value")
+                return T.ANY
+            if ref == "func":
+                self.err(e.span, "E208", f"'{n}' is a function: call it, {n}(...)")
+                return T.ANY
+            return t
+        if n in VALUES:
+            e.ref = "builtin"
+            if n == "me" and not ctx.has_me and not ctx.scenario:
+                self.err(e.span, "E209", "'me' is only known inside actions and the procedures they call",
+                         hint="in triggers use the event's parameters; in flow use 'current' or a loop variable")
+            if ctx.kind == "const" and n not in ("player_count", "all_players", "players"):
+                self.err(e.span, "E207", f"'{n}' changes during the game; constants cannot use it")
+            return VALUES[n][0]
+        if ctx.scenario and n in SCENARIO_VALUES:
+            e.ref = "scenario"
+            return SCENARIO_VALUES[n][0]
+        if n in FUNCTIONS:
+            self.err(e.span, "E208", f"'{n}' is a built-in function: call it, {n}(...)")
+            return T.ANY
+        candidates = scope.all_names() | set(self.globals) | set(VALUES)
+        hint = self.suggest(n, candidates)
+        if not hint and n in SCENARIO_VALUES:
+            hint = f"'{n}' is only known in scenarios"
+        self.err(e.span, "E201", f"unknown name '{n}'", hint=hint or "declare it with const, var, enum, table or let")
+        e.ref = "unknown"
+        return T.ANY
+
+    def e_Unary(self, e, scope, ctx, expected):
+        t = self.expr(e.operand, scope, ctx)
+        if e.op == "not":
+            self.expect_type(t, T.BOOL, e.operand, "'not'")
+            return T.BOOL
+        self.expect_type(t, T.INT, e.operand, "'-'")
+        return T.INT
+
+    def e_Binary(self, e, scope, ctx, expected):
+        op = e.op
+        lt = self.expr(e.left, scope, ctx)
+        rt = self.expr(e.right, scope, ctx)
+        if op in ("and", "or"):
+            self.expect_type(lt, T.BOOL, e.left, f"'{op}'")
+            self.expect_type(rt, T.BOOL, e.right, f"'{op}'")
+            return T.BOOL
+        if op in ("==", "!="):
+            if not T.compatible(lt, rt):
+                self.err(e.span, "E318", f"comparing {lt} with {rt} is always {'false' if op == '==' else 'true'}")
+            return T.BOOL
+        if op in ("<", "<=", ">", ">="):
+            self.expect_type(lt, T.INT, e.left, f"'{op}'")
+            self.expect_type(rt, T.INT, e.right, f"'{op}'")
+            return T.BOOL
+        if op in ("in", "not in"):
+            if not T.is_collection(rt):
+                self.err(e.right.span, "E310", f"'{op}' needs a list, set, map or range on its right, not {rt}")
+            elif not T.compatible(lt, T.element(rt)):
+                self.err(e.span, "E318", f"a {T.element(rt)} collection never holds a {lt}")
+            return T.BOOL
+        if op == "..":
+            self.expect_type(lt, T.INT, e.left, "a range")
+            self.expect_type(rt, T.INT, e.right, "a range")
+            return T.list_of(T.INT)
+        bl, br = T.base(lt), T.base(rt)
+        if op == "+" and (bl.name in ("list", "set", "str") or br.name in ("list", "set", "str")):
+            if not T.compatible(bl, br):
+                self.err(e.span, "E301", f"cannot add {rt} to {lt}")
+            return T.join(bl, br)
+        if op == "-" and (bl.name == "set" or br.name == "set"):
+            return bl
+        self.expect_type(lt, T.INT, e.left, f"'{op}'")
+        self.expect_type(rt, T.INT, e.right, f"'{op}'")
+        return T.INT
+
+    def e_Cond(self, e, scope, ctx, expected):
+        self.expect_type(self.expr(e.test, scope, ctx), T.BOOL, e.test, "the condition of 'if'")
+        return T.join(self.expr(e.then, scope, ctx, expected), self.expr(e.orelse, scope, ctx, expected))
+
+    def e_Lambda(self, e, scope, ctx, expected):
+        inner = Scope(scope)
+        arg_t = expected if expected is not None else T.ANY
+        inner.names[e.param] = ("local", arg_t)
+        self.expr(e.body, inner, ctx.but(pure=True))
+        return T.FUNC
+
+    def e_Call(self, e, scope, ctx, expected):
+        f = e.func
+        if not isinstance(f, A.Name):
+            self.err(e.span, "E319", "only named functions can be called")
+            for a in e.args:
+                self.expr(a.value, scope, ctx)
+            return T.ANY
+        n = f.ident
+        if scope.lookup(n) is None and isinstance(self.prog.decls.get(n), A.FuncDecl):
+            f.ref = "func"
+            d = self.prog.decls[n]
+            pos = [a for a in e.args if a.name is None]
+            if len(pos) != len(d.params) or len(pos) != len(e.args):
+                self.err(e.span, "E308", f"'{n}' takes {len(d.params)} argument{'s' if len(d.params) != 1 else ''}, not {len(e.args)}")
+            for a, p in zip(pos, d.params):
+                at = self.expr(a.value, scope, ctx)
+                if p.type is not None:
+                    self.expect_type(at, self.resolve_type(p.type), a.value, f"argument '{p.name}' of '{n}'")
+            for a in e.args[len(d.params):]:
+                self.expr(a.value, scope, ctx)
+            return self.globals[n][1]
+        if scope.lookup(n) is None and isinstance(self.prog.decls.get(n), A.ProcDecl):
+            self.err(e.span, "E412", f"'{n}' is a procedure; call it as a statement of its own")
+            return T.ANY
+        if n in FUNCTIONS and scope.lookup(n) is None and n not in self.globals:
+            b = FUNCTIONS[n]
+            f.ref = "builtin_func"
+            pos = [a for a in e.args if a.name is None]
+            if len(pos) < b.min_args or (b.max_args != -1 and len(pos) > b.max_args):
+                want = str(b.min_args) if b.min_args == b.max_args else (
+                    f"{b.min_args} or more" if b.max_args == -1 else f"{b.min_args} to {b.max_args}")
+                self.err(e.span, "E308", f"{n}() takes {want} argument{'s' if want != '1' else ''}, not {len(pos)}",
+                         hint=b.doc)
+            types = []
+            first_elem = None
+            for i, a in enumerate(e.args):
+                if a.name is not None and a.name not in b.kwargs:
+                    self.err(a.span, "E309", f"{n}() has no option '{a.name}'",
+                             hint=("options: " + ", ".join(b.kwargs)) if b.kwargs else b.doc)
+                exp = first_elem if isinstance(a.value, A.Lambda) else None
+                t = self.expr(a.value, scope, ctx, expected=exp)
+                if i == 0:
+                    first_elem = T.element(t) if T.is_collection(t) else (T.NODE if t.name == "board" else None)
+                if a.name is None:
+                    types.append(t)
+            try:
+                return b.result(types) or T.ANY
+            except Exception:
+                return T.ANY
+        if n in BOARD_GENERATORS:
+            self.err(e.span, "E307", f"{n}(...) makes a board; use it in a board declaration",
+                     hint=f"board NAME = {n}(...)")
+            return T.ANY
+        if n in self.prog.decls and isinstance(self.prog.decls[n], A.ActionDecl):
+            self.err(e.span, "E405", f"'{n}' is an action: players take actions through 'offer'")
+            return T.ANY
+        candidates = set(FUNCTIONS) | {d.name for d in self.prog.of_kind("function")}
+        self.err(f.span, "E210", f"unknown function '{n}'",
+                 hint=self.suggest(n, candidates) or "declare it: function NAME(params) = EXPR")
+        for a in e.args:
+            self.expr(a.value, scope, ctx)
+        return T.ANY
+
+    def e_Index(self, e, scope, ctx, expected):
+        tt = self.expr(e.target, scope, ctx)
+        it = self.expr(e.index, scope, ctx)
+        b = T.base(tt)
+        if b.name == "map" and len(b.args) == 2:
+            if not T.compatible(it, b.args[0]):
+                self.err(e.index.span, "E320", f"this map's keys are {b.args[0]}, not {it}")
+            return b.args[1]
+        if b.name in ("list", "tuple"):
+            self.expect_type(it, T.INT, e.index, "a list position")
+            return T.element(b)
+        if b.name == "any":
+            return T.ANY
+        self.err(e.span, "E321", f"a {tt} cannot be indexed", hint="lists take x[i], maps take x[key]")
+        return T.ANY
+
+    def e_Field(self, e, scope, ctx, expected):
+        tt = self.expr(e.target, scope, ctx)
+        if tt.kind == "record":
+            rec = self.prog.decls.get(tt.name)
+            for f in rec.fields:
+                if f.name == e.name:
+                    return self.resolve_type(f.type)
+            self.err(e.span, "E203", f"record '{tt.name}' has no field '{e.name}'",
+                     hint=self.suggest(e.name, [f.name for f in rec.fields]) or
+                     "fields: " + ", ".join(f.name for f in rec.fields))
+            return T.ANY
+        if tt.name == "any":
+            return T.ANY
+        self.err(e.span, "E322", f"a {tt} has no fields", hint="only table rows (records) have fields, row.field")
+        return T.ANY
+
+    def e_TupleLit(self, e, scope, ctx, expected):
+        return T.tuple_of(*[self.expr(x, scope, ctx) for x in e.items])
+
+    def e_ListLit(self, e, scope, ctx, expected):
+        et = T.join_all([self.expr(x, scope, ctx) for x in e.items]) if e.items else (
+            T.element(expected) if expected is not None else T.ANY)
+        return T.list_of(et)
+
+    def e_SetLit(self, e, scope, ctx, expected):
+        return T.set_of(T.join_all([self.expr(x, scope, ctx) for x in e.items]))
+
+    def e_MapLit(self, e, scope, ctx, expected):
+        kt = T.join_all([self.expr(k, scope, ctx) for k, _ in e.entries])
+        vt = T.join_all([self.expr(v, scope, ctx) for _, v in e.entries])
+        return T.map_of(kt, vt)
+
+    def e_EmptyLit(self, e, scope, ctx, expected):
+        if expected is not None and expected.name in ("set", "map"):
+            return expected
+        return T.ANY
+
+    def e_Comprehension(self, e, scope, ctx, expected):
+        st = self.expr(e.source, scope, ctx)
+        if not T.is_collection(st):
+            self.err(e.source.span, "E310", f"a comprehension needs a list, set, map or range, not {st}")
+        inner = Scope(scope)
+        if len(e.names) == 2:
+            if st.name == "map" and len(st.args) == 2:
+                inner.names[e.names[0]] = ("local", st.args[0])
+                inner.names[e.names[1]] = ("local", st.args[1])
+            else:
+                inner.names[e.names[0]] = ("local", T.INT)
+                inner.names[e.names[1]] = ("local", T.element(st))
+        else:
+            inner.names[e.names[0]] = ("local", T.element(st))
+        if e.condition is not None:
+            self.expect_type(self.expr(e.condition, inner, ctx), T.BOOL, e.condition, "a comprehension's 'if'")
+        et = self.expr(e.element, inner, ctx)
+        if e.kind == "map":
+            return T.map_of(et, self.expr(e.value, inner, ctx))
+        return T.list_of(et)
+
+    def e_Choose(self, e, scope, ctx, expected):
+        self.err(e.span, "E413", "'choose' stands only on the right of 'let'", hint="let x = choose one of ...")
+        return T.ANY
+
+    e_Roll = e_Choose
+    e_Draw = e_Choose
+
+
+def check_program(prog):
+    """Run the checker and the lints. Returns the Checker (diagnostics in .diags)."""
+    from .lints import run_lints
+
+    c = Checker(prog).run()
+    run_lints(c)
+    return c

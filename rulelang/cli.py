@@ -1,0 +1,569 @@
+"""The ``rulelang`` command line: check, play, simulate, replay and test rule files.
+
+Exit codes: 0 success, 1 a problem with the input (rule errors, a failing game, a failed replay or
+scenario, an unreadable file), 2 a usage error, 3 an internal error.  Errors are one line on stderr
+(rendered diagnostics excepted); no command prints a Python traceback unless the environment
+variable ``RULELANG_DEBUG=1`` is set.
+
+Everything here goes through the public API (``docs/api.md``): ``rulelang.load``, ``rulelang.check``,
+``Ruleset.new_game`` and the ``Game`` members.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+
+import click
+
+from rulelang.diagnostics import ERROR, NOTE, WARNING, Diagnostic
+
+LOG_FORMAT = "rulelang-log"
+LOG_VERSION = 1
+
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+
+class Fail(Exception):
+    """Stop the command with a one-line message on stderr (none if ``message`` is empty)."""
+
+    def __init__(self, message: str = "", code: int = EXIT_FAIL):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class _Group(click.Group):
+    """A group that turns ``Fail`` into a one-line error and any other exception into
+    ``rulelang: internal error: ...`` with exit code 3 (re-raised when RULELANG_DEBUG is set)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except Fail as exc:
+            if exc.message:
+                click.echo(f"rulelang: {exc.message}", err=True)
+            ctx.exit(exc.code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:
+            if os.environ.get("RULELANG_DEBUG", "") not in ("", "0"):
+                raise
+            click.echo(f"rulelang: internal error: {type(exc).__name__}: {_first_line(exc)}", err=True)
+            ctx.exit(EXIT_INTERNAL)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+def _api():
+    """The ``rulelang`` package (imported late so that this module loads on its own)."""
+    import rulelang
+
+    return rulelang
+
+
+def _rule_error_type():
+    from rulelang.diagnostics import RuleError
+
+    return getattr(_api(), "RuleError", RuleError)
+
+
+def _game_error_types() -> tuple:
+    """Exceptions that mean "the game failed" (reported in one line, exit 1)."""
+    from interpreter.agents import AgentError
+    from interpreter.simulate import DecisionLimitExceeded
+
+    found = [AgentError, DecisionLimitExceeded]
+    api = _api()
+    for name in ("GameError", "IllegalAction"):
+        cls = getattr(api, name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _unreadable(path: str) -> str:
+    """Why ``path`` cannot be read as a rule file, or ``""`` if it can."""
+    if not os.path.exists(path):
+        return "no such file"
+    if os.path.isdir(path):
+        return "is a directory"
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""
+
+
+def _require_file(path: str, what: str = "file") -> None:
+    problem = _unreadable(path)
+    if problem:
+        raise Fail(f"{path}: cannot read {what}: {problem}")
+
+
+def _load_rules(path: str, variants) -> object:
+    """Load a ruleset; rule errors print their diagnostics on stderr and exit 1."""
+    _require_file(path)
+    try:
+        return _api().load(path, variants=tuple(variants))
+    except _rule_error_type() as exc:
+        click.echo(exc.render() if hasattr(exc, "render") else str(exc), err=True)
+        raise Fail("") from None
+    except OSError as exc:
+        raise Fail(f"{path}: cannot read file: {exc.strerror or exc}") from None
+
+
+def _players(ruleset, players):
+    """The player count: the one asked for (checked against ``player_counts``) or the smallest
+    allowed one."""
+    counts = tuple(getattr(ruleset, "player_counts", ()) or ())
+    if players is None:
+        if not counts:
+            raise Fail("--players is required", EXIT_USAGE)
+        return min(counts)
+    if counts and players not in counts:
+        allowed = ", ".join(str(c) for c in counts)
+        raise Fail(f"{getattr(ruleset, 'name', 'this game')} is played by {allowed} players, not {players}")
+    return players
+
+
+def _entry(e) -> dict:
+    """A log entry as a plain ``{"player", "action"}`` dict."""
+    if isinstance(e, dict):
+        return {"player": int(e["player"]), "action": str(e["action"])}
+    return {"player": int(e.player), "action": str(e.action)}
+
+
+def _entries(game) -> list:
+    return [_entry(e) for e in game.log]
+
+
+def _state_hash(game) -> str:
+    return hashlib.sha256(game.to_json().encode("utf-8")).hexdigest()
+
+
+def _write_json_atomic(path: str, data) -> None:
+    """Write ``data`` as JSON to ``path`` via a temporary file and ``os.replace``."""
+    target = os.path.abspath(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+                               dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _seat_list(seats) -> str:
+    from interpreter.agents import seat_name
+
+    return ", ".join(seat_name(s) for s in seats)
+
+
+variant_option = click.option("--variant", "variants", multiple=True, metavar="V",
+                              help="Activate a variant declared by the rules (repeatable).")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+def cli():
+    """rulelang: check, play, simulate, replay and test board game rule files."""
+
+
+def main(argv=None):
+    """Console entry point (``rulelang = rulelang.cli:main``)."""
+    return cli.main(args=argv, prog_name="rulelang")
+
+
+# --- check --------------------------------------------------------------------------------------
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@variant_option
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the diagnostics.")
+@click.option("--placeholders", is_flag=True, help="Also list every placeholder component value.")
+@click.pass_context
+def check(ctx, files, variants, as_json, placeholders):
+    """Check rule files and report their errors and warnings (exit 1 on any error)."""
+    items = []
+    failed = False
+    for path in files:
+        diags, marks = _check_one(path, variants, placeholders)
+        errors = sum(1 for d in diags if d.severity == ERROR)
+        failed = failed or errors > 0
+        if not as_json and diags and diags[0].code == "E000":
+            click.echo(f"rulelang: {path}: {diags[0].message}", err=True)
+            continue
+        if as_json:
+            items.extend(d.to_dict() for d in diags)
+            items.extend(_placeholder_dict(p) for p in marks)
+            continue
+        for d in diags:
+            click.echo(d.render())
+        for p in marks:
+            click.echo(f"{p.path}:{p.line}:{p.column}: placeholder: {p.what}")
+        parts = [_plural(errors, "error"), _plural(sum(1 for d in diags if d.severity == WARNING), "warning")]
+        notes = sum(1 for d in diags if d.severity == NOTE)
+        if notes:
+            parts.append(_plural(notes, "note"))
+        if placeholders and not errors:
+            parts.append(_plural(len(marks), "placeholder"))
+        click.echo(f"{path}: {', '.join(parts)}")
+    if as_json:
+        click.echo(json.dumps(items, indent=2))
+    ctx.exit(EXIT_FAIL if failed else 0)
+
+
+def _check_one(path, variants, want_placeholders):
+    """(diagnostics, placeholders) of one file; an unreadable file is an ``E000`` diagnostic."""
+    problem = _unreadable(path)
+    if not problem:
+        try:
+            diags = list(_api().check(path, variants=tuple(variants)))
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+    if problem:
+        return [Diagnostic(path=path, line=1, column=1, code="E000", message=f"cannot read file: {problem}")], []
+    marks = []
+    if want_placeholders and not any(d.severity == ERROR for d in diags):
+        try:
+            marks = list(_api().load(path, variants=tuple(variants)).placeholders)
+        except _rule_error_type() as exc:  # check said fine but load disagrees: show why
+            diags.extend(d for d in exc.diagnostics if d not in diags)
+    return diags, marks
+
+
+def _placeholder_dict(p) -> dict:
+    return {"path": p.path, "line": p.line, "column": p.column, "end_line": p.line, "end_column": p.column,
+            "code": "placeholder", "severity": NOTE, "message": f"placeholder: {p.what}", "hint": ""}
+
+
+# --- play ---------------------------------------------------------------------------------------
+
+@cli.command()
+@click.argument("file")
+@click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Game seed (agents are seeded from it).")
+@variant_option
+@click.option("--agents", "agents_spec", default="random", show_default=True, metavar="A,B,...",
+              help="Agents by seat: random, first or human (one name applies to every seat).")
+@click.option("--chance", type=click.Choice(["sampled", "explicit"]), default="sampled", show_default=True,
+              help="explicit turns every random event into a chance decision.")
+@click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--log", "log_path", metavar="PATH", help="Write a JSON log of the game (for replay).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end instead of narrating.")
+@click.pass_context
+def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions, log_path, as_json):
+    """Play one game with agents, narrating each decision."""
+    from interpreter.agents import ChanceAgent, agent_seed, make_agent, seat_name
+    from interpreter.simulate import play_game
+
+    ruleset = _load_rules(file, variants)
+    players = _players(ruleset, players)
+    names = [n.strip().lower() for n in agents_spec.split(",") if n.strip()]
+    if len(names) == 1:
+        names = names * players
+    if len(names) != players:
+        raise Fail(f"--agents names {len(names)} agents for {players} players", EXIT_USAGE)
+    human_out = sys.stderr if as_json else sys.stdout
+    agents = []
+    for seat, name in enumerate(names):
+        try:
+            if name == "human":
+                agents.append(make_agent(name, input=sys.stdin, output=human_out))
+            else:
+                agents.append(make_agent(name, agent_seed(seed, seat)))
+        except ValueError as exc:
+            raise Fail(str(exc), EXIT_USAGE) from None
+
+    say = (lambda text: None) if as_json else click.echo
+    try:
+        game = ruleset.new_game(players, seed=seed, chance=chance)
+    except _game_error_types() as exc:
+        raise Fail(f"game error during setup: {_first_line(exc)}") from None
+    say(f"{getattr(ruleset, 'name', file)}: {players} players, seed {seed}"
+        + (f", variants {', '.join(variants)}" if variants else ""))
+    for e in _entries(game):  # chance events resolved during setup
+        say(f"{seat_name(e['player'])}: {e['action']}")
+
+    def narrate(seat, agent, action, new_entries):
+        say(f"chance: {action}" if seat < 0 else f"{seat_name(seat)} ({agent.name}): {action}")
+        for e in [_entry(x) for x in new_entries[1:]]:
+            say(f"{seat_name(e['player'])}: {e['action']}")
+
+    error = None
+    try:
+        play_game(game, agents, chance_agent=ChanceAgent(agent_seed(seed, "chance")),
+                  max_decisions=max_decisions, on_decision=narrate)
+    except _game_error_types() as exc:
+        error = _first_line(exc)
+
+    record = {
+        "format": LOG_FORMAT, "version": LOG_VERSION,
+        "rules": file, "game": getattr(ruleset, "name", None), "variants": list(variants),
+        "players": players, "seed": seed, "chance": chance, "agents": names,
+        "log": _entries(game), "decisions": len(game.log),
+        "end_reason": game.end_reason if error is None else None,
+        "scores": _jsonable(list(game.scores())) if error is None else None,
+        "winners": list(game.winners()) if error is None else [],
+        "final_sha256": _state_hash(game) if error is None else None,
+        "error": error,
+    }
+    if log_path:
+        try:
+            _write_json_atomic(log_path, record)
+        except OSError as exc:
+            raise Fail(f"{log_path}: cannot write log: {exc.strerror or exc}") from None
+    if as_json:
+        click.echo(json.dumps({k: record[k] for k in (
+            "game", "players", "seed", "variants", "scores", "winners", "end_reason", "decisions", "log", "error")},
+            default=str))
+    if error is not None:
+        raise Fail(f"game error after {len(game.log)} decisions: {error}")
+    say(f"Game over after {_plural(len(game.log), 'decision')}: {game.end_reason or 'ended'}")
+    say("Scores: " + ", ".join(f"{seat_name(s)} {v}" for s, v in enumerate(record["scores"])))
+    winners = record["winners"]
+    if not winners:
+        say("No winner")
+    elif len(winners) == 1:
+        say(f"Winner: {_seat_list(winners)}")
+    else:
+        say(f"Winners (shared): {_seat_list(winners)}")
+    ctx.exit(0)
+
+
+# --- replay -------------------------------------------------------------------------------------
+
+def _read_log(path: str) -> dict:
+    _require_file(path, "log")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Fail(f"{path}: cannot read log: {getattr(exc, 'strerror', None) or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise Fail(f"{path}: not a rulelang log: invalid JSON at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise Fail(f"{path}: not a rulelang log: expected a JSON object")
+    missing = [k for k in ("players", "seed", "log") if k not in data]
+    if missing:
+        raise Fail(f"{path}: not a rulelang log: missing {', '.join(missing)}")
+    try:
+        data["players"] = int(data["players"])
+        data["seed"] = int(data["seed"])
+        data["log"] = [_entry(e) for e in data["log"]]
+        data["variants"] = [str(v) for v in data.get("variants") or ()]
+    except (TypeError, ValueError, KeyError, AttributeError):
+        raise Fail(f"{path}: not a rulelang log: malformed players, seed, variants or log") from None
+    return data
+
+
+@cli.command()
+@click.argument("file")
+@click.argument("log_file", metavar="LOG")
+@click.pass_context
+def replay(ctx, file, log_file):
+    """Re-play a game log made by `play --log` and verify it decision by decision."""
+    from interpreter.agents import seat_name
+
+    data = _read_log(log_file)
+    ruleset = _load_rules(file, data["variants"])
+    name = getattr(ruleset, "name", None)
+    if data.get("game") and name and data["game"] != name:
+        raise Fail(f"{log_file}: the log is of game '{data['game']}' but {file} is '{name}'")
+    errors = _game_error_types()
+    try:
+        game = ruleset.new_game(data["players"], seed=data["seed"], chance=data.get("chance") or "sampled")
+    except errors as exc:
+        raise Fail(f"replay failed at setup: {_first_line(exc)}") from None
+    recorded = data["log"]
+    for k, entry in enumerate(recorded):
+        step = f"decision {k + 1} ({seat_name(entry['player'])}: {entry['action']})"
+        have = _entries(game)
+        if len(have) > k:  # the game resolved this (chance) event itself
+            if have[k] != entry:
+                raise Fail(f"replay diverged at {step}: the game took {have[k]['action']} instead")
+            continue
+        if game.is_over():
+            raise Fail(f"replay failed at {step}: the game is already over")
+        if entry["player"] != game.current_player:
+            raise Fail(f"replay failed at {step}: it is {seat_name(game.current_player)}'s decision")
+        try:
+            game.apply(entry["action"])
+        except errors as exc:
+            raise Fail(f"replay failed at {step}: {_first_line(exc)}") from None
+    if _entries(game) != recorded:
+        raise Fail(f"replay diverged: the game log has {len(game.log)} decisions, the file {len(recorded)}")
+    verified = ""
+    if data.get("final_sha256"):
+        if _state_hash(game) != data["final_sha256"]:
+            raise Fail("replay diverged: the final state differs from the recorded one")
+        verified = ", final state verified"
+    click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
+    if data.get("error"):
+        click.echo(f"note: the recorded game stopped with an error: {data['error']}")
+    ctx.exit(0)
+
+
+# --- simulate -----------------------------------------------------------------------------------
+
+@cli.command()
+@click.argument("file")
+@click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
+@click.option("--games", "-n", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--workers", "-w", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Worker processes (0: one per CPU).")
+@variant_option
+@click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.pass_context
+def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json):
+    """Play many games between random agents and summarise them (exit 1 if any game failed)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from interpreter.simulate import WorkerError, simulate as run
+
+    ruleset = _load_rules(file, variants)
+    players = _players(ruleset, players)
+    console = Console(stderr=True)
+    show = console.is_terminal and not as_json
+    with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, disable=not show, transient=True) as bar:
+        task = bar.add_task("games", total=games)
+        try:
+            summary = run(file, players, games, seed=seed, workers=workers, variants=tuple(variants),
+                          max_decisions=max_decisions, ruleset=ruleset,
+                          progress=lambda done, total: bar.update(task, completed=done))
+        except WorkerError as exc:
+            raise Fail(str(exc)) from None
+    summary["rules"] = file
+    if as_json:
+        click.echo(json.dumps(summary, default=str))
+    else:
+        _print_summary(summary)
+    ctx.exit(EXIT_FAIL if summary["errors"] else 0)
+
+
+def _print_summary(s: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from interpreter.agents import seat_name
+
+    out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    title = f"{s.get('game') or s.get('rules')}: {s['games']} games, {s['players']} players, seed {s['seed']}"
+    click.echo(title)
+    overview = Table(show_header=False)
+    overview.add_column("what")
+    overview.add_column("value", justify="right")
+    overview.add_row("completed", str(s["completed"]))
+    overview.add_row("errors", str(s["errors"]))
+    overview.add_row("mean decisions", f"{s['mean_decisions']:.1f}")
+    overview.add_row("no winner", str(s["draws"]))
+    overview.add_row("seconds", f"{s['seconds']:.2f}")
+    out.print(overview)
+
+    seats = Table(title="by seat", title_justify="left")
+    seats.add_column("seat")
+    seats.add_column("win rate", justify="right")
+    seats.add_column("mean score", justify="right")
+    for i, (w, m) in enumerate(zip(s["win_rate"], s["mean_score"])):
+        seats.add_row(seat_name(i), f"{100 * w:.1f}%", f"{m:.2f}")
+    out.print(seats)
+
+    if s["ended_by"]:
+        ends = Table(title="ended by", title_justify="left")
+        ends.add_column("end condition")
+        ends.add_column("games", justify="right")
+        for reason, count in s["ended_by"].items():
+            ends.add_row(reason, str(count))
+        out.print(ends)
+    if s["errors"]:
+        click.echo(f"{_plural(s['errors'], 'game')} failed; first errors (replay one with `rulelang play --seed SEED`):")
+    for ex in s.get("error_examples", []):
+        click.echo(f"  game {ex['game']} (seed {ex['seed']}): {ex['message']}")
+
+
+# --- test ---------------------------------------------------------------------------------------
+
+def _scenario_files(path: str) -> list:
+    if os.path.isdir(path):
+        found = []
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".rules"))
+        return found
+    return [path]
+
+
+@cli.command("test")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.pass_context
+def test_command(ctx, paths):
+    """Run the scenarios of rule files (directories are searched for *.rules)."""
+    try:
+        from interpreter import scenarios
+    except ImportError as exc:
+        raise Fail(f"the scenario runner is not available: {exc}") from None
+    rule_error = _rule_error_type()
+    game_errors = _game_error_types()
+    passed = failed = 0
+    for top in paths:
+        if not os.path.exists(top):
+            click.echo(f"FAIL {top}: no such file or directory")
+            failed += 1
+            continue
+        for path in _scenario_files(top):
+            try:
+                results = list(scenarios.run_path(path))
+            except rule_error as exc:
+                click.echo(exc.render() if hasattr(exc, "render") else str(exc))
+                click.echo(f"FAIL {path}: the rules have errors")
+                failed += 1
+                continue
+            except game_errors as exc:
+                click.echo(f"FAIL {path}: {_first_line(exc)}")
+                failed += 1
+                continue
+            except OSError as exc:
+                click.echo(f"FAIL {path}: cannot read file: {exc.strerror or exc}")
+                failed += 1
+                continue
+            for r in results:
+                if r.passed:
+                    passed += 1
+                    click.echo(f"PASS {r.name}")
+                else:
+                    failed += 1
+                    click.echo(f"FAIL {r.path}:{r.line} {r.name}: {r.message}")
+    click.echo(f"{passed} passed, {failed} failed")
+    if passed + failed == 0:
+        raise Fail("no scenarios found")
+    ctx.exit(EXIT_FAIL if failed else 0)

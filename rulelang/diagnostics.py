@@ -1,0 +1,102 @@
+"""Diagnostics: positioned errors and warnings about a rule file, rendered for the person who wrote it.
+
+A diagnostic renders as::
+
+    games/foo.rules:12:7: error[E201]: unknown name 'vpp'
+       12 |     vpp[me] += 1
+          |     ^^^
+       hint: did you mean 'vp'?
+"""
+from __future__ import annotations
+
+import attrs
+
+ERROR = "error"
+WARNING = "warning"
+NOTE = "note"
+
+
+@attrs.define(frozen=True)
+class Diagnostic:
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    code: str
+    message: str
+    severity: str = ERROR
+    hint: str = ""
+    end_line: int = 0
+    end_column: int = 0
+    source_line: str = ""
+
+    def render(self, color: bool = False) -> str:
+        head = f"{self.path}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
+        out = [head]
+        if self.source_line:
+            text = self.source_line.rstrip("\n").expandtabs(4)
+            num = str(self.line)
+            out.append(f" {num} | {text}")
+            width = 1
+            if self.end_line == self.line and self.end_column > self.column:
+                width = self.end_column - self.column
+            width = max(1, min(width, max(1, len(text) - self.column + 1)))
+            out.append(" " + " " * len(num) + " | " + " " * (self.column - 1) + "^" * width)
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
+        return "\n".join(out)
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class RuleError(Exception):
+    """A rule file (or a set of them) could not be loaded. `.diagnostics` lists every problem found."""
+
+    def __init__(self, diagnostics):
+        self.diagnostics = list(diagnostics)
+        errors = [d for d in self.diagnostics if d.severity == ERROR]
+        first = errors[0] if errors else (self.diagnostics[0] if self.diagnostics else None)
+        summary = first.render() if first else "rule error"
+        more = len(errors) - 1
+        if more > 0:
+            summary += f"\n(and {more} more error{'s' if more > 1 else ''})"
+        super().__init__(summary)
+
+    def render(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+
+class Source:
+    """One source text, able to turn offsets and positions into diagnostics."""
+
+    def __init__(self, text: str, path: str):
+        self.text = text
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_text(self, line: int) -> str:
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return ""
+
+    def diag(self, code, message, line, column, *, severity=ERROR, hint="", end_line=0, end_column=0):
+        line = max(1, int(line or 1))
+        column = max(1, int(column or 1))
+        return Diagnostic(
+            path=self.path, line=line, column=column, code=code, message=message,
+            severity=severity, hint=hint, end_line=end_line or line, end_column=end_column or column + 1,
+            source_line=self.line_text(line),
+        )

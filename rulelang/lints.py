@@ -1,0 +1,151 @@
+"""Lints: warnings about rules that are legal but probably not what the author meant.
+
+Each lint is a function registered with @lint(code); it receives the finished Checker and reports
+through checker.warn / checker.err. Add a lint by writing one function here.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from . import ast as A
+
+LINTS = []
+
+
+def lint(code):
+    def deco(fn):
+        LINTS.append((code, fn))
+        return fn
+    return deco
+
+
+def run_lints(checker):
+    for code, fn in LINTS:
+        fn(checker, code)
+
+
+@lint("E108")
+def has_flow(c, code):
+    if "flow" not in c.prog.decls and c.prog.game is not None:
+        c.err(c.prog.game.span, code, "the game has no flow",
+              hint="add: flow { loop { for p in players { turn p { offer [ACTIONS] to p } } } }")
+
+
+@lint("W301")
+def can_end(c, code):
+    if c.prog.game is None or "flow" not in c.prog.decls:
+        return
+    if c.ends or c.prog.endings:
+        return
+    flow = c.prog.decls["flow"]
+    if any(isinstance(n, A.Loop) for n in A.walk(flow.body)):
+        c.warn(c.prog.game.span, code, "the game has no way to end",
+               hint='add an ending "name" when CONDITION, or end_game "name" in the flow')
+
+
+@lint("W302")
+def endless_loops(c, code):
+    if c.ends or c.prog.endings:
+        return  # the game can end from elsewhere (an ending, or end_game in an action)
+    for loop in c.endless_loops:
+        c.warn(loop.span, code, "this loop has no break, return or end_game inside, and the game has no ending",
+               hint="the game can never finish; add an ending or an end_game")
+
+
+def _reachable(c):
+    graph = c.calls
+    start = ["setup", "flow"] + [t.name for t in c.prog.triggers]
+    seen = set()
+    todo = list(start)
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for m in graph.get(n, ()):
+            todo.append(m[len("action:"):] if m.startswith("action:") else m)
+    return seen
+
+
+@lint("W303")
+def unreachable_procs(c, code):
+    seen = _reachable(c)
+    for d in c.prog.of_kind("procedure"):
+        if d.proc_kind in ("phase", "procedure") and d.name not in seen:
+            word = "phase" if d.proc_kind == "phase" else "procedure"
+            c.warn(d.span, code, f"{word} '{d.name}' can never be reached",
+                   hint="nothing reachable from setup, flow, the offered actions or the triggers calls it")
+
+
+@lint("W304")
+def unoffered_actions(c, code):
+    seen = _reachable(c)
+    for d in c.prog.of_kind("action"):
+        if d.name not in c.offered:
+            c.warn(d.span, code, f"action '{d.name}' is never offered", hint=f"add it to an offer: offer [{d.name}] to PLAYER")
+        elif d.name not in seen:
+            c.warn(d.span, code, f"action '{d.name}' is only offered from places that are never reached")
+
+
+@lint("W305")
+def unused_vars(c, code):
+    for d in c.prog.of_kind("var"):
+        if d.name not in c.var_reads and d.name not in c.var_writes:
+            c.warn(d.span, code, f"variable '{d.name}' is never used")
+
+
+@lint("W307")
+def unemitted_events(c, code):
+    for d in c.prog.of_kind("event"):
+        if d.name not in c.emitted:
+            c.warn(d.span, code, f"event '{d.name}' is never emitted", hint=f"emit {d.name}(...) where it happens")
+
+
+SECTION_RE = re.compile(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", re.M)
+
+
+def rulebook_sections(c):
+    game = c.prog.game
+    if game is None or not game.rulebook:
+        return None
+    base = os.path.dirname(game.span.path) or "."
+    path = os.path.normpath(os.path.join(base, game.rulebook))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return set(SECTION_RE.findall(fh.read()))
+    except OSError:
+        return None
+
+
+@lint("W306")
+def unknown_citations(c, code):
+    game = c.prog.game
+    if game is None or not game.rulebook:
+        return
+    ids = rulebook_sections(c)
+    if ids is None:
+        c.warn(game.span, code, f"cannot read the rulebook '{game.rulebook}'; citations are not checked",
+               hint="the path is relative to this file")
+        return
+    for node in _cited_nodes(c.prog):
+        for cid in node.cites:
+            if cid not in ids:
+                close = [i for i in ids if i.startswith(cid.split(".")[0])]
+                c.warn(node.span, code, f"'{cid}' is not a section of the rulebook",
+                       hint=("sections like it: " + ", ".join(sorted(close)[:6])) if close else "")
+
+
+def _cited_nodes(prog):
+    roots = list(prog.decls.values()) + prog.triggers + prog.endings + prog.scenarios + list(prog.variants.values())
+    for extra in (prog.score, prog.tiebreak):
+        if extra is not None:
+            roots.append(extra)
+    seen = set()
+    for root in roots:
+        for n in A.walk(root):
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if getattr(n, "cites", None):
+                yield n

@@ -1,0 +1,349 @@
+"""The command line, first against the fake "race" core of test_agents_simulate (patched into the
+``rulelang`` package), then end to end against the real example games when the core exists."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+from click.testing import CliRunner
+
+import rulelang
+from rulelang.cli import cli
+
+try:
+    from tests.test_agents_simulate import FakeGameError, FakeIllegal, fake_check, fake_load
+except ImportError:
+    from test_agents_simulate import FakeGameError, FakeIllegal, fake_check, fake_load
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    """Patch the fake core into ``rulelang``; returns a function writing rule files."""
+    monkeypatch.setattr(rulelang, "load", fake_load, raising=False)
+    monkeypatch.setattr(rulelang, "check", fake_check, raising=False)
+    monkeypatch.setattr(rulelang, "GameError", FakeGameError, raising=False)
+    monkeypatch.setattr(rulelang, "IllegalAction", FakeIllegal, raising=False)
+
+    def write(text="race 10", name="race.rules"):
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text + "\n")
+        return str(p)
+
+    return write
+
+
+def run(*args, input=None):
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=input)
+    assert "Traceback" not in result.output
+    return result
+
+
+# --- check --------------------------------------------------------------------------------------
+
+def test_check_clean_warning_and_broken(fake):
+    ok, warn, bad = fake("race 10"), fake("race warn", "w.rules"), fake("race broken warn", "b.rules")
+    r = run("check", ok)
+    assert r.exit_code == 0 and r.stdout.strip() == f"{ok}: 0 errors, 0 warnings"
+    r = run("check", warn)
+    assert r.exit_code == 0 and f"{warn}:1:1: warning[W100]: a warning" in r.stdout
+    assert r.stdout.strip().endswith(f"{warn}: 0 errors, 1 warning")
+    r = run("check", ok, bad)
+    assert r.exit_code == 1
+    assert f"{bad}:1:6: error[E201]: unknown name 'broken'" in r.stdout
+    assert "^^^^^^" in r.stdout and f"{bad}: 1 error, 1 warning" in r.stdout
+
+
+def test_check_json_and_placeholders(fake):
+    ok, bad = fake("race 10"), fake("race broken", "b.rules")
+    r = run("check", "--json", ok, bad)
+    assert r.exit_code == 1
+    items = json.loads(r.stdout)
+    assert [(d["path"], d["code"], d["severity"]) for d in items] == [(bad, "E201", "error")]
+    r = run("check", "--placeholders", ok)
+    assert r.exit_code == 0
+    assert f"{ok}:1:6: placeholder: target 10 (invented)" in r.stdout
+    assert "1 placeholder" in r.stdout
+    r = run("check", "--json", "--placeholders", ok)
+    assert json.loads(r.stdout)[0]["code"] == "placeholder"
+
+
+def test_check_missing_file_is_one_line(fake, tmp_path):
+    missing = tmp_path / "nope.rules"
+    r = run("check", missing)
+    assert r.exit_code == 1
+    assert r.stderr.strip() == f"rulelang: {missing}: cannot read file: no such file"
+    assert r.stdout == ""
+    r = run("check", "--json", missing)
+    assert r.exit_code == 1 and json.loads(r.stdout)[0]["code"] == "E000"
+    r = run("check", tmp_path)
+    assert r.exit_code == 1 and "is a directory" in r.stderr
+
+
+def test_usage_error_exit_2():
+    assert run("check").exit_code == 2
+    assert run("frobnicate").exit_code == 2
+
+
+# --- play ---------------------------------------------------------------------------------------
+
+def test_play_narrates_and_finishes(fake):
+    path = fake()
+    r = run("play", path, "--players", 2, "--seed", 5)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == "race: 2 players, seed 5"
+    assert lines[1].startswith("chance: roll(")
+    assert lines[2] in ("P1 (random): add 1", "P1 (random): add 2")
+    assert any(line.startswith("Game over after ") and "reached_target" in line for line in lines)
+    assert any(line.startswith("Winner: P") for line in lines)
+    assert run("play", path, "--players", 2, "--seed", 5).stdout == r.stdout
+
+
+def test_play_json_and_agents(fake):
+    path = fake()
+    r = run("play", path, "--json", "--agents", "first")
+    assert r.exit_code == 0
+    data = json.loads(r.stdout)
+    assert data["players"] == 2 and data["end_reason"] == "reached_target"
+    assert data["decisions"] == len(data["log"]) and data["winners"] and data["error"] is None
+    assert all(e["action"] == "add(1)" for e in data["log"] if e["player"] >= 0)
+    r = run("play", path, "--players", 3, "--variant", "shared", "--agents", "first")
+    assert "Winners (shared): P1, P2, P3" in r.stdout
+
+
+def test_play_human(fake):
+    path = fake()
+    r = run("play", path, "--agents", "human,first", input="2\n" * 20)
+    assert r.exit_code == 0
+    assert "P1 (human): add 2" in r.stdout and "P2 (first): add 1" in r.stdout
+    assert "1. add 1" in r.stdout
+    r = run("play", path, "--agents", "human", input="")
+    assert r.exit_code == 1
+    assert r.stderr.strip().splitlines()[-1] == (
+        "rulelang: game error after 1 decisions: P1: end of input while waiting for a choice")
+    r = run("play", path, "--agents", "human", "--json", input="1\n" * 20)
+    assert r.exit_code == 0 and json.loads(r.stdout)["decisions"] > 0 and "1. add 1" in r.stderr
+
+
+def test_play_bad_arguments(fake):
+    path = fake()
+    r = run("play", path, "--players", 5)
+    assert r.exit_code == 1 and r.stderr.strip() == "rulelang: race is played by 2, 3 players, not 5"
+    r = run("play", path, "--agents", "random,random,random")
+    assert r.exit_code == 2 and "3 agents for 2 players" in r.stderr
+    r = run("play", path, "--agents", "deep_blue")
+    assert r.exit_code == 2 and "unknown agent 'deep_blue'" in r.stderr
+    r = run("play", fake("race broken", "b.rules"))
+    assert r.exit_code == 1 and "error[E201]" in r.stderr and " | " in r.stderr
+    r = run("play", path + ".missing")
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1
+
+
+def test_play_game_error_is_one_line_and_logged(fake, tmp_path):
+    path = fake()
+    log = tmp_path / "err.json"
+    r = run("play", path, "--variant", "trap", "--agents", "first", "--log", log)  # 0/1 +1+1+1+1+1+1 hits 7
+    assert r.exit_code == 1
+    assert r.stderr.strip().splitlines()[-1].startswith("rulelang: game error after ")
+    assert r.stderr.strip().endswith("race.rules:1:1: the counter hit the trap")
+    data = json.loads(log.read_text())
+    assert data["error"] and data["final_sha256"] is None
+    r = run("replay", path, log)
+    assert r.exit_code == 0 and "stopped with an error" in r.stdout
+
+
+# --- play --log / replay --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("chance", ["sampled", "explicit"])
+def test_log_and_replay(fake, tmp_path, chance):
+    path = fake()
+    log = tmp_path / "game.json"
+    r = run("play", path, "--seed", 11, "--log", log, "--chance", chance)
+    assert r.exit_code == 0
+    data = json.loads(log.read_text())
+    assert data["rules"] == path and data["players"] == 2 and data["seed"] == 11
+    assert data["variants"] == [] and len(data["final_sha256"]) == 64
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    r = run("replay", path, log)
+    assert r.exit_code == 0
+    assert r.stdout.strip() == f"OK: {len(data['log'])} decisions replayed, final state verified"
+
+    bad = dict(data, log=[dict(e) for e in data["log"]])
+    step = next(i for i, e in enumerate(bad["log"]) if e["player"] >= 0)
+    bad["log"][step]["action"] = "add(9)"
+    log.write_text(json.dumps(bad))
+    r = run("replay", path, log)
+    assert r.exit_code == 1
+    assert r.stderr.strip() == (f"rulelang: replay failed at decision {step + 1} (P1: add(9)): "
+                                "'add(9)' is not legal now")
+
+    log.write_text(json.dumps(dict(data, final_sha256="0" * 64)))
+    r = run("replay", path, log)
+    assert r.exit_code == 1 and "final state differs" in r.stderr
+
+
+def test_replay_bad_logs(fake, tmp_path):
+    path = fake()
+    log = tmp_path / "x.json"
+    log.write_text("{not json")
+    r = run("replay", path, log)
+    assert r.exit_code == 1 and r.stderr.strip() == f"rulelang: {log}: not a rulelang log: invalid JSON at line 1"
+    log.write_text(json.dumps({"players": 2}))
+    assert "missing seed, log" in run("replay", path, log).stderr
+    log.write_text(json.dumps({"players": 2, "seed": 0, "log": [], "game": "chess"}))
+    assert "the log is of game 'chess'" in run("replay", path, log).stderr
+    r = run("replay", path, tmp_path / "none.json")
+    assert r.exit_code == 1 and "cannot read log: no such file" in r.stderr
+
+
+# --- simulate -----------------------------------------------------------------------------------
+
+def test_simulate_json(fake):
+    r = run("simulate", fake(), "--players", 2, "--games", 25, "--seed", 2, "--json")
+    assert r.exit_code == 0
+    s = json.loads(r.stdout)
+    for key in ("games", "completed", "errors", "error_messages", "mean_decisions", "win_rate",
+                "mean_score", "ended_by", "seconds"):
+        assert key in s
+    assert s["games"] == s["completed"] == 25 and len(s["win_rate"]) == 2
+    assert r.stderr == ""
+
+
+def test_simulate_table_and_errors(fake):
+    path = fake()
+    r = run("simulate", path, "--games", 10)
+    assert r.exit_code == 0
+    for text in ("completed", "mean decisions", "win rate", "mean score", "P2", "reached_target", "never"):
+        assert text in r.stdout
+    r = run("simulate", path, "--games", 30, "--variant", "trap")
+    assert r.exit_code == 1 and "the counter hit the trap" in r.stdout
+    r = run("simulate", path, "--games", 30, "--variant", "trap", "--json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["errors"] > 0
+
+
+# --- test ---------------------------------------------------------------------------------------
+
+def test_test_command(fake, monkeypatch, tmp_path):
+    import interpreter
+
+    R = types.SimpleNamespace
+
+    def run_path(path):
+        if "broken" in open(path).read():
+            fake_load(path)
+        base = os.path.basename(path)
+        out = [R(name=f"{base} ok", path=path, line=3, passed=True, message="")]
+        if "fail" in base:
+            out.append(R(name=f"{base} bad", path=path, line=7, passed=False, message="expected 1, got 2"))
+        return out
+
+    mod = types.SimpleNamespace(run_path=run_path)
+    monkeypatch.setitem(sys.modules, "interpreter.scenarios", mod)
+    monkeypatch.setattr(interpreter, "scenarios", mod, raising=False)
+    good = fake("race 10", "suite/a.rules")
+    fake("race 10", "suite/sub/b.rules")
+    (tmp_path / "suite" / "notes.txt").write_text("not a rule file")
+    r = run("test", os.path.dirname(good))
+    assert r.exit_code == 0
+    assert r.stdout.splitlines() == ["PASS a.rules ok", "PASS b.rules ok", "2 passed, 0 failed"]
+    failing = fake("race 10", "fail.rules")
+    r = run("test", good, failing)
+    assert r.exit_code == 1
+    assert f"FAIL {failing}:7 fail.rules bad: expected 1, got 2" in r.stdout
+    assert r.stdout.splitlines()[-1] == "2 passed, 1 failed"
+    r = run("test", fake("race broken", "b.rules"))
+    assert r.exit_code == 1 and "error[E201]" in r.stdout and "0 passed, 1 failed" in r.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run("test", empty)
+    assert r.exit_code == 1 and "no scenarios found" in r.stderr
+
+
+# --- internal errors ----------------------------------------------------------------------------
+
+def test_internal_error_is_one_line(fake, monkeypatch):
+    def boom(path, variants=()):
+        raise RuntimeError("oops\nsecond line")
+
+    monkeypatch.setattr(rulelang, "load", boom)
+    r = run("play", fake())
+    assert r.exit_code == 3
+    assert r.stderr == "rulelang: internal error: RuntimeError: oops\n"
+    monkeypatch.setenv("RULELANG_DEBUG", "1")
+    r = CliRunner().invoke(cli, ["play", fake()])
+    assert isinstance(r.exception, RuntimeError)
+
+
+def test_python_dash_m():
+    r = subprocess.run([sys.executable, "-m", "rulelang", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0 and "simulate" in r.stdout
+
+
+# --- end to end, with the real core ---------------------------------------------------------------
+
+def _real_core():
+    try:
+        rulelang.load(os.path.join(ROOT, "games/examples/connect4.rules"))
+    except Exception:
+        return False
+    return True
+
+
+real = pytest.mark.skipif(not _real_core(), reason="the rulelang core is not available yet")
+EXAMPLES = ["games/examples/connect4.rules", "games/examples/tictactoe.rules"]
+
+
+@pytest.fixture
+def in_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+@real
+@pytest.mark.parametrize("path", EXAMPLES)
+def test_real_check_play_replay(path, in_root, tmp_path):
+    r = run("check", path)
+    assert r.exit_code == 0 and r.stdout.strip().endswith("0 errors, 0 warnings") or "warning" in r.stdout
+    log = tmp_path / "log.json"
+    r = run("play", path, "--players", 2, "--seed", 3, "--log", log)
+    assert r.exit_code == 0, r.output
+    assert "P1 (random): " in r.stdout and "Game over after" in r.stdout
+    r = run("replay", path, log)
+    assert r.exit_code == 0, r.output
+    assert "final state verified" in r.stdout
+    r = run("play", path, "--seed", 3, "--json")
+    data = json.loads(r.stdout)
+    assert data["end_reason"] and data["decisions"] == len(data["log"])
+
+
+@real
+@pytest.mark.parametrize("path", EXAMPLES)
+def test_real_simulate(path, in_root):
+    r = run("simulate", path, "--players", 2, "--games", 20, "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["completed"] == s["games"] == 20
+    assert sum(s["ended_by"].values()) == 20
+    r2 = run("simulate", path, "--players", 2, "--games", 20, "--json", "--workers", 2)
+    s2 = json.loads(r2.stdout)
+    for x in (s, s2):
+        x.pop("seconds")
+        x.pop("workers")
+    assert s == s2
+
+
+@real
+def test_real_check_broken_and_missing(in_root, tmp_path):
+    text = open(EXAMPLES[1]).read()
+    bad = tmp_path / "broken.rules"
+    bad.write_text(text + "\nthis is not valid rulelang (\n")
+    r = run("check", bad)
+    assert r.exit_code == 1 and f"{bad}:" in r.stdout and ": error[" in r.stdout
+    r = run("play", tmp_path / "missing.rules")
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "cannot read file" in r.stderr
