@@ -21,7 +21,7 @@ MAX_ERRORS = 8
 TOKEN_WORDS = {
     "RBRACE": "'}'", "LBRACE": "'{'", "RPAR": "')'", "LPAR": "'('", "RSQB": "']'", "LSQB": "'['",
     "COMMA": "','", "COLON": "':'", "EQUAL": "'='", "NAME": "a name", "INT": "a number",
-    "STRING": "a string", "DOT": "'.'", "ASSIGN_OP": "'=', '+=' or '-='", "CMP_OP": "a comparison",
+    "STRING": "a string", "DOT": "'.'", "MINUS": "'-'", "PLUS": "'+'", "CMP_OP": "a comparison",
     "$END": "the end of the file", "__ANON_0": "'..'",
 }
 
@@ -383,10 +383,27 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def expr_stmt(self, meta, c):
-        target, op, value = c
-        if op is None:
-            return A.ExprStmt(span=self._span(meta), expr=target)
-        return A.Assign(span=self._span(meta), op=str(op), target=target, value=value)
+        return A.ExprStmt(span=self._span(meta), expr=c[0])
+
+    @v_args(meta=True)
+    def assign_set(self, meta, c):
+        return A.Assign(span=self._span(meta), op="=", target=c[0], value=c[1])
+
+    @v_args(meta=True)
+    def assign_add(self, meta, c):
+        return A.Assign(span=self._span(meta), op="+=", target=c[0], value=c[1])
+
+    @v_args(meta=True)
+    def assign_sub(self, meta, c):
+        return A.Assign(span=self._span(meta), op="-=", target=c[0], value=c[1])
+
+    @v_args(meta=True)
+    def add_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="+", left=c[0], right=c[1])
+
+    @v_args(meta=True)
+    def sub_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="-", left=c[0], right=c[1])
 
     @v_args(meta=True)
     def if_stmt(self, meta, c):
@@ -701,7 +718,7 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
         tok = err.token
         hint = _describe_expected(err.accepts or err.expected)
         message = f"unexpected {_token_text(tok)}"
-        if str(tok) in ("=",) and "ASSIGN_OP" not in (err.accepts or err.expected):
+        if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
             hint = "use '==' to compare; '=' only assigns in a statement"
         return source.diag("E004", message, tok.line, tok.column, hint=hint,
                            end_column=(tok.end_column or tok.column + 1))
