@@ -139,6 +139,8 @@ class HumanAgent(Agent):
     ``show_view`` prints ``game.view(seat)`` before each question."""
 
     name = "human"
+    #: view entries not shown (the prompt and the numbered choices already say it)
+    HIDDEN_VIEW_KEYS = frozenset({"pending"})
 
     def __init__(self, input=None, output=None, show_view: bool = True):
         self.input = input
@@ -160,7 +162,7 @@ class HumanAgent(Agent):
         if self.show_view and seat >= 0:
             self._show_view(game, seat)
         prompt = getattr(game, "prompt", "") or "choose an action"
-        self._write(f"{seat_name(seat)}: {prompt}")
+        self._write(f"{seat_name(seat)} (seat {seat}) - {prompt}")
         for i, action in enumerate(actions, 1):
             self._write(f"  {i:>3}. {action}")
         while True:
@@ -202,6 +204,8 @@ class HumanAgent(Agent):
             return
         if isinstance(view, dict):
             for key, value in view.items():
+                if key in self.HIDDEN_VIEW_KEYS or value is None or value == []:
+                    continue
                 self._write(f"  {key}: {json.dumps(value, default=str, separators=(', ', ': '))}")
         elif view is not None:
             self._write(f"  {view}")

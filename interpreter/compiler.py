@@ -1143,7 +1143,18 @@ class StmtCompiler:
     def s_Expect(self, c, s):
         f = self.xc.compile(s.test)
         msg = s.message
-        c.emit(lambda G, L: G.scenario_step("expect", (f(G, L), msg)), s.span)
+        t = s.test
+        if isinstance(t, A.Binary) and t.op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in"):
+            lf, rf = self.xc.compile(t.left), self.xc.compile(t.right)
+
+            def expect(G, L):
+                ok = f(G, L)
+                detail = "" if ok else f"left side is {readable(lf(G, L))}, right side is {readable(rf(G, L))}"
+                return G.scenario_step("expect", (ok, msg, detail))
+        else:
+            def expect(G, L):
+                return G.scenario_step("expect", (f(G, L), msg, ""))
+        c.emit(expect, s.span)
 
 
 def _jump(target):

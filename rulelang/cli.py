@@ -50,6 +50,12 @@ class _Group(click.Group):
             ctx.exit(exc.code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except BrokenPipeError:  # e.g. `rulelang play ... | head`: stop quietly
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:
+                pass
+            ctx.exit(EXIT_FAIL)
         except Exception as exc:
             if os.environ.get("RULELANG_DEBUG", "") not in ("", "0"):
                 raise
@@ -138,9 +144,13 @@ def _players(ruleset, players):
 
 
 def _entry(e) -> dict:
-    """A log entry as a plain ``{"player", "action"}`` dict."""
+    """A log entry as a plain ``{"player", "action"}`` dict (accepts dicts, ``[player, action]``
+    pairs and objects with ``player``/``action`` attributes)."""
     if isinstance(e, dict):
         return {"player": int(e["player"]), "action": str(e["action"])}
+    if isinstance(e, (list, tuple)):
+        player, action = e
+        return {"player": int(player), "action": str(action)}
     return {"player": int(e.player), "action": str(e.action)}
 
 
@@ -159,8 +169,7 @@ def _write_json_atomic(path: str, data) -> None:
                                dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, default=str)
-            fh.write("\n")
+            fh.write(_dumps_record(data))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -170,6 +179,19 @@ def _write_json_atomic(path: str, data) -> None:
         except OSError:
             pass
         raise
+
+
+def _dumps_record(data: dict) -> str:
+    """JSON for a log file: one key per line, and one line per decision of the ``log`` list."""
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, list) and key == "log" and value:
+            body = ",\n".join("  " + json.dumps(v, default=str) for v in value)
+            text = "[\n" + body + "\n ]"
+        else:
+            text = json.dumps(value, default=str)
+        lines.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _jsonable(value):

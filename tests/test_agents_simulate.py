@@ -225,7 +225,7 @@ def test_human_agent_reads_number_or_id_and_reprompts():
     agent = HumanAgent(input=io.StringIO("9\nfoo\n\n2\n"), output=out)
     assert agent.choose(game).id == "add(2)"
     text = out.getvalue()
-    assert "P1: add 1 or 2 to the counter" in text
+    assert "P1 (seat 0) - add 1 or 2 to the counter" in text
     assert "1. add 1" in text and "2. add 2" in text
     assert text.count("is not one of the choices") == 3
     assert "counter: " in text

@@ -1,0 +1,193 @@
+"""Scenarios: executable rulebook examples (given / when / then), run by `rulelang test` and pytest.
+
+A scenario starts a new game (its players, seed and variants; chance decisions explicit), runs the
+`given` statements (which may set variables directly), takes the `when` steps (`play "id"`,
+`chance "outcome"`), then checks every `expect` of `then`. A chance decision that no `chance` step
+forces is drawn from the scenario's seeded sampler when the next `play` needs a player decision.
+"""
+from __future__ import annotations
+
+import os
+import random
+
+import attrs
+
+import rulelang
+from rulelang.diagnostics import RuleError
+
+from .builtins import RuleRuntimeError
+from .compiler import StmtCompiler
+from .errors import GameError, IllegalAction
+from .values import fmt, readable
+
+
+@attrs.define
+class ScenarioResult:
+    name: str
+    path: str
+    line: int
+    passed: bool
+    message: str = ""
+    cites: tuple = ()
+
+
+class ScenarioFailure(Exception):
+    pass
+
+
+class Driver:
+    """Performs scenario steps for the ops of a scenario block."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.failures = []
+        self.span = None
+
+    def value(self, G, name):
+        if name == "legal":
+            return tuple(a.id for a in G.legal_actions())
+        if name == "over":
+            return G.is_over()
+        if name == "winners":
+            return tuple(G.winners())
+        if name == "scores":
+            return tuple(G.scores())
+        if name == "end_reason":
+            return G.end_reason
+        if name == "decider":
+            return G.current_player
+        raise RuleRuntimeError(f"unknown scenario value {name}")
+
+    def settle_chance(self, G):
+        while not G.is_over() and G.is_chance():
+            outcomes = G.chance_outcomes()
+            acts = [a for a, _ in outcomes]
+            weights = [p for _, p in outcomes]
+            G.apply(self.rng.choices(acts, weights)[0])
+
+    def step(self, G, kind, value):
+        if kind == "play":
+            self.settle_chance(G)
+            if G.is_over():
+                raise ScenarioFailure(f"cannot play {readable(value)}: the game is over ({G.end_reason})")
+            aid = value if isinstance(value, str) else fmt(value)
+            try:
+                G.apply(aid)
+            except IllegalAction as e:
+                raise ScenarioFailure(str(e)) from None
+        elif kind == "chance":
+            if not G.is_chance():
+                raise ScenarioFailure(f"no chance decision is pending (now: {G.prompt})")
+            aid = value if isinstance(value, str) else fmt(value)
+            try:
+                G.apply(aid)
+            except IllegalAction as e:
+                raise ScenarioFailure(str(e)) from None
+        elif kind == "expect":
+            ok, msg, detail = value
+            if ok is not True:
+                text = msg or "expectation failed"
+                if detail:
+                    text += f" ({detail})"
+                self.failures.append((self.span, text))
+        return None
+
+
+def _exec(G, code):
+    L = {}
+    pc = 0
+    ops = code.ops
+    while pc < len(ops):
+        G.scenario.span = code.spans[pc]
+        r = ops[pc](G, L)
+        if r is None:
+            pc += 1
+        elif r.__class__ is int:
+            pc = r
+        else:
+            raise ScenarioFailure("this statement cannot run in a scenario (procedures, turns and decisions run "
+                                  "inside the game)")
+
+
+def reconsider(G):
+    """After `given` changed variables directly, recompute the pending decision from the new state."""
+    if G.is_over() or G.pending is None or G.pending.acc:
+        return
+    fr = G.frames[-1]
+    fr.pc -= 1
+    G.pending = None
+    G._actions = None
+    G._run()
+
+
+def run_scenario(rs, sc) -> ScenarioResult:
+    where = sc.span
+    players = sc.players or min(rs.player_counts)
+    res = ScenarioResult(sc.name, where.path, where.line, False, "", tuple(sc.cites))
+    try:
+        G = rs.new_game(players, seed=sc.seed, chance=sc.chance)
+        G.scenario = Driver(sc.seed)
+        comp = StmtCompiler(rs, rs._xc)
+        for i, block in enumerate(sc.given):
+            _exec(G, comp.code(f"scenario-given-{i}", block))
+        reconsider(G)
+        for i, block in enumerate(sc.when):
+            _exec(G, comp.code(f"scenario-when-{i}", block))
+        for i, block in enumerate(sc.then):
+            _exec(G, comp.code(f"scenario-then-{i}", block))
+    except ScenarioFailure as e:
+        span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
+        res.message = f"{span.path}:{span.line}: {e}"
+        return res
+    except (GameError, RuleRuntimeError) as e:
+        span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
+        res.message = f"{span.path}:{span.line}: {e}"
+        return res
+    fails = G.scenario.failures
+    if fails:
+        res.message = "; ".join(f"{s.path}:{s.line}: {m}" for s, m in fails)
+        return res
+    res.passed = True
+    return res
+
+
+def rule_files(path):
+    if os.path.isdir(path):
+        out = []
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(".rules"):
+                    out.append(os.path.join(root, f))
+        return out
+    return [path]
+
+
+def run_file(path):
+    results = []
+    try:
+        base = rulelang.load(path)
+    except RuleError as e:
+        return [ScenarioResult("(loading the file)", path, 1, False, e.render())]
+    by_variants = {}
+    for sc in base.program.scenarios:
+        by_variants.setdefault(tuple(sc.variants), []).append(sc.name)
+    for variants, names in by_variants.items():
+        try:
+            rs = base if not variants else rulelang.load(path, variants=variants)
+        except RuleError as e:
+            results.append(ScenarioResult(f"(loading with variants {', '.join(variants)})", path, 1, False, e.render()))
+            continue
+        wanted = set(names)
+        for sc in rs.program.scenarios:
+            if sc.name in wanted and tuple(sc.variants) == variants:
+                results.append(run_scenario(rs, sc))
+    return results
+
+
+def run_path(path):
+    """Run every scenario in a rule file, or in every .rules file below a folder."""
+    results = []
+    for f in rule_files(path):
+        results.extend(run_file(f))
+    return results
