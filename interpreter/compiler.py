@@ -391,7 +391,7 @@ class Place:
         if ty is not None and ty.kind == "range":
             self.bounds = (ty.low, ty.high)
         self.text = _expr_text(target)
-        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag") and not keys else None
+        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
 
     def get(self, G, L):
         c = G.data[self.name] if self.is_var else L[self.name]
@@ -401,7 +401,8 @@ class Place:
 
     def set(self, G, L, v):
         if self.pile_kind is not None and v.__class__ is tuple:
-            v = Pile(self.pile_kind, v, ()) if self.pile_kind == "deck" else Pile("bag", (), v)
+            k = self.pile_kind
+            v = Pile("deck", v, ()) if k == "deck" else (Pile("bag", (), v) if k == "bag" else frozenset(v))
         if self.bounds is not None and v is not None:
             lo, hi = self.bounds
             if not lo <= v <= hi:

@@ -8,8 +8,10 @@ and the agent of seat ``s`` is seeded with ``agent_seed(game seed, s)`` (see ``i
 so ``rulelang play --seed <game seed>`` replays that very game, and the summary is the same for any
 number of workers: results are gathered by game index before anything is added up.
 
-With ``workers > 1`` the games run in a ``ProcessPoolExecutor`` (``spawn`` start method); each
-worker process loads the rule file once, by path and variants.
+With ``workers > 1`` the games run in a ``ProcessPoolExecutor`` (``fork`` on Linux, ``spawn``
+elsewhere); each worker process loads the rule file once, by path and variants.  ``progress(0,
+games)`` is called once the workers are started, so a caller may start a progress display (and its
+thread) only then.
 
 ``play_game(game, agents, ...)`` is the decision loop shared with the command line.
 """
@@ -19,6 +21,7 @@ import concurrent.futures
 import math
 import multiprocessing
 import os
+import sys
 import time
 
 from interpreter.agents import CHANCE, AgentError, ChanceAgent, RandomAgent, agent_seed
@@ -203,6 +206,14 @@ def _run_chunk(indices, seed, players, max_decisions, chance) -> list:
     return [play_one(_WORKER_RULESET, i, seed, players, max_decisions, chance) for i in indices]
 
 
+def _mp_context():
+    """``fork`` on Linux (workers inherit the already built parser: fast start), ``spawn``
+    elsewhere.  Either way each worker re-loads the rules by path in its initializer."""
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
 def _chunks(games: int, workers: int) -> list:
     size = max(1, min(64, math.ceil(games / (workers * 4)))) if games else 1
     return [list(range(start, min(games, start + size))) for start in range(0, games, size)]
@@ -217,7 +228,8 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
 
     ``workers > 1`` runs the games in that many processes (``workers <= 0`` means one per CPU);
     each worker re-loads the rules by path with ``variants`` (a ``Ruleset`` object is pickled to
-    them instead).  ``progress(done, total)`` is called in this process as games finish.
+    them instead).  ``progress(done, total)`` is called in this process: first with ``done == 0``
+    once the workers run, then as games finish.
     ``loader(path, variants=...)`` replaces ``rulelang.load`` (it must be picklable for workers).
     ``ruleset`` is an already loaded ``Ruleset`` of ``rules`` to use in this process (saves a load).
     Loading errors (``RuleError``, ``OSError``) are raised; failing games are counted, not raised."""
@@ -229,18 +241,22 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
     endings = tuple(getattr(ruleset, "endings", ()) or ())
     results: list = []
     if workers == 1 or games <= 1:
+        if progress is not None:
+            progress(0, games)
         for i in range(games):
             results.append(play_one(ruleset, i, seed, players, max_decisions, chance))
             if progress is not None:
                 progress(len(results), games)
     else:
         chunks = _chunks(games, workers)
-        context = multiprocessing.get_context("spawn")
+        context = _mp_context()
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=min(workers, len(chunks)), mp_context=context,
             initializer=_init_worker, initargs=(rules, tuple(variants), loader),
         ) as pool:
             futures = [pool.submit(_run_chunk, c, seed, players, max_decisions, chance) for c in chunks]
+            if progress is not None:
+                progress(0, games)
             try:
                 for fut in concurrent.futures.as_completed(futures):
                     results.extend(fut.result())

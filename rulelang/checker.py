@@ -500,7 +500,7 @@ class Checker:
             self.var_writes.add(root.ident)
             if ctx.pure:
                 self.err(e.span, "E403", "a function cannot change variables")
-        elif ref == "local":
+        elif ref in ("local", "unknown"):
             pass
         elif ref:
             self.err(root.span, "E408", f"'{root.ident}' is a {'constant' if ref == 'const' else ref}; it cannot be changed",

@@ -476,15 +476,27 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
     players = _players(ruleset, players)
     console = Console(stderr=True)
     show = console.is_terminal and not as_json
-    with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, disable=not show, transient=True) as bar:
-        task = bar.add_task("games", total=games)
-        try:
-            summary = run(file, players, games, seed=seed, workers=workers, variants=tuple(variants),
-                          max_decisions=max_decisions, ruleset=ruleset,
-                          progress=lambda done, total: bar.update(task, completed=done))
-        except WorkerError as exc:
-            raise Fail(str(exc)) from None
+    bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, disable=not show, transient=True)
+    task = bar.add_task("games", total=games)
+    started = False
+
+    def on_progress(done, total):
+        # started lazily: the bar's refresh thread must not exist when workers are forked
+        nonlocal started
+        if not started:
+            bar.start()
+            started = True
+        bar.update(task, completed=done)
+
+    try:
+        summary = run(file, players, games, seed=seed, workers=workers, variants=tuple(variants),
+                      max_decisions=max_decisions, ruleset=ruleset, progress=on_progress)
+    except WorkerError as exc:
+        raise Fail(str(exc)) from None
+    finally:
+        if started:
+            bar.stop()
     summary["rules"] = file
     if as_json:
         click.echo(json.dumps(summary, default=str))

@@ -14,6 +14,7 @@ import attrs
 ERROR = "error"
 WARNING = "warning"
 NOTE = "note"
+MAX_SHOWN = 100  # characters of a source line shown under a diagnostic
 
 
 @attrs.define(frozen=True)
@@ -34,13 +35,18 @@ class Diagnostic:
         out = [head]
         if self.source_line:
             text = self.source_line.rstrip("\n").expandtabs(4)
-            num = str(self.line)
-            out.append(f" {num} | {text}")
+            col = self.column
             width = 1
             if self.end_line == self.line and self.end_column > self.column:
                 width = self.end_column - self.column
-            width = max(1, min(width, max(1, len(text) - self.column + 1)))
-            out.append(" " + " " * len(num) + " | " + " " * (self.column - 1) + "^" * width)
+            if len(text) > MAX_SHOWN:  # show a window of a very long line around the column
+                start = max(0, col - 1 - MAX_SHOWN // 2)
+                text = ("..." if start else "") + text[start:start + MAX_SHOWN] + "..."
+                col = col - start + (3 if start else 0)
+            width = max(1, min(width, max(1, len(text) - col + 1), 60))
+            num = str(self.line)
+            out.append(f" {num} | {text}")
+            out.append(" " + " " * len(num) + " | " + " " * (col - 1) + "^" * width)
         if self.hint:
             out.append(f"  hint: {self.hint}")
         return "\n".join(out)

@@ -96,6 +96,9 @@ def compatible(a: Type, b: Type) -> bool:
         return other.name in ("node", "str", "tuple", "int") or other.kind == "enum"
     if a.name == "player" and b.name == "int" or a.name == "int" and b.name == "player":
         return True
+    if a.name == "list" and b.name in ("deck", "bag", "set"):
+        # a list literal fills a deck (in order), a bag or a set
+        return not a.args or not b.args or compatible(a.args[0], b.args[0])
     if a.name != b.name:
         return False
     if a.args and b.args and len(a.args) == len(b.args):

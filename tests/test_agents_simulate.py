@@ -317,7 +317,7 @@ def test_simulate_shared_victory_and_errors(race_file):
 def test_simulate_progress_and_ruleset_object(race_file):
     calls = []
     s = simulate(fake_load(race_file), 2, 7, progress=lambda d, t: calls.append((d, t)))
-    assert calls[-1] == (7, 7) and len(calls) == 7 and s["completed"] == 7
+    assert calls == [(i, 7) for i in range(8)] and s["completed"] == 7
 
 
 def test_simulate_workers_give_identical_summary(race_file):
@@ -336,35 +336,39 @@ def test_summarize_empty():
 
 # --- against the real core, when it exists ------------------------------------------------------
 
-def _real_core():
+def _loads(path):
     try:
         import rulelang
 
-        rulelang.load(os.path.join(ROOT, "games/examples/connect4.rules"))
+        rulelang.load(os.path.join(ROOT, path))
     except Exception:
         return False
     return True
 
 
-real = pytest.mark.skipif(not _real_core(), reason="the rulelang core is not available yet")
+EXAMPLES = [
+    pytest.param(p, marks=pytest.mark.skipif(not _loads(p), reason=f"the core cannot load {p} yet"))
+    for p in ("games/examples/connect4.rules", "games/examples/tictactoe.rules")
+]
 
 
-@real
-def test_real_random_games_finish():
+@pytest.mark.parametrize("path", EXAMPLES)
+def test_real_random_games_finish(path):
     import rulelang
 
-    for name in ("connect4", "tictactoe"):
-        rules = rulelang.load(os.path.join(ROOT, f"games/examples/{name}.rules"))
-        for seed in range(3):
-            game = rules.new_game(2, seed=seed)
-            play_game(game, [RandomAgent(seed), RandomAgent(seed + 1)])
-            assert game.is_over() and game.end_reason
-            assert len(game.winners()) in (0, 1, 2)
+    rules = rulelang.load(os.path.join(ROOT, path))
+    for seed in range(3):
+        game = rules.new_game(2, seed=seed)
+        n = play_game(game, [RandomAgent(seed), RandomAgent(seed + 1)])
+        assert game.is_over() and game.end_reason in rules.endings
+        assert n == len(game.log)
+    r = play_one(rules, 5, 1, 2, 1000)
+    assert r["ok"] and r["end_reason"] in rules.endings
 
 
-@real
-def test_real_simulate_workers_identical():
-    path = os.path.join(ROOT, "games/examples/tictactoe.rules")
+@pytest.mark.parametrize("path", EXAMPLES)
+def test_real_simulate_workers_identical(path):
+    path = os.path.join(ROOT, path)
     one = simulate(path, 2, 24, seed=1)
     two = simulate(path, 2, 24, seed=1, workers=2)
     assert one["completed"] == 24 and one["errors"] == 0
