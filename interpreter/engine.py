@@ -537,7 +537,7 @@ class Game:
             shown = ", ".join(legal[:12]) + (" ..." if len(legal) > 12 else "")
             who = "chance" if p.kind == "chance" else f"P{p.player}"
             raise IllegalAction(f"'{aid}' is not legal now ({who} to decide: {p.prompt}); legal: {shown}")
-        self.log.append([-1 if p.kind == "chance" else p.player, aid])
+        self.log.append({"player": -1 if p.kind == "chance" else p.player, "action": aid})
         self._actions = None
         fr = self.frames[-1]
         op = fr.code.ops[fr.pc - 1]
@@ -685,7 +685,7 @@ class Game:
             "end_reason": self.end_reason,
             "end_pending": self.end_pending,
             "rng": self.rng,
-            "log": [list(x) for x in self.log],
+            "log": [dict(x) for x in self.log],
             "notes": list(self.notes),
             "turns": self.turns,
             "error": self.error,
@@ -754,7 +754,7 @@ class Game:
         g.end_reason = d["end_reason"]
         g.end_pending = d["end_pending"]
         g.rng = int(d["rng"])
-        g.log = [[int(p), str(a)] for p, a in d["log"]]
+        g.log = [{"player": int(x["player"]), "action": str(x["action"])} for x in d["log"]]
         g.notes = [str(x) for x in d["notes"]]
         g.turns = int(d["turns"])
         g.error = d.get("error")

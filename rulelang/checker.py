@@ -99,7 +99,10 @@ class Checker:
         for d in p.decls.values():
             self.declare(d)
         for name, decl in p.members.items():
-            t = self.types.get(decl.name if isinstance(decl, A.EnumDecl) else decl.record, T.ANY)
+            if isinstance(decl, A.BoardDecl):
+                t = T.NODE
+            else:
+                t = self.types.get(decl.name if isinstance(decl, A.EnumDecl) else decl.record, T.ANY)
             self.globals[name] = ("member", t)
         for d in p.decls.values():
             self._current = d.name
@@ -854,7 +857,9 @@ class Checker:
         if b.name in ("list", "tuple"):
             self.expect_type(it, T.INT, e.index, "a list position")
             return T.element(b)
-        if b.name == "any":
+        if b.name in ("any", "node"):
+            # grid nodes are coordinate tuples: n[0] is the row (or q), n[1] the column (or r)
+            self.expect_type(it, T.INT, e.index, "a coordinate position")
             return T.ANY
         self.err(e.span, "E321", f"a {tt} cannot be indexed", hint="lists take x[i], maps take x[key]")
         return T.ANY

@@ -238,8 +238,9 @@ def check(ctx, files, variants, as_json, placeholders):
         diags, marks = _check_one(path, variants, placeholders)
         errors = sum(1 for d in diags if d.severity == ERROR)
         failed = failed or errors > 0
-        if not as_json and diags and diags[0].code == "E000":
-            click.echo(f"rulelang: {path}: {diags[0].message}", err=True)
+        problem = _unreadable(path)
+        if problem and not as_json:
+            click.echo(f"rulelang: {path}: cannot read file: {problem}", err=True)
             continue
         if as_json:
             items.extend(d.to_dict() for d in diags)
@@ -262,15 +263,19 @@ def check(ctx, files, variants, as_json, placeholders):
 
 
 def _check_one(path, variants, want_placeholders):
-    """(diagnostics, placeholders) of one file; an unreadable file is an ``E000`` diagnostic."""
+    """(diagnostics, placeholders) of one file.  For an unreadable file the first diagnostic is
+    about that (the core's own ``E011``-style one, else an ``E000`` made here) and its
+    ``severity`` is an error; ``_unreadable(path)`` tells the caller to print one line instead."""
+    try:
+        diags = list(_api().check(path, variants=tuple(variants)))
+    except OSError as exc:
+        diags = [Diagnostic(path=path, line=1, column=1, code="E000",
+                            message=f"cannot read file: {exc.strerror or exc}")]
     problem = _unreadable(path)
-    if not problem:
-        try:
-            diags = list(_api().check(path, variants=tuple(variants)))
-        except OSError as exc:
-            problem = exc.strerror or str(exc)
     if problem:
-        return [Diagnostic(path=path, line=1, column=1, code="E000", message=f"cannot read file: {problem}")], []
+        if not any(d.severity == ERROR for d in diags):
+            diags = [Diagnostic(path=path, line=1, column=1, code="E000", message=f"cannot read file: {problem}")]
+        return diags, []
     marks = []
     if want_placeholders and not any(d.severity == ERROR for d in diags):
         try:

@@ -198,6 +198,14 @@ class Merger:
             return list(zip(item.members, item.member_spans))
         if isinstance(item, A.TableDecl):
             return [(r.name, r.span) for r in item.rows]
+        if isinstance(item, A.BoardDecl) and item.spec is None:
+            names = {}
+            for chain in item.edges:
+                for n in chain:
+                    names.setdefault(n, item.span)
+            for n, _, span in item.nodes:
+                names.setdefault(n, span)
+            return list(names.items())
         return []
 
     def _forget_members(self, prog, item):
@@ -210,8 +218,8 @@ class Merger:
                 other = prog.decls.get(name) or prog.members.get(name)
                 src = self.sources.get(span.path) or Source("", span.path)
                 self.diags.append(src.diag("E101", f"'{name}' is declared twice", span.line, span.column,
-                                           hint=f"the first is at {other.span.where()}; enum members and table rows "
-                                                "share one namespace with all other names"))
+                                           hint=f"the first is at {other.span.where()}; enum members, table rows and graph "
+                                                "nodes share one namespace with all other names"))
                 continue
             prog.members[name] = item
 

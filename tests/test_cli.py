@@ -81,7 +81,7 @@ def test_check_missing_file_is_one_line(fake, tmp_path):
     assert r.stderr.strip() == f"rulelang: {missing}: cannot read file: no such file"
     assert r.stdout == ""
     r = run("check", "--json", missing)
-    assert r.exit_code == 1 and json.loads(r.stdout)[0]["code"] == "E000"
+    assert r.exit_code == 1 and json.loads(r.stdout)[0]["code"] == "E000"  # the fake's check raises OSError
     r = run("check", tmp_path)
     assert r.exit_code == 1 and "is a directory" in r.stderr
 
@@ -360,5 +360,11 @@ def test_real_check_broken_and_missing(in_root, tmp_path):
     assert r.exit_code == 1 and ": error[" in r.stderr
     r = run("play", tmp_path / "missing.rules")
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "cannot read file" in r.stderr
+    r = run("check", tmp_path / "missing.rules")
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and r.stdout == ""
+    r = run("check", "--json", tmp_path / "missing.rules")
+    assert r.exit_code == 1 and json.loads(r.stdout)[0]["severity"] == "error"
+    r = run("check", "--placeholders", TICTACTOE)
+    assert r.exit_code == 0 and "placeholder" in r.stdout.splitlines()[-1]
     r = run("play", TICTACTOE, "--players", 3)
     assert r.exit_code == 1 and r.stderr.count("\n") == 1

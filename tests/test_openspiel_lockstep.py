@@ -139,6 +139,14 @@ def assert_same_position(pairing: Pairing, seed, history, game, state) -> list[i
     return theirs
 
 
+def _log_entry(entry) -> tuple[int, str]:
+    """(player, action id) of a log entry; the format itself is checked by test_log_format."""
+    if isinstance(entry, dict):
+        return entry["player"], entry["action"]
+    player, action = entry
+    return player, action
+
+
 def play_lockstep(pairing: Pairing, rules, seed: int, script: list[int] | None = None) -> None:
     """Plays one game side by side with OpenSpiel.
 
@@ -199,10 +207,13 @@ def play_lockstep(pairing: Pairing, rules, seed: int, script: list[int] | None =
 
     if script is not None:
         assert history == script, "the game ended before the script did"
-    assert [(e["player"], e["action"]) for e in game.log] == [
+    assert [_log_entry(e) for e in game.log] == [
         (i % 2, pairing.to_ours(a)) for i, a in enumerate(history)
     ], "game.log does not list the decisions taken"
-    assert game.winners() == ([] if state.returns()[0] == 0 else [0 if state.returns()[0] > 0 else 1])
+    if state.returns()[0] != 0:
+        assert game.winners() == [0 if state.returns()[0] > 0 else 1], describe(pairing, seed, history, game, state)
+    else:  # a draw: no winner, or a victory shared by both seats
+        assert sorted(game.winners()) in ([], [0, 1]), describe(pairing, seed, history, game, state)
     if restored is not None:
         assert restored.to_json() == game.to_json(), "reloaded game ended in a different state"
         assert list(restored.returns()) == list(game.returns())
@@ -291,3 +302,11 @@ def test_clone_is_independent(pairing, tictactoe_rules, connect4_rules):
             copy.apply(rng.choice(sorted(a.id for a in copy.legal_actions())))
         assert game.to_json() == before, "playing on a clone changed the original"
         assert len(game.log) == 3
+
+
+def test_log_format(tictactoe_rules):
+    """docs/api.md: `log` is a list of {"player": seat, "action": id}."""
+    game = tictactoe_rules.new_game(2, seed=0)
+    game.apply("place(1,1)")
+    game.apply("place(0,0)")
+    assert game.log == [{"player": 0, "action": "place(1,1)"}, {"player": 1, "action": "place(0,0)"}]

@@ -1,0 +1,156 @@
+"""Rule files with errors get positioned, collected diagnostics with hints; no input crashes the tool."""
+import os
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rulelang
+from rulelang import RuleError
+
+BAD = '''game "Bad" { players 2..3 }
+per player var gems: int = 3
+enum Colour { teal, pink }
+action buy(c in [teal, pinkk]) {
+  require gemz[me] > 2
+  effect {
+    gems[me] = "x"
+    break
+  }
+}
+flow { loop { for p in players { turn p { offer [buy, sell] to p } } } }
+'''
+
+
+def codes(err):
+    return [(d.line, d.code) for d in err.diagnostics if d.severity == "error"]
+
+
+def test_errors_are_collected_with_positions_and_hints():
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(BAD, name="bad.rules")
+    got = codes(e.value)
+    assert (4, "E201") in got      # unknown name pinkk
+    assert (5, "E201") in got      # unknown name gemz
+    assert (7, "E301") in got      # str assigned to int
+    assert (8, "E409") in got      # break outside a loop
+    assert (11, "E206") in got     # sell is not an action
+    d = next(d for d in e.value.diagnostics if d.line == 4)
+    assert (d.path, d.column) == ("bad.rules", 24)
+    assert d.hint == "did you mean 'pink'?"
+    text = d.render()
+    assert text.splitlines()[0] == "bad.rules:4:24: error[E201]: unknown name 'pinkk'"
+    assert text.splitlines()[2].index("^") == text.splitlines()[1].index("pinkk")
+
+
+def test_syntax_errors_report_several_places():
+    text = 'game "x" { players 2 }\nvar a: int = = 1\nvar b int\nflow { }\n'
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(text, name="s.rules")
+    lines = [d.line for d in e.value.diagnostics]
+    assert 2 in lines and 3 in lines
+
+
+def test_check_returns_warnings_without_raising(tmp_path):
+    p = tmp_path / "w.rules"
+    p.write_text('game "W" { players 2 }\nphase unused { log 1 }\naction a { effect { } }\n'
+                 'flow { loop { turn 0 { offer [a] to 0 } } }\n')
+    ds = rulelang.check(str(p))
+    found = {d.code for d in ds}
+    assert {"W303", "W301"} <= found
+    assert all(d.severity == "warning" for d in ds)
+
+
+@pytest.mark.parametrize("content, code", [
+    (b"", "E107"),                                   # empty: no game header
+    (b'game "x" { players 2 }\nflow { loop {', "E003"),  # truncated
+    (b"\x00\x01\x02binary", "E012"),
+    (b"\xff\xfe\xfa not utf8", "E012"),
+    (("game \"x\" { players 2 }\nconst a = " + "(" * 3000 + "1" + ")" * 3000).encode(), "E006"),
+    (("game \"x\" { players 2 }\nconst a = " + "+".join(["1"] * 30000)).encode(), "E006"),
+    (b'game "x" { players 2 }\nconst s = "never closed\n', "E002"),
+])
+def test_bad_files_give_diagnostics_not_tracebacks(tmp_path, content, code):
+    p = tmp_path / "bad.rules"
+    p.write_bytes(content)
+    ds = rulelang.check(str(p))
+    assert code in {d.code for d in ds}
+    for d in ds:
+        assert d.render().startswith(f"{p}:")
+
+
+def test_missing_file_is_a_diagnostic():
+    ds = rulelang.check("/nonexistent/x.rules")
+    assert ds[0].code == "E011"
+    with pytest.raises(RuleError):
+        rulelang.load("/nonexistent/x.rules")
+
+
+ALPHABET = st.sampled_from(list('{}()[]<>=+-*/%.,:;"#?@ \n\tabcxyz019') + [
+    "game", "var", "per player", "action", "effect", "flow", "loop", "turn", "offer", "to", "let", "choose",
+    "one", "of", "if", "then", "else", "for", "in", "players", "me", "=>", "..", "end_game", "when",
+    "scenario", "expect", "play", "table", "record", "enum", "board", "square_grid(3,3)"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ALPHABET, max_size=60).map(" ".join))
+def test_fuzzed_rule_text_never_crashes(text):
+    try:
+        rulelang.loads('game "F" { players 2 }\n' + text, name="fuzz.rules")
+    except RuleError as e:
+        assert e.diagnostics
+        for d in e.diagnostics:
+            d.render()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_fuzzed_bytes_never_crash(tmp_path_factory, data):
+    p = tmp_path_factory.mktemp("fz") / "f.rules"
+    p.write_bytes(data)
+    for d in rulelang.check(str(p)):
+        d.render()
+
+
+EXAMPLES = [os.path.join(os.path.dirname(__file__), "..", "games", "examples", f) for f in ("tictactoe.rules", "connect4.rules")]
+WORDS = ["me", "current", "players", "none", "true", "0", "1", "-1", "marks", "discs", "grid", "winner", "p", "c", "r",
+         "count", "line_length", "place", "drop", "(", ")", "[", "]", "{", "}", "+", "==", "=", "..", "if", "loop",
+         "end_game", "\"x\"", "height", "rows", "=>", ",", "not", "emit", "add", "to"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(which=st.integers(0, 1), edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 3),
+                                                          st.sampled_from(WORDS)), min_size=1, max_size=4),
+       seed=st.integers(0, 100))
+def test_mutated_games_fail_cleanly(which, edits, seed):
+    """Mutations of a valid file either load (and then run or fail with GameError) or give diagnostics."""
+    import random
+    from rulelang import GameError, IllegalAction
+
+    tokens = open(EXAMPLES[which], encoding="utf-8").read().split(" ")
+    for pos, kind, word in edits:
+        i = pos % len(tokens)
+        if kind == 0:
+            del tokens[i]
+        elif kind == 1:
+            tokens.insert(i, word)
+        else:
+            tokens[i] = word
+    text = " ".join(tokens)
+    try:
+        rs = rulelang.loads(text, name="mut.rules")
+    except RuleError as e:
+        for d in e.diagnostics:
+            d.render()
+        return
+    r = random.Random(seed)
+    try:
+        g = rs.new_game(min(rs.player_counts), seed=seed)
+        for _ in range(60):
+            if g.is_over():
+                break
+            g.apply(r.choice(g.legal_actions()))
+        g.to_json()
+        g.view(0)
+        g.scores()
+    except (GameError, IllegalAction):
+        pass

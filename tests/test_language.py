@@ -1,0 +1,188 @@
+"""Language constructs, each on its own: variants, house rules, tables and placeholders, boards and
+graph searches, majority ranking, visibility and reveals."""
+import os
+
+import pytest
+
+import rulelang
+from rulelang import RuleError
+
+BASE = '''
+game "Base" { players 2 }
+const bonus = 1
+per player var vp: int = 0
+action score { effect { vp[me] += bonus } }
+flow { loop { for p in players { turn p { offer [score] to p } } } }
+ending "ten" when any(players, p => vp[p] >= 10)
+score p = vp[p]
+variant double "points count twice" { override const bonus = 2 }
+variant tax {
+  per player var paid: int = 0
+  extend score { paid[me] += 1 }
+}
+'''
+
+
+def test_variant_overrides_a_constant():
+    plain = rulelang.loads(BASE)
+    double = rulelang.loads(BASE, variants=["double"])
+    assert plain.variants == ("double", "tax")
+    assert double.active_variants == ("double",)
+    g = double.new_game(2)
+    g.apply("score")
+    assert g.view(None)["vars"]["vp"] == [2, 0]
+    g = plain.new_game(2)
+    g.apply("score")
+    assert g.view(None)["vars"]["vp"] == [1, 0]
+
+
+def test_variant_extends_an_action_and_adds_state():
+    g = rulelang.loads(BASE, variants=["tax"]).new_game(2)
+    g.apply("score")
+    assert g.view(None)["vars"]["paid"] == [1, 0]
+
+
+def test_unknown_variant_and_bad_override_are_errors():
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(BASE, variants=["nope"])
+    assert e.value.diagnostics[0].code == "E106"
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(BASE + "override const missing = 3\n")
+    assert "E102" in {d.code for d in e.value.diagnostics}
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(BASE + "const bonus = 3\n")
+    assert "E101" in {d.code for d in e.value.diagnostics}
+
+
+def test_house_rule_file_extends_a_game_without_editing_it(tmp_path):
+    (tmp_path / "base.rules").write_text(BASE)
+    (tmp_path / "house.rules").write_text('extends "base.rules"\noverride const bonus = 5\n')
+    rs = rulelang.load(str(tmp_path / "house.rules"))
+    g = rs.new_game(2)
+    g.apply("score")
+    assert g.view(None)["vars"]["vp"] == [5, 0]
+    (tmp_path / "loop.rules").write_text('extends "loop.rules"\n')
+    with pytest.raises(RuleError) as e:
+        rulelang.load(str(tmp_path / "loop.rules"))
+    assert e.value.diagnostics[0].code == "E014"
+
+
+TABLES = '''
+game "T" { players 2 }
+enum Kind { tool, gem }
+record Item { kind: Kind, cost: int, bonus: int = 0 }
+table items: Item {
+  hammer (tool, 3)
+  ruby (kind: gem, cost: ?7, bonus: 2)
+}
+table secret: Item placeholder "the card list is not public" {
+  x1 (tool, 1)
+}
+var total: int = 0
+setup { total = sum([i.cost for i in items]) + ruby.bonus + x1.cost }
+action a { effect { end_game "done" } }
+flow { turn 0 { offer [a] to 0 } }
+'''
+
+
+def test_tables_give_rows_with_fields_and_defaults():
+    rs = rulelang.loads(TABLES)
+    g = rs.new_game(2)
+    assert g.view(None)["vars"]["total"] == 3 + 7 + 2 + 1
+
+
+def test_placeholders_are_listed():
+    rs = rulelang.loads(TABLES, name="t.rules")
+    whats = [(p.line, p.what) for p in rs.placeholders]
+    assert any(line == 7 for line, _ in whats)  # ?7
+    assert any("secret.x1" in w and "not public" in w for _, w in whats)
+
+
+def test_table_rows_are_checked():
+    bad = TABLES.replace("hammer (tool, 3)", "hammer (tool, 3, 1, 9)").replace("ruby (kind: gem", "ruby (knd: gem")
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(bad)
+    found = {d.code for d in e.value.diagnostics}
+    assert {"E305", "E203"} <= found
+
+
+GRAPH = '''
+game "G" { players 2 }
+board hex = hex_grid(2)
+board map {
+  a -- b -- c -- d
+  a -- e -- d
+  node b(kind: rock)
+}
+var blocked: set[node] = {}
+var out: map[str, any] = {}
+setup {
+  blocked = to_set([(1, 0), (0, 1)])
+  out["near"] = reachable(hex, (0, 0), 1, through: n => n not in blocked)
+  out["far"] = distance(hex, (0, 0), (2, 0), through: n => n not in blocked)
+  out["direct"] = distance(hex, (0, 0), (2, 0))
+  out["path"] = distance(map, a, d, through: n => attr(map, n, "kind") != rock)
+  out["group"] = group(map, a, where: n => n != d)
+  out["line"] = line_length(hex, (0, 0), where: n => n[1] == 0)
+}
+enum Terrain { rock }
+action stop { effect { end_game "done" } }
+flow { turn 0 { offer [stop] to 0 } }
+'''
+
+
+def test_graph_searches_avoid_blocked_nodes():
+    g = rulelang.loads(GRAPH).new_game(2)
+    out = g.view(None)["vars"]["out"]
+    assert len(out["near"]) == 4  # six neighbours minus two blocked
+    assert out["direct"] == 2
+    assert out["far"] == 3        # around the blocked hex
+    assert out["path"] == 2       # a-e-d, since b is rock
+    assert out["group"] == ["a", "b", "c", "e"]
+    assert out["line"] == 5       # the whole q-axis row through the centre
+
+
+RANK = '''
+game "R" { players 4 }
+var got: map[player, int] = {}
+var counts: map[player, int] = {}
+action a { effect { end_game "done" } }
+flow { turn 0 { offer [a] to 0 } }
+'''
+
+
+@pytest.mark.parametrize("values, expected", [
+    # S-13: the sole leader gets 10, the sole second 5
+    ({0: 4, 1: 2, 2: 1, 3: 0}, {0: 10, 1: 5, 2: 0, 3: 0}),
+    # S-13: a tie for first shares 10 + 5 = 15, rounded down; nobody is second
+    ({0: 3, 1: 3, 2: 1, 3: 0}, {0: 7, 1: 7, 2: 0, 3: 0}),
+    ({0: 3, 1: 3, 2: 3, 3: 1}, {0: 5, 1: 5, 2: 5, 3: 0}),
+    # S-13: a tie for second shares the 5, rounded down
+    ({0: 5, 1: 2, 2: 2, 3: 2}, {0: 10, 1: 1, 2: 1, 3: 1}),
+    ({0: 5, 1: 2, 2: 2, 3: 0}, {0: 10, 1: 2, 2: 2, 3: 0}),
+    # S-13: a player without any of the kind gets nothing, even when nobody has more
+    ({0: 0, 1: 0, 2: 0, 3: 0}, {0: 0, 1: 0, 2: 0, 3: 0}),
+    ({0: 2, 1: 0, 2: 0, 3: 0}, {0: 10, 1: 0, 2: 0, 3: 0}),
+])
+def test_award_by_rank_splits_ties_as_station_s13(values, expected):
+    entries = ", ".join(f"{p}: {v}" for p, v in values.items())
+    text = RANK.replace("action a", f"setup {{ got = award_by_rank({{{entries}}}, [10, 5], ties: \"split\") }}\naction a")
+    g = rulelang.loads(text).new_game(4)
+    assert g.view(None)["vars"]["got"] == {str(k): v for k, v in expected.items()}
+
+
+def test_reveal_shows_a_hidden_value_to_one_player():
+    text = '''
+game "H" { players 2 }
+var faces: map[node, int] = {} visible to known
+action look { effect { reveal (1, 1) to me } }
+setup { faces[(0, 0)] = 6  faces[(1, 1)] = 3 }
+flow { loop { turn 0 { offer [look] to 0 } turn 1 { offer [look] to 1 } } }
+ending "never" when false
+'''
+    g = rulelang.loads(text).new_game(2)
+    assert g.view(0)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": "?"}
+    g.apply("look")
+    assert g.view(0)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": 3}
+    assert g.view(1)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": "?"}
+    assert g.view(None)["vars"]["faces"] == {"(0,0)": 6, "(1,1)": 3}

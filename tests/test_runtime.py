@@ -1,0 +1,238 @@
+"""The runtime: determinism, saving and loading, copies, illegal actions, limits, chance, views."""
+import json
+import os
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rulelang
+from rulelang import GameError, IllegalAction
+
+HERE = os.path.dirname(__file__)
+TOOLKIT = os.path.join(HERE, "rules", "toolkit.rules")
+
+
+@pytest.fixture(scope="module")
+def toolkit():
+    return rulelang.load(TOOLKIT)
+
+
+def play_random(rs, players, seed, pick_seed, chance="sampled", stop_after=None):
+    g = rs.new_game(players, seed=seed, chance=chance)
+    r = random.Random(pick_seed)
+    steps = 0
+    while not g.is_over() and (stop_after is None or steps < stop_after):
+        g.apply(r.choice(g.legal_actions()))
+        steps += 1
+    return g
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32), pick=st.integers(0, 1000), players=st.sampled_from([2, 3, 4]),
+       chance=st.sampled_from(["sampled", "explicit"]))
+def test_same_seed_and_decisions_give_byte_identical_games(toolkit, seed, pick, players, chance):
+    a = play_random(toolkit, players, seed, pick, chance)
+    b = play_random(toolkit, players, seed, pick, chance)
+    assert a.to_json() == b.to_json()
+    assert a.is_over()
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32), pick=st.integers(0, 1000), cut=st.integers(0, 30),
+       chance=st.sampled_from(["sampled", "explicit"]))
+def test_json_round_trip_mid_game_continues_identically(toolkit, seed, pick, cut, chance):
+    g = toolkit.new_game(3, seed=seed, chance=chance)
+    r = random.Random(pick)
+    for _ in range(cut):
+        if g.is_over():
+            break
+        g.apply(r.choice(g.legal_actions()))
+    text = g.to_json()
+    h = toolkit.load_game(text)
+    assert h.to_json() == text
+    assert [a.id for a in h.legal_actions()] == [a.id for a in g.legal_actions()]
+    r2 = random.Random(pick + 1)
+    r3 = random.Random(pick + 1)
+    while not g.is_over():
+        g.apply(r2.choice(g.legal_actions()))
+        h.apply(r3.choice(h.legal_actions()))
+    assert g.to_json() == h.to_json()
+
+
+def test_clone_is_independent(toolkit):
+    g = play_random(toolkit, 2, 3, 3, stop_after=5)
+    before = g.to_json()
+    c = g.clone()
+    r = random.Random(9)
+    while not c.is_over():
+        c.apply(r.choice(c.legal_actions()))
+    assert g.to_json() == before
+    assert not g.is_over()
+
+
+def test_illegal_action_is_rejected_and_changes_nothing(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    before = g.to_json()
+    with pytest.raises(IllegalAction) as err:
+        g.apply("climb(3)")
+    assert "not legal" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(IllegalAction):
+        g.apply(42)
+    assert g.to_json() == before
+
+
+def test_require_and_cost_decide_legality(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    ids = [a.id for a in g.legal_actions()]
+    # two gems at the start: climbing 1 or 2 is affordable
+    assert {"gain", "climb(1)", "climb(2)", "pick"} == set(ids)
+    g.apply("climb(2)")  # P0 pays 2 gems
+    g.apply("gain")  # P1
+    ids = [a.id for a in g.legal_actions()]
+    assert "climb(1)" not in ids and "climb(2)" not in ids  # P0 has no gems left
+    assert g.view(None)["vars"]["gems"] == [0, 3]
+
+
+def test_triggers_run_after_the_event(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    g.apply("climb(2)")
+    assert g.view(None)["vars"]["bonus"] == [1, 0]
+
+
+def test_several_choice_is_a_sequence_of_picks_with_done(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    g.apply("pick")
+    ids = [a.id for a in g.legal_actions()]
+    assert ids == ["1", "2", "3", "done"]
+    g.apply("2")
+    assert [a.id for a in g.legal_actions()] == ["3", "done"]  # unordered: no going back to 1
+    g.apply("3")  # the second pick completes the choice
+    assert g.view(None)["vars"]["picked"] == [2, 3]
+
+
+def test_explicit_chance_offers_outcomes_with_probabilities(toolkit):
+    g = toolkit.new_game(2, seed=1, chance="explicit")
+    # setup shuffled the deck: drawing is a chance decision over the four cards
+    g.apply("pick")
+    assert g.current_player == -1
+    outcomes = g.chance_outcomes()
+    assert sorted(a.id for a, _ in outcomes) == ["c1", "c2", "c3", "c4"]
+    assert all(abs(p - 0.25) < 1e-12 for _, p in outcomes)
+    g.apply("c3")
+    assert g.view(None)["vars"]["hand"][0] == ["c3"]
+    g.apply("done")
+    # the bag holds red, red, blue
+    probs = {a.id: p for a, p in g.chance_outcomes()}
+    assert probs == pytest.approx({"blue": 1 / 3, "red": 2 / 3})
+
+
+def test_hidden_hands_are_hidden_from_other_players(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    g.apply("pick")
+    g.apply("done")
+    mine = g.view(0)["vars"]["hand"]
+    theirs = g.view(1)["vars"]["hand"]
+    assert len(mine[0]) == 1 and isinstance(mine[0][0], str)
+    assert theirs[0] == {"hidden": 1}
+    assert "options" not in g.view(0)["pending"]  # P1 decides now; P0 does not see P1's options
+    assert "options" in g.view(1)["pending"]
+
+
+def test_ending_and_scores_and_tiebreak(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    for a in ["climb(2)", "gain", "gain", "gain", "gain", "gain", "climb(2)", "gain", "gain", "gain", "climb(1)"]:
+        g.apply(a)
+    assert g.is_over() and g.end_reason == "top of the track"
+    assert g.scores()[0] == 5 * 10 + 2
+    assert g.winners() == [0]
+    assert g.returns() == [1.0, -1.0]
+
+
+def test_range_types_are_enforced_at_run_time():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+var x: 0..3 = 0
+action up { effect { x += 2 } }
+flow { loop { turn 0 { offer [up] to 0 } } }
+''')
+    g = rs.new_game(2)
+    g.apply("up")
+    with pytest.raises(GameError) as err:
+        g.apply("up")
+    assert "outside its range 0..3" in str(err.value)
+    assert "<string>:4:" in str(err.value)
+
+
+def test_endless_loop_hits_the_step_budget():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+var x: int = 0
+flow { loop { x += 1 } }
+''')
+    with pytest.raises(GameError) as err:
+        rs.new_game(2)
+    assert "steps without needing a decision" in str(err.value)
+
+
+def test_trigger_cascade_is_bounded():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+event ping(n: int)
+when ping(n) then { emit ping(n + 1) }
+action go { effect { emit ping(0) } }
+flow { loop { turn 0 { offer [go] to 0 } } }
+''')
+    g = rs.new_game(2)
+    with pytest.raises(GameError) as err:
+        g.apply("go")
+    assert "triggers set off triggers" in str(err.value)
+
+
+def test_a_player_without_legal_actions_is_reported_as_stuck():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+var n: int = 0
+action go { require n < 1  effect { n += 1 } }
+flow { loop { turn 0 { offer [go] to 0 } } }
+''')
+    g = rs.new_game(2)
+    with pytest.raises(GameError) as err:
+        g.apply("go")
+    assert "stuck" in str(err.value)
+
+
+def test_bad_save_files_give_one_line_errors(toolkit):
+    g = toolkit.new_game(2, seed=1)
+    good = json.loads(g.to_json())
+    bad_texts = ["", "not json", "[]", json.dumps({**good, "format": "x"}), json.dumps({**good, "game": "Other"}),
+                 json.dumps({**good, "players": 9}), json.dumps({**good, "frames": [["nowhere", 0, {}, 0]]}),
+                 json.dumps({**good, "data": {}}), json.dumps({**good, "pending": {"kind": "x"}})]
+    for text in bad_texts:
+        with pytest.raises(GameError) as err:
+            toolkit.load_game(text)
+        assert "\n" not in str(err.value)
+
+
+def test_elimination_skips_turns_and_cannot_win():
+    rs = rulelang.loads('''
+game "T" { players 3 }
+per player var pts: int = 0
+action win { effect { pts[me] += 5 } }
+action knock(p: player) { require p != me  effect { eliminate p } }
+flow {
+  loop {
+    for p in players { turn p { offer [win, knock] to p } }
+    if count(players) == 1 { end_game "last one standing" }
+  }
+}
+score p = pts[p]
+''')
+    g = rs.new_game(3)
+    g.apply("win")        # P0 scores 5
+    g.apply("knock(0)")   # P1 eliminates P0
+    assert g.view(None)["eliminated"] == [0]
+    assert g.current_player == 2
+    g.apply("knock(1)")   # P2 eliminates P1; only P2 remains
+    assert g.is_over() and g.end_reason == "last one standing"
+    assert g.winners() == [2]  # P0 has the most points but is out
