@@ -1,0 +1,69 @@
+"""Every scenario in every rule file under games/ passes (they are the rulebooks' examples, made executable)."""
+import os
+
+import pytest
+
+from interpreter.scenarios import run_file, run_path, rule_files
+
+import rulelang
+
+GAMES = os.path.join(os.path.dirname(__file__), "..", "games")
+
+
+def _collect():
+    out = []
+    for path in rule_files(GAMES):
+        if os.path.basename(path) == "station.rules":
+            continue  # tests/test_station.py runs these
+        for r in run_file(path):
+            out.append(pytest.param(r, id=f"{os.path.basename(path)}::{r.name}"))
+    return out
+
+
+@pytest.mark.parametrize("result", _collect())
+def test_scenario(result):
+    assert result.passed, result.message
+
+
+def test_a_failing_scenario_reports_where_and_why(tmp_path):
+    p = tmp_path / "f.rules"
+    p.write_text('''game "F" { players 2 }
+var n: int = 0
+action up { effect { n += 1 } }
+flow { loop { turn 0 { offer [up] to 0 } } }
+ending "never" when false
+scenario "counts wrong" {
+  when { play "up" }
+  then { expect n == 2 "one step adds one" }
+}
+scenario "illegal step" {
+  when { play "down" }
+  then { expect true }
+}
+''')
+    results = {r.name: r for r in run_path(str(p))}
+    wrong = results["counts wrong"]
+    assert not wrong.passed
+    assert f"{p}:8:" in wrong.message and "one step adds one" in wrong.message
+    assert "left side is 1, right side is 2" in wrong.message
+    illegal = results["illegal step"]
+    assert not illegal.passed and "'down' is not legal" in illegal.message
+
+
+def test_given_changes_the_state_before_the_decision(tmp_path):
+    p = tmp_path / "g.rules"
+    p.write_text('''game "G" { players 2 }
+per player var gems: int = 0
+action spend { cost gems[me]: 2  effect { } }
+action wait { effect { } }
+flow { loop { turn 0 { offer [spend, wait] to 0 } } }
+ending "never" when false
+scenario "with gems, spending is legal" {
+  given { gems[0] = 2 }
+  then { expect "spend" in legal }
+}
+scenario "without, it is not" {
+  then { expect legal == ["wait"] }
+}
+''')
+    assert all(r.passed for r in run_path(str(p))), [r.message for r in run_path(str(p))]
