@@ -57,7 +57,29 @@ class ExprCompiler:
     def compile(self, e):
         m = getattr(self, "x_" + type(e).__name__)
         f = m(e)
+        if self.is_constant(e) and not isinstance(e, A.Literal):
+            try:
+                v = f(None, {})
+            except Exception:  # noqa: BLE001 - leave the error to run time, where it gets a position
+                return f
+            f = _constant(v)
         return f
+
+    def is_constant(self, e):
+        """Literals, and operators and brackets over literals: computed once, when compiling."""
+        if isinstance(e, A.Literal):
+            return True
+        if isinstance(e, A.Name):
+            return e.ref == "member"
+        if isinstance(e, A.Binary):
+            return e.op not in ("and", "or") and self.is_constant(e.left) and self.is_constant(e.right)
+        if isinstance(e, A.Unary):
+            return self.is_constant(e.operand)
+        if isinstance(e, (A.TupleLit, A.ListLit, A.SetLit)):
+            return all(self.is_constant(x) for x in e.items)
+        if isinstance(e, A.Placeholder):
+            return self.is_constant(e.inner)
+        return False
 
     def x_Literal(self, e):
         v = e.value
@@ -197,12 +219,14 @@ class ExprCompiler:
 
             def call_user(G, L):
                 fn = rs.functions[name]
-                vals = [f(G, L) for f in pos]
+                L2 = {}
+                for pname, f in zip(fn.params, pos):
+                    L2[pname] = f(G, L)
                 if G.fdepth > MAX_FUNCTION_DEPTH:
                     raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
                 G.fdepth += 1
                 try:
-                    return fn.body(G, dict(zip(fn.params, vals)))
+                    return fn.body(G, L2)
                 finally:
                     G.fdepth -= 1
             return call_user
@@ -224,7 +248,10 @@ class ExprCompiler:
         kf = self.compile(e.index)
 
         def index(G, L):
-            return _get(tf(G, L), kf(G, L))
+            c = tf(G, L)
+            if c.__class__ is dict:
+                return c.get(kf(G, L))
+            return _get(c, kf(G, L))
         return index
 
     def x_Field(self, e):
@@ -242,7 +269,13 @@ class ExprCompiler:
 
     def x_TupleLit(self, e):
         fs = [self.compile(x) for x in e.items]
-        return lambda G, L: tuple(f(G, L) for f in fs)
+        if len(fs) == 2:
+            a, b = fs
+            return lambda G, L: (a(G, L), b(G, L))
+        if len(fs) == 3:
+            a, b, c = fs
+            return lambda G, L: (a(G, L), b(G, L), c(G, L))
+        return lambda G, L: tuple([f(G, L) for f in fs])
 
     x_ListLit = x_TupleLit
 
@@ -304,6 +337,10 @@ class ExprCompiler:
                 return out
             return mk_map
         return lambda G, L: tuple(el(G, L2) for L2 in pairs(G, L))
+
+
+def _constant(v):
+    return lambda G, L: v
 
 
 def _contains(coll, x):
@@ -762,6 +799,7 @@ class CompiledAction:
         self.param_names = param_names
         self.domains = domains
         self.requires = requires  # list of (closure, span)
+        self.require_fns = [r for r, _ in requires]
         self.costs = costs  # list of (Place, closure)
         self.code = code
         self.text = text
@@ -772,13 +810,13 @@ class CompiledAction:
         L = {"me": who}
         names = self.param_names
         n = len(names)
-        requires = self.requires
+        requires = self.require_fns
         costs = self.costs
         name = self.name
 
         def ok():
             try:
-                for r, _ in requires:
+                for r in requires:
                     if not r(G, L):
                         return False
                 for place, amount in costs:
@@ -801,7 +839,8 @@ class CompiledAction:
                     out.append((name + "(" + ",".join(fmt(v) for v in vals) + ")", (name, tuple(vals))))
                 return
             try:
-                dom = distinct(_items(self.domains[i](G, L)))
+                d = self.domains[i]
+                dom = d.values if d.__class__ is _Fixed else distinct(_items(d(G, L)))
             except RuleRuntimeError as e:
                 raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
             pn = names[i]
@@ -822,6 +861,15 @@ class CompiledAction:
         if not args:
             return self.name
         return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
+
+
+class _Fixed:
+    """A parameter domain known when compiling (a literal range or list): listed once."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = distinct(_items(values))
 
 
 class CompiledFunction:

@@ -7,6 +7,7 @@ one decision in and runs on.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 from rulelang import ast as A
@@ -16,7 +17,7 @@ from . import boards as B
 from . import rng as R
 from .builtins import RuleRuntimeError
 from .compiler import (END, RETURN, SUSPEND, _DONE, DONE_ID, Code, CompiledAction, CompiledFunction, ExprCompiler,
-                       Located, Pending, Place, StmtCompiler)
+                       Located, Pending, Place, StmtCompiler, _Fixed)
 from .errors import GameError, IllegalAction
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
@@ -40,12 +41,19 @@ class Frame:
 class Action:
     """One legal decision: `.id` is stable text, str() is readable."""
 
-    __slots__ = ("id", "player", "text")
+    __slots__ = ("id", "player", "_text", "_describe")
 
-    def __init__(self, id, player, text):
+    def __init__(self, id, player, text=None, describe=None):
         self.id = id
         self.player = player
-        self.text = text
+        self._text = text
+        self._describe = describe  # computes the text when first asked (most bots never ask)
+
+    @property
+    def text(self):
+        if self._text is None:
+            self._text = self._describe() if self._describe is not None else self.id
+        return self._text
 
     def __str__(self):
         return self.text
@@ -172,7 +180,9 @@ class Ruleset:
     def _compile_action(self, d, xc, sc):
         domains = []
         for p in d.params:
-            if p.domain is not None:
+            if p.domain is not None and xc.is_constant(p.domain):
+                domains.append(_Fixed(xc.compile(p.domain)(None, {})))
+            elif p.domain is not None:
                 domains.append(xc.compile(p.domain))
             else:
                 domains.append(self._type_domain(p))
@@ -507,9 +517,9 @@ class Game:
             who = -1 if p.kind == "chance" else p.player
             if p.kind == "action":
                 acts = self.rs.actions
-                self._actions = [Action(i, who, acts[v[0]].describe(v[1])) for i, v in p.options]
+                self._actions = [Action(i, who, None, functools.partial(acts[v[0]].describe, v[1])) for i, v in p.options]
             else:
-                self._actions = [Action(i, who, "done" if v is _DONE else readable(v)) for i, v in p.options]
+                self._actions = [Action(i, who, None, functools.partial(_choice_text, v)) for i, v in p.options]
         return list(self._actions)
 
     def chance_outcomes(self):
@@ -765,6 +775,10 @@ class Game:
                 if not (isinstance(v, tuple) and len(v) == 2 and v[0] in rs.actions):
                     raise GameError(f"{what}: the pending actions do not match the rules")
         return g
+
+
+def _choice_text(v):
+    return "done" if v is _DONE else readable(v)
 
 
 def _hidden(v):
