@@ -91,17 +91,23 @@ class Board:
         if n not in self.adj or not self.directions or (where is not None and not where(n)):
             return 0
         best = 1
+        adj = self.adj
+        two = len(n) == 2
         for d in self.directions:
             length = 1
             for sign in (1, -1):
                 cur = n
                 while True:
-                    nxt = tuple(c + sign * o for c, o in zip(cur, d))
-                    if nxt not in self.adj or (where is not None and not where(nxt)):
+                    if two:
+                        nxt = (cur[0] + sign * d[0], cur[1] + sign * d[1])
+                    else:
+                        nxt = tuple(c + sign * o for c, o in zip(cur, d))
+                    if nxt not in adj or (where is not None and not where(nxt)):
                         break
                     length += 1
                     cur = nxt
-            best = max(best, length)
+            if length > best:
+                best = length
         return best
 
 

@@ -203,8 +203,9 @@ class ExprCompiler:
         p = e.param
 
         def make(G, L):
+            L2 = dict(L)  # one scope per function value: its body cannot bind names, so reuse is safe
+
             def fn(x):
-                L2 = dict(L)
                 L2[p] = x
                 return body(G, L2)
             return fn
@@ -800,6 +801,12 @@ class CompiledAction:
         self.domains = domains
         self.requires = requires  # list of (closure, span)
         self.require_fns = [r for r, _ in requires]
+        self.fixed_options = None
+        if param_names and all(d.__class__ is _Fixed for d in domains):
+            import itertools
+            combos = itertools.product(*[d.values for d in domains])
+            self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
+                                  for vals in combos]
         self.costs = costs  # list of (Place, closure)
         self.code = code
         self.text = text
@@ -831,6 +838,14 @@ class CompiledAction:
         if n == 0:
             if ok():
                 out.append((name, (name, ())))
+            return out
+        fixed = self.fixed_options
+        if fixed is not None:  # every domain is known: the candidates and their ids were listed once
+            for aid, vals, opt in fixed:
+                for pn, v in zip(names, vals):
+                    L[pn] = v
+                if ok():
+                    out.append((aid, opt))
             return out
 
         def rec(i, vals):
