@@ -92,12 +92,7 @@ class ExprCompiler:
         n = e.ident
         ref = e.ref
         if ref == "local":
-            def f(G, L):
-                try:
-                    return L[n]
-                except KeyError:
-                    raise RuleRuntimeError(f"'{n}' has no value yet") from None
-            return f
+            return lambda G, L: L[n]  # a missing local raises KeyError; the engine reports it with the position
         if ref == "var":
             return lambda G, L: G.data[n]
         if ref == "const":
@@ -152,6 +147,11 @@ class ExprCompiler:
             return lambda G, L: lf(G, L) and rf(G, L)
         if op == "or":
             return lambda G, L: lf(G, L) or rf(G, L)
+        if op in ("==", "!=") and self.is_constant(e.right):
+            v = rf(None, {})
+            if op == "==":
+                return lambda G, L: lf(G, L) == v
+            return lambda G, L: lf(G, L) != v
         if op == "==":
             return lambda G, L: lf(G, L) == rf(G, L)
         if op == "!=":
@@ -218,6 +218,21 @@ class ExprCompiler:
             rs = self.rs
             pos = [f for _, f in args]
 
+            if len(pos) == 2:
+                a0, a1 = pos
+
+                def call_user2(G, L):
+                    fn = rs.functions[name]
+                    p0, p1 = fn.params
+                    if G.fdepth > MAX_FUNCTION_DEPTH:
+                        raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
+                    G.fdepth += 1
+                    try:
+                        return fn.body(G, {p0: a0(G, L), p1: a1(G, L)})
+                    finally:
+                        G.fdepth -= 1
+                return call_user2
+
             def call_user(G, L):
                 fn = rs.functions[name]
                 L2 = {}
@@ -247,6 +262,15 @@ class ExprCompiler:
     def x_Index(self, e):
         tf = self.compile(e.target)
         kf = self.compile(e.index)
+        if isinstance(e.target, A.Name) and e.target.ref == "var":
+            vname = e.target.ident
+
+            def index_var(G, L):
+                c = G.data[vname]
+                if c.__class__ is dict:
+                    return c.get(kf(G, L))
+                return _get(c, kf(G, L))
+            return index_var
 
         def index(G, L):
             c = tf(G, L)
@@ -831,7 +855,7 @@ class CompiledAction:
                     need = amount(G, L)
                     if (have or 0) < need:
                         return False
-            except RuleRuntimeError as e:
+            except (RuleRuntimeError, KeyError) as e:
                 raise Located(f"while checking action '{name}': {e}", self.span) from None
             return True
 
@@ -856,7 +880,7 @@ class CompiledAction:
             try:
                 d = self.domains[i]
                 dom = d.values if d.__class__ is _Fixed else distinct(_items(d(G, L)))
-            except RuleRuntimeError as e:
+            except (RuleRuntimeError, KeyError) as e:
                 raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
             pn = names[i]
             for v in dom:

@@ -440,6 +440,9 @@ class Game:
         except RuleRuntimeError as e:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(str(e), span, fr.code.name if fr is not None else "")
+        except KeyError as e:
+            span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
+            self._fail(f"{e} has no value here", span, fr.code.name if fr is not None else "")
         except Located as e:
             self._fail(e.message, e.span, fr.code.name if fr is not None else "")
         except RecursionError:
@@ -475,7 +478,7 @@ class Game:
         for name, cond, span in self.rs.ending_checks:
             try:
                 hit = cond(self, {})
-            except RuleRuntimeError as e:
+            except (RuleRuntimeError, KeyError) as e:
                 self._fail(f"while checking ending \"{name}\": {e}", span, "")
             if hit:
                 self.finish(name)

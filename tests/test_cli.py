@@ -14,10 +14,10 @@ from click.testing import CliRunner
 import rulelang
 from rulelang.cli import cli
 
-try:
-    from tests.test_agents_simulate import FakeGameError, FakeIllegal, fake_check, fake_load
-except ImportError:
+try:  # the module pytest already imported (rootdir-relative "prepend" import mode)
     from test_agents_simulate import FakeGameError, FakeIllegal, fake_check, fake_load
+except ImportError:  # tests/ is a package
+    from tests.test_agents_simulate import FakeGameError, FakeIllegal, fake_check, fake_load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -368,3 +368,29 @@ def test_real_check_broken_and_missing(in_root, tmp_path):
     assert r.exit_code == 0 and "placeholder" in r.stdout.splitlines()[-1]
     r = run("play", TICTACTOE, "--players", 3)
     assert r.exit_code == 1 and r.stderr.count("\n") == 1
+
+
+def _has_scenarios():
+    try:
+        from interpreter import scenarios
+
+        return hasattr(scenarios, "run_path")
+    except ImportError:
+        return False
+
+
+@real
+@pytest.mark.skipif(not _has_scenarios(), reason="interpreter.scenarios is not available yet")
+def test_real_test_command(in_root, tmp_path):
+    r = run("test", "games/examples")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[-1].endswith(" passed, 0 failed")
+    assert all(line.startswith("PASS ") for line in r.stdout.splitlines()[:-1])
+    text = open(TICTACTOE).read()
+    assert "expect winners == [0, 1]" in text
+    bad = tmp_path / "ttt.rules"
+    bad.write_text(text.replace("expect winners == [0, 1]", "expect winners == [0]"))
+    r = run("test", bad)
+    assert r.exit_code == 1
+    assert any(line.startswith(f"FAIL {bad}:") for line in r.stdout.splitlines())
+    assert r.stdout.splitlines()[-1].endswith(" passed, 1 failed")
