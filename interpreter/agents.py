@@ -51,8 +51,8 @@ def agent_seed(seed: int, seat) -> int:
 
 
 def seat_name(seat: int) -> str:
-    """``P1``, ``P2``... for seats 0, 1...; ``chance`` for the chance player."""
-    return "chance" if seat == CHANCE else f"P{seat + 1}"
+    """``P0``, ``P1``... for seats 0, 1... (the numbers the rules and the API use); ``chance`` for chance."""
+    return "chance" if seat == CHANCE else f"P{seat}"
 
 
 def _legal(game) -> list:
@@ -162,7 +162,7 @@ class HumanAgent(Agent):
         if self.show_view and seat >= 0:
             self._show_view(game, seat)
         prompt = getattr(game, "prompt", "") or "choose an action"
-        self._write(f"{seat_name(seat)} (seat {seat}) - {prompt}")
+        self._write(f"{seat_name(seat)} - {prompt}")
         for i, action in enumerate(actions, 1):
             self._write(f"  {i:>3}. {action}")
         while True:

@@ -502,9 +502,7 @@ class Game:
         p = self.pending
         if p is None:
             return ""
-        if p.kind == "chance":
-            return f"chance: {p.prompt}"
-        return f"P{p.player}: {p.prompt}"
+        return p.prompt
 
     def is_over(self):
         return self.over

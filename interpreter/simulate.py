@@ -224,7 +224,8 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
              ruleset=None) -> dict:
     """Play ``games`` games of ``rules`` (a rule file path, or a loaded ``Ruleset``) between
     ``players`` random agents and summarise them (see ``summarize`` for the keys; also ``seconds``,
-    ``players``, ``seed``, ``workers``, ``variants``, ``game``).
+    ``players``, ``seed``, ``variants``, ``game``; everything but ``seconds`` is the same for any
+    number of workers).
 
     ``workers > 1`` runs the games in that many processes (``workers <= 0`` means one per CPU);
     each worker re-loads the rules by path with ``variants`` (a ``Ruleset`` object is pickled to
@@ -271,7 +272,6 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
         game=getattr(ruleset, "name", None),
         players=players,
         seed=seed,
-        workers=workers,
         variants=list(getattr(ruleset, "active_variants", variants) or ()),
         seconds=round(time.perf_counter() - start, 3),
     )

@@ -29,7 +29,12 @@ TOKEN_WORDS = {
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    # cache=True keeps the built parser tables in the temp folder, keyed by the grammar's hash: the
+    # command line starts in a fraction of the time
+    try:
+        return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
+    except OSError:
+        return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
 def _unquote(tok: str) -> str:

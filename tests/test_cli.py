@@ -100,7 +100,7 @@ def test_play_narrates_and_finishes(fake):
     lines = r.stdout.splitlines()
     assert lines[0] == "race: 2 players, seed 5"
     assert lines[1].startswith("chance: roll(")
-    assert lines[2] in ("P1 (random): add 1", "P1 (random): add 2")
+    assert lines[2] in ("P0 (random): add 1", "P0 (random): add 2")
     assert any(line.startswith("Game over after ") and "reached_target" in line for line in lines)
     assert any(line.startswith("Winner: P") for line in lines)
     assert run("play", path, "--players", 2, "--seed", 5).stdout == r.stdout
@@ -115,19 +115,19 @@ def test_play_json_and_agents(fake):
     assert data["decisions"] == len(data["log"]) and data["winners"] and data["error"] is None
     assert all(e["action"] == "add(1)" for e in data["log"] if e["player"] >= 0)
     r = run("play", path, "--players", 3, "--variant", "shared", "--agents", "first")
-    assert "Winners (shared): P1, P2, P3" in r.stdout
+    assert "Winners (shared): P0, P1, P2" in r.stdout
 
 
 def test_play_human(fake):
     path = fake()
     r = run("play", path, "--agents", "human,first", input="2\n" * 20)
     assert r.exit_code == 0
-    assert "P1 (human): add 2" in r.stdout and "P2 (first): add 1" in r.stdout
+    assert "P0 (human): add 2" in r.stdout and "P1 (first): add 1" in r.stdout
     assert "1. add 1" in r.stdout
     r = run("play", path, "--agents", "human", input="")
     assert r.exit_code == 1
     assert r.stderr.strip().splitlines()[-1] == (
-        "rulelang: game error after 1 decisions: P1: end of input while waiting for a choice")
+        "rulelang: game error after 1 decisions: P0: end of input while waiting for a choice")
     r = run("play", path, "--agents", "human", "--json", input="1\n" * 20)
     assert r.exit_code == 0 and json.loads(r.stdout)["decisions"] > 0 and "1. add 1" in r.stderr
 
@@ -181,7 +181,7 @@ def test_log_and_replay(fake, tmp_path, chance):
     log.write_text(json.dumps(bad))
     r = run("replay", path, log)
     assert r.exit_code == 1
-    assert r.stderr.strip() == (f"rulelang: replay failed at decision {step + 1} (P1: add(9)): "
+    assert r.stderr.strip() == (f"rulelang: replay failed at decision {step + 1} (P0: add(9)): "
                                 "'add(9)' is not legal now")
 
     log.write_text(json.dumps(dict(data, final_sha256="0" * 64)))
@@ -220,7 +220,7 @@ def test_simulate_table_and_errors(fake):
     path = fake()
     r = run("simulate", path, "--games", 10)
     assert r.exit_code == 0
-    for text in ("completed", "mean decisions", "win rate", "mean score", "P2", "reached_target", "never"):
+    for text in ("completed", "mean decisions", "win rate", "mean score", "P1", "reached_target", "never"):
         assert text in r.stdout
     r = run("simulate", path, "--games", 30, "--variant", "trap")
     assert r.exit_code == 1 and "the counter hit the trap" in r.stdout
@@ -317,7 +317,7 @@ def test_real_check_play_replay(path, in_root, tmp_path):
     log = tmp_path / "log.json"
     r = run("play", path, "--players", 2, "--seed", 3, "--log", log)
     assert r.exit_code == 0, r.output
-    assert "P1 (random): " in r.stdout and "Game over after" in r.stdout
+    assert "P0 (random): " in r.stdout and "Game over after" in r.stdout
     r = run("replay", path, log)
     assert r.exit_code == 0, r.output
     assert "final state verified" in r.stdout
@@ -343,7 +343,6 @@ def test_real_simulate(path, in_root):
     s2 = json.loads(r2.stdout)
     for x in (s, s2):
         x.pop("seconds")
-        x.pop("workers")
     assert s == s2
     r = run("simulate", path, "--games", 5)
     assert r.exit_code == 0 and "win rate" in r.stdout
