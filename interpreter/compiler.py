@@ -23,6 +23,7 @@ SUSPEND = "suspend"
 RETURN = "return"
 END = "end"
 MAX_FUNCTION_DEPTH = 200
+WORK_BUDGET = 1_000_000  # items handled by comprehensions and function calls between two decisions
 
 
 class Code:
@@ -226,6 +227,9 @@ class ExprCompiler:
                     p0, p1 = fn.params
                     if G.fdepth > MAX_FUNCTION_DEPTH:
                         raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
+                    G.work += 1
+                    if G.work > WORK_BUDGET:
+                        raise RuleRuntimeError(f"more than {WORK_BUDGET:,} function calls before one decision")
                     G.fdepth += 1
                     try:
                         return fn.body(G, {p0: a0(G, L), p1: a1(G, L)})
@@ -240,6 +244,9 @@ class ExprCompiler:
                     L2[pname] = f(G, L)
                 if G.fdepth > MAX_FUNCTION_DEPTH:
                     raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
+                G.work += 1
+                if G.work > WORK_BUDGET:
+                    raise RuleRuntimeError(f"more than {WORK_BUDGET:,} function calls before one decision")
                 G.fdepth += 1
                 try:
                     return fn.body(G, L2)
@@ -335,6 +342,10 @@ class ExprCompiler:
 
         def pairs(G, L):
             s = src(G, L)
+            G.work += len(s) if s.__class__ in (tuple, dict, frozenset) else 1
+            if G.work > WORK_BUDGET:
+                raise RuleRuntimeError(f"more than {WORK_BUDGET:,} items handled before one decision "
+                                       "(comprehensions nested too deep, or over too much?)")
             L2 = dict(L)
             if len(names) == 2:
                 if isinstance(s, dict):

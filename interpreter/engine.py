@@ -135,6 +135,7 @@ class Ruleset:
             consts = {}
             data = {}
             fdepth = 0
+            work = 0
 
         G = _Static()
         for d in program.decls.values():
@@ -317,6 +318,7 @@ class Game:
         self.notes = []
         self.turns = 0
         self.fdepth = 0
+        self.work = 0  # items handled since the last decision (see compiler.WORK_BUDGET)
         self.scenario = None
         self.error = None
         self._actions = None
@@ -393,6 +395,7 @@ class Game:
     # ------------------------------------------------------------------ the machine
     def _run(self, budget=None):
         budget = budget or self.rs.step_budget
+        self.work = 0
         frames = self.frames
         steps = 0
         fr = None
@@ -570,6 +573,7 @@ class Game:
     def scores(self):
         if self.rs.score_fn is None:
             return [0] * self.n
+        self.work = 0
         param, f = self.rs.score_fn
         try:
             return [f(self, {param: p}) for p in range(self.n)]

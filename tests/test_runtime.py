@@ -236,3 +236,21 @@ score p = pts[p]
     g.apply("knock(1)")   # P2 eliminates P1; only P2 remains
     assert g.is_over() and g.end_reason == "last one standing"
     assert g.winners() == [2]  # P0 has the most points but is out
+
+
+def test_runaway_computation_is_bounded():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+function f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1)
+var x: int = 0
+var big: list[int] = []
+action go { effect { x = f(40) } }
+action grow { effect { big = [a for a in [c for c in 1..1000000] if count([b for b in 1..1000000]) > 0] } }
+flow { loop { turn 0 { offer [go, grow] to 0 } } }
+ending "never" when false
+''')
+    for action in ("go", "grow"):
+        g = rs.new_game(2)
+        with pytest.raises(GameError) as err:
+            g.apply(action)
+        assert "before one decision" in str(err.value)
