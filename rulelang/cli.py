@@ -229,13 +229,21 @@ def main(argv=None):
 @variant_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the diagnostics.")
 @click.option("--placeholders", is_flag=True, help="Also list every placeholder component value.")
+@click.option("--explore", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Also play N random games per player count, reporting stuck positions, run-time errors "
+                   "and games that do not end.")
 @click.pass_context
-def check(ctx, files, variants, as_json, placeholders):
+def check(ctx, files, variants, as_json, placeholders, explore):
     """Check rule files and report their errors and warnings (exit 1 on any error)."""
     items = []
     failed = False
     for path in files:
         diags, marks = _check_one(path, variants, placeholders)
+        if explore and not any(d.severity == ERROR for d in diags) and not _unreadable(path):
+            from .explore import explore as run_explore
+
+            diags = diags + run_explore(_api().load(path, variants=tuple(variants)), path, explore,
+                                        variants=tuple(variants))
         errors = sum(1 for d in diags if d.severity == ERROR)
         failed = failed or errors > 0
         problem = _unreadable(path)
