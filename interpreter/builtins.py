@@ -168,25 +168,32 @@ def b_clamp(G, n, lo, hi):
     return max(lo, min(hi, n))
 
 
+def _seat(G, p):
+    if p.__class__ is not int or not 0 <= p < G.n:
+        raise RuleRuntimeError(f"{fmt(p)} is not a player of this {G.n}-player game")
+    return p
+
+
 def b_next_player(G, p):
-    return G.next_active(p, 1)
+    return G.next_active(_seat(G, p), 1)
 
 
 def b_previous_player(G, p):
-    return G.next_active(p, -1)
+    return G.next_active(_seat(G, p), -1)
 
 
 def b_players_from(G, p):
     n = G.n
+    p = _seat(G, p)
     return tuple((p + i) % n for i in range(n) if not G.eliminated[(p + i) % n])
 
 
 def b_is_eliminated(G, p):
-    return bool(G.eliminated[p])
+    return bool(G.eliminated[_seat(G, p)])
 
 
 def b_seat(G, p):
-    return p + 1
+    return _seat(G, p) + 1
 
 
 def _board(G, b):

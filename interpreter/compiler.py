@@ -253,7 +253,7 @@ class ExprCompiler:
                 finally:
                     G.fdepth -= 1
             return call_user
-        impl = IMPLS[name]
+        impl = _guarded(name, IMPLS[name])
         pos = [f for n, f in args if n is None]
         kws = [(n, f) for n, f in args if n is not None]
         if not kws:
@@ -373,6 +373,17 @@ class ExprCompiler:
                 return out
             return mk_map
         return lambda G, L: tuple(el(G, L2) for L2 in pairs(G, L))
+
+
+def _guarded(name, impl):
+    """A built-in whose Python errors (a wrong kind of value) become rule errors naming the built-in."""
+    def call(G, *args, **kws):
+        try:
+            return impl(G, *args, **kws)
+        except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:
+            shown = ", ".join(fmt(a) for a in args if not callable(a))
+            raise RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}") from None
+    return call
 
 
 def _constant(v):
@@ -1222,6 +1233,9 @@ class StmtCompiler:
             if not isinstance(p, int) or not 0 <= p < G.n:
                 raise RuleRuntimeError(f"cannot eliminate {fmt(p)}: not a player")
             G.eliminated = G.eliminated[:p] + (True,) + G.eliminated[p + 1:]
+            if not any(not x for x in G.eliminated):
+                G.finish(G.end_pending or "all players eliminated")
+                return END
         c.emit(elim, s.span)
 
     def s_Log(self, c, s):

@@ -406,7 +406,8 @@ class Game:
                     frames.clear()
                     return
                 if not frames:
-                    self.finish(self.end_pending or "end of flow")
+                    if not self._check_endings():
+                        self.finish(self.end_pending or "end of flow")
                     return
                 fr = frames[-1]
                 ops = fr.code.ops
@@ -446,6 +447,10 @@ class Game:
         except KeyError as e:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(f"{e} has no value here", span, fr.code.name if fr is not None else "")
+        except (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
+            # a kind of value the checker could not rule out: report it at the statement, never as a crash
+            span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
+            self._fail(f"a value of the wrong kind: {e}", span, fr.code.name if fr is not None else "")
         except Located as e:
             self._fail(e.message, e.span, fr.code.name if fr is not None else "")
         except RecursionError:
@@ -575,10 +580,15 @@ class Game:
             return [0] * self.n
         self.work = 0
         param, f = self.rs.score_fn
+        where = self.rs.program.score.span.where()
         try:
-            return [f(self, {param: p}) for p in range(self.n)]
-        except RuleRuntimeError as e:
-            raise GameError(f"{self.rs.program.score.span.where()}: while scoring: {e}") from None
+            out = [f(self, {param: p}) for p in range(self.n)]
+        except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
+            raise GameError(f"{where}: while scoring: {e}") from None
+        for p, v in enumerate(out):
+            if v.__class__ is not int:
+                raise GameError(f"{where}: the score of P{p} is {fmt(v)}, not a number")
+        return out
 
     def _tiebreaks(self):
         if self.rs.tiebreak_fn is None:
@@ -588,7 +598,7 @@ class Game:
         for p in range(self.n):
             try:
                 v = f(self, {param: p})
-            except RuleRuntimeError as e:
+            except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
                 raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: {e}") from None
             out.append(tuple(v) if isinstance(v, tuple) else (v,))
         return out

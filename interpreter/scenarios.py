@@ -13,6 +13,7 @@ import random
 import attrs
 
 import rulelang
+from rulelang import ast as A
 from rulelang.diagnostics import RuleError
 
 from .builtins import RuleRuntimeError
@@ -120,14 +121,34 @@ def reconsider(G):
     G._run()
 
 
+def _forces_setup_chance(sc):
+    """Whether the scenario's first step (in `given`, else in `when`) forces a chance outcome."""
+    for block in sc.given + sc.when:
+        if block.stmts:
+            return isinstance(block.stmts[0], A.ChanceStep)
+    return False
+
+
 def run_scenario(rs, sc) -> ScenarioResult:
+    """Run one scenario. `rs` should be loaded with the scenario's variants (run_file does that);
+    if it is not, the rules are loaded again with them."""
     where = sc.span
-    players = sc.players or min(rs.player_counts)
     res = ScenarioResult(sc.name, where.path, where.line, False, "", tuple(sc.cites))
+    if tuple(sc.variants) != tuple(rs.active_variants):
+        try:
+            rs = rs.reload(sc.variants)
+        except RuleError as e:
+            res.message = e.render()
+            return res
+        sc = next((x for x in rs.program.scenarios if x.name == sc.name), sc)
+    players = sc.players or min(rs.player_counts)
     try:
         G = rs.new_game(players, seed=sc.seed, chance=sc.chance)
         G.scenario = Driver(sc.seed)
         comp = StmtCompiler(rs, rs._xc)
+        if not _forces_setup_chance(sc):
+            # `given` describes a position after setup: finish setup's random draws first
+            G.scenario.settle_chance(G)
         for i, block in enumerate(sc.given):
             _exec(G, comp.code(f"scenario-given-{i}", block))
         reconsider(G)

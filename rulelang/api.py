@@ -48,6 +48,14 @@ def _compile(path, text, variants):
                        sorted(checker.placeholders, key=lambda x: (x[0].path, x[0].line, x[0].column))]
     rs.warnings = [d for d in diags if d.severity != ERROR]
     rs.path = path
+
+    def reload(other_variants):
+        """The same rules with other variants."""
+        again, more = _compile(path, text, other_variants)
+        if again is None:
+            raise RuleError(_order(more))
+        return again
+    rs.reload = reload
     return rs, diags
 
 

@@ -74,6 +74,8 @@ class Checker:
         self.var_writes = set()
         self._current = None
         self.endless_loops = []  # loops with no break/return/end_game inside (lints decide)
+        self._placeholder_what = ""  # what a ?value inside a table row stands for
+        self._lambda_ok = False  # a function value is being passed straight to a built-in
 
     # ------------------------------------------------------------------ reporting
     def err(self, span, code, message, hint="", severity=ERROR):
@@ -170,7 +172,7 @@ class Checker:
         elif isinstance(d, A.VarDecl):
             t = self.resolve_type(d.type)
             if d.per_player:
-                t = T.map_of(T.PLAYER, t)
+                t = T.list_of(t)  # one value per seat, indexed by a player: vp[me]
             self.globals[d.name] = ("var", t)
         elif isinstance(d, A.TableDecl):
             self.globals[d.name] = ("table", T.list_of(self.types.get(d.record, T.ANY)))
@@ -260,11 +262,13 @@ class Checker:
                 if name in given:
                     self.err(value.span, "E305", f"field '{name}' is given twice in row '{row.name}'")
                 given[name] = value
+                why = row.placeholder or d.placeholder or "invented value"
+                self._placeholder_what = f"{d.name}.{row.name}.{name} ({why})"
                 vt = self.expr(value, Scope(), Context("const", pure=True))
+                self._placeholder_what = ""
                 self.expect_type(vt, self.resolve_type(fields[name].type), value, f"field '{name}' of '{row.name}'")
                 if d.placeholder is not None or row.placeholder is not None:
                     if not isinstance(value, A.Placeholder):
-                        why = row.placeholder or d.placeholder or "invented value"
                         self.placeholders.append((value.span, f"{d.name}.{row.name}.{name} ({why})"))
             for f in rec.fields:
                 if f.name not in given and f.default is None:
@@ -483,6 +487,9 @@ class Checker:
             bt = T.base(tt)
             if bt.name in ("int", "any"):
                 self.expect_type(vt, T.INT, s.value, f"'{s.op}'")
+            elif bt.name == "list" and s.op == "-=":
+                self.err(s.span, "E316", "'-=' takes items out of sets, not lists",
+                         hint="to take one item out of a list write: remove ITEM from TARGET")
             elif bt.name in ("list", "set"):
                 if not T.compatible(vt, tt):
                     self.err(s.value.span, "E316", f"'{s.op}' on a {bt.name} needs a {bt}, not {vt}",
@@ -681,7 +688,7 @@ class Checker:
 
     def e_Placeholder(self, e, scope, ctx, expected):
         t = self.expr(e.inner, scope, ctx, expected)
-        self.placeholders.append((e.span, f"{self._current}: invented value"))
+        self.placeholders.append((e.span, self._placeholder_what or f"{self._current}: invented value"))
         return t
 
     def e_Name(self, e, scope, ctx, expected):
@@ -777,6 +784,11 @@ class Checker:
         return T.join(self.expr(e.then, scope, ctx, expected), self.expr(e.orelse, scope, ctx, expected))
 
     def e_Lambda(self, e, scope, ctx, expected):
+        if not self._lambda_ok:
+            self.err(e.span, "E402", "a function value (x => ...) can only be passed to a built-in",
+                     hint="built-ins such as count, any, all, sorted, reachable and group take one; "
+                          "elsewhere declare a named function: function NAME(x) = ...")
+        self._lambda_ok = False
         inner = Scope(scope)
         arg_t = expected if expected is not None else T.ANY
         inner.names[e.param] = ("local", arg_t)
@@ -823,7 +835,10 @@ class Checker:
                     self.err(a.span, "E309", f"{n}() has no option '{a.name}'",
                              hint=("options: " + ", ".join(b.kwargs)) if b.kwargs else b.doc)
                 exp = first_elem if isinstance(a.value, A.Lambda) else None
+                self._lambda_ok = isinstance(a.value, A.Lambda)
                 t = self.expr(a.value, scope, ctx, expected=exp)
+                self._lambda_ok = False
+                self.check_builtin_arg(n, i, a, t)
                 if i == 0:
                     first_elem = T.element(t) if T.is_collection(t) else (T.NODE if t.name == "board" else None)
                 if a.name is None:
@@ -845,6 +860,28 @@ class Checker:
         for a in e.args:
             self.expr(a.value, scope, ctx)
         return T.ANY
+
+    COLLECTION_FIRST = {"count", "count_of", "sum", "max_by", "min_by", "sorted", "reversed", "any", "all", "first",
+                        "last", "index_of", "keys", "values", "to_set", "to_list", "slice", "award_by_rank", "get"}
+    PLAYER_FIRST = {"next_player", "previous_player", "players_from", "is_eliminated", "seat"}
+    BOARD_FIRST = {"nodes", "neighbors", "adjacent", "attr", "distance", "reachable", "path_exists", "group",
+                   "groups", "line_length"}
+    INT_ARGS = {"abs", "clamp"}
+
+    def check_builtin_arg(self, n, i, a, t):
+        """The kinds of value a built-in takes, where the kind is plain."""
+        if a.name is not None:
+            return
+        if i == 0 and n in self.COLLECTION_FIRST and not T.is_collection(t):
+            self.err(a.value.span, "E310", f"{n}() takes a list, set or map here, not {t}", hint=FUNCTIONS[n].doc)
+        elif i == 0 and n in self.PLAYER_FIRST:
+            self.expect_type(t, T.PLAYER, a.value, f"the player given to {n}()")
+        elif i == 0 and n in self.BOARD_FIRST and t.name not in ("board", "any"):
+            self.err(a.value.span, "E323", f"{n}() takes a board first, not {t}", hint=FUNCTIONS[n].doc)
+        elif n in self.INT_ARGS:
+            self.expect_type(t, T.INT, a.value, f"{n}()")
+        elif n == "sum" and T.is_collection(t) and not T.is_int(T.element(t)):
+            self.err(a.value.span, "E301", f"sum() adds numbers, not {T.element(t)}")
 
     def e_Index(self, e, scope, ctx, expected):
         tt = self.expr(e.target, scope, ctx)

@@ -67,3 +67,26 @@ scenario "without, it is not" {
 }
 ''')
     assert all(r.passed for r in run_path(str(p))), [r.message for r in run_path(str(p))]
+
+
+def test_given_applies_after_random_setup(tmp_path):
+    """A scenario's `given` describes the position after setup, even when setup shuffles and deals."""
+    p = tmp_path / "deal.rules"
+    p.write_text('''game "D" { players 2 }
+var pile: deck[int] = [1, 2, 3, 4]
+per player var hand: list[int] = []
+action play_card(c in hand[me]) { effect { remove c from hand[me] } }
+setup { shuffle pile  for p in players { let c = draw one from pile  add c to hand[p] } }
+flow { loop { for p in players { turn p { offer [play_card] to p } } } }
+ending "empty hands" when all(players, p => count(hand[p]) == 0)
+scenario "a dealt hand can be replaced" {
+  given { hand[0] = [4, 1] }
+  then { expect legal == ["play_card(4)", "play_card(1)"] }
+}
+scenario "setup draws can be forced" {
+  given { chance "3"  chance "2" }
+  then { expect hand == [[3], [2]] }
+}
+''')
+    results = run_path(str(p))
+    assert all(r.passed for r in results), [r.message for r in results]
