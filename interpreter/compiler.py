@@ -71,7 +71,7 @@ class ExprCompiler:
         if isinstance(e, A.Literal):
             return True
         if isinstance(e, A.Name):
-            return e.ref == "member"
+            return e.ref in ("member", "enum_values")
         if isinstance(e, A.Binary):
             return e.op not in ("and", "or") and self.is_constant(e.left) and self.is_constant(e.right)
         if isinstance(e, A.Unary):
@@ -100,6 +100,9 @@ class ExprCompiler:
             return lambda G, L: G.consts[n]
         if ref == "member":
             return lambda G, L: n
+        if ref == "enum_values":
+            members = tuple(self.rs.program.decls[n].members)
+            return lambda G, L: members
         if ref == "table":
             rows = self.rs.table_rows[n]
             return lambda G, L: rows

@@ -705,6 +705,9 @@ class Checker:
                 if ctx.kind == "const":
                     self.err(e.span, "E207", f"'{n}' is a variable; start values and constants cannot read variables",
                              hint="set it in setup instead")
+            if ref == "type" and isinstance(self.prog.decls.get(n), A.EnumDecl):
+                e.ref = "enum_values"  # an enum's name stands for the list of its members, in order
+                return T.list_of(self.types[n])
             if ref in ("proc", "action", "event", "type"):
                 self.err(e.span, "E208", f"'{n}' is a {ref if ref != 'proc' else 'procedure'}, not a value")
                 return T.ANY

@@ -186,3 +186,15 @@ ending "never" when false
     assert g.view(0)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": 3}
     assert g.view(1)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": "?"}
     assert g.view(None)["vars"]["faces"] == {"(0,0)": 6, "(1,1)": 3}
+
+
+def test_an_enum_name_is_the_list_of_its_members():
+    g = rulelang.loads('''
+game "E" { players 2 }
+enum Colour { red, green, blue }
+var seen: list[Colour] = []
+setup { for c in Colour { if c != green { add c to seen } } }
+action stop { effect { end_game "done" } }
+flow { turn 0 { offer [stop] to 0 } }
+''').new_game(2)
+    assert g.view(None)["vars"]["seen"] == ["red", "blue"]
