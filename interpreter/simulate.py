@@ -82,14 +82,9 @@ def play_game(game, agents, *, chance_agent=None, max_decisions: int = 100_000, 
 
 def _known_errors() -> tuple:
     """The exception types that mean "this game failed", as opposed to a bug."""
-    import rulelang
+    from interpreter.errors import GameError, IllegalAction
 
-    found = [AgentError, DecisionLimitExceeded]
-    for name in ("GameError", "IllegalAction"):
-        cls = getattr(rulelang, name, None)
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            found.append(cls)
-    return tuple(found)
+    return (AgentError, DecisionLimitExceeded, GameError, IllegalAction)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -66,7 +66,7 @@ class _Group(click.Group):
 # --- helpers ------------------------------------------------------------------------------------
 
 def _api():
-    """The ``rulelang`` package (imported late so that this module loads on its own)."""
+    """The ``rulelang`` package (imported late: ``python -m rulelang --help`` stays quick)."""
     import rulelang
 
     return rulelang
@@ -75,21 +75,16 @@ def _api():
 def _rule_error_type():
     from rulelang.diagnostics import RuleError
 
-    return getattr(_api(), "RuleError", RuleError)
+    return RuleError
 
 
 def _game_error_types() -> tuple:
     """Exceptions that mean "the game failed" (reported in one line, exit 1)."""
     from interpreter.agents import AgentError
+    from interpreter.errors import GameError, IllegalAction
     from interpreter.simulate import DecisionLimitExceeded
 
-    found = [AgentError, DecisionLimitExceeded]
-    api = _api()
-    for name in ("GameError", "IllegalAction"):
-        cls = getattr(api, name, None)
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            found.append(cls)
-    return tuple(found)
+    return (AgentError, DecisionLimitExceeded, GameError, IllegalAction)
 
 
 def _first_line(exc: BaseException) -> str:
