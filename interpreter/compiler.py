@@ -715,8 +715,14 @@ DONE_ID = "done"
 
 
 def _refresh_choose(p):
-    rest = p.pool if (p.ordered or p.single) else p.pool[p.start:]
-    opts = _choice_options(rest)
+    if p.ordered or p.single:
+        opts = _choice_options(p.pool)
+    else:
+        # unordered: picks go left to right through the options, so a pick must leave enough
+        # options after it to reach the least number still to choose
+        still = max(0, p.low - len(p.acc) - 1)
+        rest = p.pool[p.start:]
+        opts = _choice_options(rest[:len(rest) - still] if still else rest)
     if len(p.acc) >= p.low:
         opts.append((DONE_ID, _DONE))
     p.options = opts

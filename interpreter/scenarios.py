@@ -112,12 +112,22 @@ def _exec(G, code):
 
 def reconsider(G):
     """After `given` changed variables directly, recompute the pending decision from the new state."""
-    if G.is_over() or G.pending is None or G.pending.acc:
+    if G.is_over() or G.pending is None:
         return
     fr = G.frames[-1]
+    op = fr.code.ops[fr.pc - 1]
+    p = G.pending
+    G._actions = None
+    if p.kind == "chance" and hasattr(op, "step"):
+        # a draw or roll under way: its outcomes come from the pile as it is now
+        G.pending = None
+        if op.step(G, fr.locals, p) is None:
+            G._run()
+        return
+    if p.acc:
+        return  # a choice with picks already made keeps its options
     fr.pc -= 1
     G.pending = None
-    G._actions = None
     G._run()
 
 
@@ -149,13 +159,10 @@ def run_scenario(rs, sc) -> ScenarioResult:
         if not _forces_setup_chance(sc):
             # `given` describes a position after setup: finish setup's random draws first
             G.scenario.settle_chance(G)
-        for i, block in enumerate(sc.given):
-            _exec(G, comp.code(f"scenario-given-{i}", block))
-        reconsider(G)
-        for i, block in enumerate(sc.when):
-            _exec(G, comp.code(f"scenario-when-{i}", block))
-        for i, block in enumerate(sc.then):
-            _exec(G, comp.code(f"scenario-then-{i}", block))
+        for i, (kind, block) in enumerate(sc.parts):
+            _exec(G, comp.code(f"scenario-{kind}-{i}", block))
+            if kind == "given":
+                reconsider(G)
     except ScenarioFailure as e:
         span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
         res.message = f"{span.path}:{span.line}: {e}"

@@ -537,6 +537,7 @@ class ScenarioDecl(Decl):
     given: list = attrs.Factory(list)  # Blocks
     when: list = attrs.Factory(list)
     then: list = attrs.Factory(list)
+    parts: list = attrs.Factory(list)  # (kind, Block) in source order: how they run
     kind = "scenario"
 
 

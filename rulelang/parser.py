@@ -315,6 +315,7 @@ class _Builder(Transformer):
                 d.chance = value
             else:
                 getattr(d, kind).append(value)
+                d.parts.append((kind, value))
         return d
 
     def sc_players(self, c):

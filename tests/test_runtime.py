@@ -254,3 +254,19 @@ ending "never" when false
         with pytest.raises(GameError) as err:
             g.apply(action)
         assert "before one decision" in str(err.value)
+
+
+def test_choosing_exactly_n_always_ends_with_n_items():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+var got: list[int] = []
+action go { effect { let xs = choose 2 of [1, 2, 3] by me  got = xs  end_game "done" } }
+flow { turn 0 { offer [go] to 0 } }
+''')
+    g = rs.new_game(2)
+    g.apply("go")
+    assert [a.id for a in g.legal_actions()] == ["1", "2"]  # picking 3 first would leave nothing to pair
+    g.apply("2")
+    assert [a.id for a in g.legal_actions()] == ["3"]
+    g.apply("3")
+    assert g.view(None)["vars"]["got"] == [2, 3]

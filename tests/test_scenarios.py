@@ -90,3 +90,38 @@ scenario "setup draws can be forced" {
 ''')
     results = run_path(str(p))
     assert all(r.passed for r in results), [r.message for r in results]
+
+
+def test_scenario_blocks_run_in_the_order_written(tmp_path):
+    p = tmp_path / "o.rules"
+    p.write_text('''game "O" { players 2 }
+var n: int = 0
+action up { effect { n += 1 } }
+flow { loop { turn 0 { offer [up] to 0 } } }
+ending "never" when false
+scenario "check between steps" {
+  when { play "up" }
+  then { expect n == 1 }
+  when { play "up" }
+  then { expect n == 2 }
+}
+''')
+    assert [r.passed for r in run_path(str(p))] == [True]
+
+
+def test_given_that_refills_a_bag_mid_draw_redraws_from_the_new_bag(tmp_path):
+    p = tmp_path / "b.rules"
+    p.write_text('''game "B" { players 2 }
+enum Colour { red, blue, green }
+var bag: bag[Colour] = [red, blue, green]
+var got: list[Colour] = []
+setup { let cs = draw 2 from bag  got = cs }
+action stop { effect { end_game "done" } }
+flow { turn 0 { offer [stop] to 0 } }
+scenario "the second draw comes from the bag as given" {
+  given { chance "red"  bag = [green, green] }
+  then { expect got == [red, green] }
+}
+''')
+    results = run_path(str(p))
+    assert all(r.passed for r in results), [r.message for r in results]

@@ -1,0 +1,129 @@
+"""Station (games/station.rules): its scenarios, rulebook coverage, variants, random games to a
+rulebook ending, determinism by seed and save/load in the middle of a game.
+
+No Python here knows Station's rules: everything is in the rule file; this only runs it."""
+import os
+import random
+import re
+
+import pytest
+
+import rulelang
+from interpreter.scenarios import run_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATION = os.path.join(ROOT, "games", "station.rules")
+RULEBOOK = os.path.normpath(os.path.join(ROOT, "..", "shared", "rulebooks", "station.md"))
+ENDINGS = {"40 VP", "all 9 sectors", "alien supply"}
+VARIANTS = [(), ("first_play",), ("friendly",), ("first_play", "friendly")]
+MAX_DECISIONS = 20_000
+
+
+def _section_ids():
+    with open(RULEBOOK, encoding="utf-8") as fh:
+        return re.findall(r"^## \[([A-Z]-[\d.]+)\]", fh.read(), re.M)
+
+
+def _play_random(rs, players, seed, stop_after=None):
+    g = rs.new_game(players, seed=seed)
+    pick = random.Random(seed)
+    steps = 0
+    while not g.is_over() and steps < (stop_after or MAX_DECISIONS):
+        g.apply(pick.choice(g.legal_actions()))
+        steps += 1
+    return g
+
+
+@pytest.fixture(scope="module")
+def station():
+    return rulelang.load(STATION)
+
+
+@pytest.mark.parametrize("result", [pytest.param(r, id=r.name) for r in run_path(STATION)])
+def test_scenario(result):
+    assert result.passed, result.message
+
+
+def test_every_section_is_cited_and_has_a_scenario(station):
+    ids = _section_ids()
+    assert len(ids) == 18
+    with open(STATION, encoding="utf-8") as fh:
+        text = fh.read()
+    cited = set()
+    for ids_text in re.findall(r'@rule\s+((?:"[^"]+"\s*,\s*)*"[^"]+")', text):
+        cited |= set(re.findall(r'"([^"]+)"', ids_text))
+    assert set(ids) <= cited, sorted(set(ids) - cited)
+    assert cited <= set(ids), sorted(cited - set(ids))
+    in_scenarios = {c for sc in station.program.scenarios for c in sc.cites}
+    assert set(ids) <= in_scenarios, sorted(set(ids) - in_scenarios)
+
+
+@pytest.mark.parametrize("variants", VARIANTS, ids=lambda v: "+".join(v) or "base")
+def test_the_file_and_its_variants_load_clean(variants):
+    diags = rulelang.check(STATION, variants=variants)
+    assert diags == [], [d.render() for d in diags]
+    rs = rulelang.load(STATION, variants=variants)
+    assert rs.variants == ("first_play", "friendly")
+    assert rs.player_counts == (2, 3, 4)
+    assert ENDINGS <= set(rs.endings)
+
+
+def test_invented_component_values_are_placeholders(station):
+    whats = " ".join(p.what for p in station.placeholders)
+    for table in ("ships.", "sectors.", "hubs.", "rewards.", "kits."):
+        assert table in whats, table
+    assert "trades." not in whats  # the trades are the rulebook's own (S-7)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_random_games_end_by_a_rulebook_trigger(station, players):
+    for seed in range(10):
+        g = _play_random(station, players, seed)
+        assert g.is_over(), f"seed {seed}: no end after {MAX_DECISIONS} decisions"
+        assert g.end_reason in ENDINGS, (seed, g.end_reason)
+        assert g.winners()
+
+
+@pytest.mark.parametrize("variants", VARIANTS[1:], ids=lambda v: "+".join(v))
+def test_random_games_with_variants(variants):
+    rs = rulelang.load(STATION, variants=variants)
+    for players in (2, 4):
+        g = _play_random(rs, players, seed=players)
+        assert g.end_reason in ENDINGS
+
+
+def test_same_seed_same_game(station):
+    a = _play_random(station, 3, seed=11)
+    b = _play_random(station, 3, seed=11)
+    assert a.to_json() == b.to_json()
+    c = _play_random(station, 3, seed=12)
+    assert c.to_json() != a.to_json()
+
+
+@pytest.mark.parametrize("cut", [3, 40, 150])
+def test_json_round_trip_mid_game(station, cut):
+    # cut 3: in the middle of the draft (setup); later: in the middle of turns, trades, incomes
+    g = _play_random(station, 4, seed=5, stop_after=cut)
+    assert not g.is_over()
+    text = g.to_json()
+    h = station.load_game(text)
+    assert h.to_json() == text
+    assert [a.id for a in h.legal_actions()] == [a.id for a in g.legal_actions()]
+    r1, r2 = random.Random(99), random.Random(99)
+    while not g.is_over():
+        g.apply(r1.choice(g.legal_actions()))
+        h.apply(r2.choice(h.legal_actions()))
+    assert g.to_json() == h.to_json()
+    assert g.end_reason in ENDINGS
+
+
+def test_explicit_chance_game_survives_a_round_trip(station):
+    g = station.new_game(2, seed=3, chance="explicit")
+    pick = random.Random(3)
+    for _ in range(40):
+        if g.current_player == -1:
+            outcomes = g.chance_outcomes()
+            assert abs(sum(p for _, p in outcomes) - 1) < 1e-9
+        g.apply(pick.choice(g.legal_actions()))
+    text = g.to_json()
+    assert station.load_game(text).to_json() == text
