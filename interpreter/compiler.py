@@ -222,29 +222,7 @@ class ExprCompiler:
             rs = self.rs
             pos = [f for _, f in args]
 
-            if len(pos) == 2:
-                a0, a1 = pos
-
-                def call_user2(G, L):
-                    fn = rs.functions[name]
-                    p0, p1 = fn.params
-                    if G.fdepth > MAX_FUNCTION_DEPTH:
-                        raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
-                    G.work += 1
-                    if G.work > WORK_BUDGET:
-                        raise RuleRuntimeError(f"more than {WORK_BUDGET:,} function calls before one decision")
-                    G.fdepth += 1
-                    try:
-                        return fn.body(G, {p0: a0(G, L), p1: a1(G, L)})
-                    finally:
-                        G.fdepth -= 1
-                return call_user2
-
-            def call_user(G, L):
-                fn = rs.functions[name]
-                L2 = {}
-                for pname, f in zip(fn.params, pos):
-                    L2[pname] = f(G, L)
+            def run_body(G, fn, L2):
                 if G.fdepth > MAX_FUNCTION_DEPTH:
                     raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
                 G.work += 1
@@ -255,6 +233,19 @@ class ExprCompiler:
                     return fn.body(G, L2)
                 finally:
                     G.fdepth -= 1
+
+            if len(pos) == 2:
+                a0, a1 = pos
+
+                def call_user2(G, L):
+                    fn = rs.functions[name]
+                    p0, p1 = fn.params
+                    return run_body(G, fn, {p0: a0(G, L), p1: a1(G, L)})
+                return call_user2
+
+            def call_user(G, L):
+                fn = rs.functions[name]
+                return run_body(G, fn, {pname: f(G, L) for pname, f in zip(fn.params, pos)})
             return call_user
         impl = _guarded(name, IMPLS[name])
         pos = [f for n, f in args if n is None]

@@ -66,24 +66,23 @@ class Driver:
             weights = [p for _, p in outcomes]
             G.apply(self.rng.choices(acts, weights)[0])
 
+    @staticmethod
+    def _apply(G, value):
+        try:
+            G.apply(value if isinstance(value, str) else fmt(value))
+        except IllegalAction as e:
+            raise ScenarioFailure(str(e)) from None
+
     def step(self, G, kind, value):
         if kind == "play":
             self.settle_chance(G)
             if G.is_over():
                 raise ScenarioFailure(f"cannot play {readable(value)}: the game is over ({G.end_reason})")
-            aid = value if isinstance(value, str) else fmt(value)
-            try:
-                G.apply(aid)
-            except IllegalAction as e:
-                raise ScenarioFailure(str(e)) from None
+            self._apply(G, value)
         elif kind == "chance":
             if not G.is_chance():
                 raise ScenarioFailure(f"no chance decision is pending (now: {G.prompt})")
-            aid = value if isinstance(value, str) else fmt(value)
-            try:
-                G.apply(aid)
-            except IllegalAction as e:
-                raise ScenarioFailure(str(e)) from None
+            self._apply(G, value)
         elif kind == "expect":
             ok, msg, detail = value
             if ok is not True:
