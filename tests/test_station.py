@@ -44,6 +44,7 @@ def test_scenario(result):
     assert result.passed, result.message
 
 
+@pytest.mark.skipif(not os.path.exists(RULEBOOK), reason="the rulebook (../shared/rulebooks) is not beside this checkout")
 def test_every_section_is_cited_and_has_a_scenario(station):
     ids = _section_ids()
     assert len(ids) == 18
@@ -61,6 +62,8 @@ def test_every_section_is_cited_and_has_a_scenario(station):
 @pytest.mark.parametrize("variants", VARIANTS, ids=lambda v: "+".join(v) or "base")
 def test_the_file_and_its_variants_load_clean(variants):
     diags = rulelang.check(STATION, variants=variants)
+    if not os.path.exists(RULEBOOK):  # a checkout without ../shared: citations cannot be checked
+        diags = [d for d in diags if not (d.code == "W306" and "cannot read the rulebook" in d.message)]
     assert diags == [], [d.render() for d in diags]
     rs = rulelang.load(STATION, variants=variants)
     assert rs.variants == ("first_play", "friendly")
