@@ -549,6 +549,16 @@ class Module:
     source: Any = None  # diagnostics.Source
 
 
+_FIELDS = {}
+
+
+def _child_fields(cls):
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls) if f.name not in ("span", "ty", "ref"))
+    return names
+
+
 def walk(obj):
     """Yield every AST node below (and including) obj, depth first."""
     stack = [obj]
@@ -560,9 +570,7 @@ def walk(obj):
         if not attrs.has(type(cur)):
             continue
         yield cur
-        for f in attrs.fields(type(cur)):
-            if f.name == "span":
-                continue
-            val = getattr(cur, f.name)
+        for name in _child_fields(type(cur)):
+            val = getattr(cur, name)
             if isinstance(val, (list, tuple)) or attrs.has(type(val)):
                 stack.append(val)
