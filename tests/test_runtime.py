@@ -270,3 +270,27 @@ flow { turn 0 { offer [go] to 0 } }
     assert [a.id for a in g.legal_actions()] == ["3"]
     g.apply("3")
     assert g.view(None)["vars"]["got"] == [2, 3]
+
+
+def test_games_are_identical_across_processes_with_different_hash_seeds():
+    """Determinism may not depend on Python's per-process string hashing (set and dict orders)."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(HERE)
+    script = (
+        "import hashlib, random, rulelang\n"
+        f"rs = rulelang.load({os.path.join(root, 'games', 'station.rules')!r})\n"
+        "g = rs.new_game(2, seed=3)\n"
+        "r = random.Random(3)\n"
+        "while not g.is_over():\n"
+        "    g.apply(r.choice(g.legal_actions()))\n"
+        "print(hashlib.sha256(g.to_json().encode()).hexdigest())\n"
+    )
+    outs = set()
+    for hash_seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=root)
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        outs.add(out.stdout.strip())
+    assert len(outs) == 1
