@@ -140,7 +140,6 @@ class HumanAgent(Agent):
 
     name = "human"
     #: view entries not shown (the prompt and the numbered choices already say it)
-    HIDDEN_VIEW_KEYS = frozenset({"pending"})
 
     def __init__(self, input=None, output=None, show_view: bool = True):
         self.input = input
@@ -198,17 +197,21 @@ class HumanAgent(Agent):
         return None
 
     def _show_view(self, game, seat: int) -> None:
+        """What this seat may see: the game's variables one per line (hidden values as the view gives them)."""
         try:
             view = game.view(seat)
         except Exception:  # a view is a courtesy; never fail a decision because of it
             return
-        if isinstance(view, dict):
-            for key, value in view.items():
-                if key in self.HIDDEN_VIEW_KEYS or value is None or value == []:
-                    continue
-                self._write(f"  {key}: {json.dumps(value, default=str, separators=(', ', ': '))}")
-        elif view is not None:
-            self._write(f"  {view}")
+        if not isinstance(view, dict):
+            if view is not None:
+                self._write(f"  {view}")
+            return
+        for key, value in view.get("vars", {}).items():
+            if value is None or value == [] or value == {}:
+                continue
+            self._write(f"  {key}: {json.dumps(value, default=str, separators=(', ', ': '))}")
+        for note in view.get("notes", [])[-3:]:
+            self._write(f"  note: {note}")
 
 
 AGENTS = {

@@ -121,7 +121,7 @@ class Game:
         return list(self.won)
 
     def view(self, player):
-        return {"counter": self.counter, "turn": self.turn}
+        return {"vars": {"counter": self.counter, "turn": self.turn}}
 
     def to_json(self):
         return json.dumps({"counter": self.counter, "turn": self.turn, "log": self.log,
