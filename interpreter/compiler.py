@@ -223,16 +223,16 @@ class ExprCompiler:
             pos = [f for _, f in args]
 
             def run_body(G, fn, L2):
+                # no try/finally: an error here ends the game, and each run starts again at depth 0
                 if G.fdepth > MAX_FUNCTION_DEPTH:
                     raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
                 G.work += 1
                 if G.work > WORK_BUDGET:
                     raise RuleRuntimeError(f"more than {WORK_BUDGET:,} function calls before one decision")
                 G.fdepth += 1
-                try:
-                    return fn.body(G, L2)
-                finally:
-                    G.fdepth -= 1
+                value = fn.body(G, L2)
+                G.fdepth -= 1
+                return value
 
             if len(pos) == 2:
                 a0, a1 = pos
@@ -366,6 +366,30 @@ class ExprCompiler:
                         out[el(G, L2)] = v
                 return out
             return mk_map
+        if len(names) == 1:
+            # the common case, [f(x) for x in xs if test(x)], without the generator: a plain loop
+            n0 = names[0]
+
+            def mk_list(G, L):
+                s = src(G, L)
+                items = s if s.__class__ is tuple else _items(s)
+                G.work += len(items)
+                if G.work > WORK_BUDGET:
+                    raise RuleRuntimeError(f"more than {WORK_BUDGET:,} items handled before one decision "
+                                           "(comprehensions nested too deep, or over too much?)")
+                L2 = dict(L)
+                out = []
+                if cond is None:
+                    for x in items:
+                        L2[n0] = x
+                        out.append(el(G, L2))
+                else:
+                    for x in items:
+                        L2[n0] = x
+                        if cond(G, L2):
+                            out.append(el(G, L2))
+                return tuple(out)
+            return mk_list
         return lambda G, L: tuple(el(G, L2) for L2 in pairs(G, L))
 
 

@@ -396,6 +396,7 @@ class Game:
     def _run(self, budget=None):
         budget = budget or self.rs.step_budget
         self.work = 0
+        self.fdepth = 0
         frames = self.frames
         steps = 0
         fr = None
@@ -579,6 +580,7 @@ class Game:
         if self.rs.score_fn is None:
             return [0] * self.n
         self.work = 0
+        self.fdepth = 0
         param, f = self.rs.score_fn
         where = self.rs.program.score.span.where()
         try:
