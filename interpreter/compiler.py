@@ -285,12 +285,21 @@ class ExprCompiler:
         name = e.name
         rows = self.rs.row_fields
 
+        by_row = {}  # row -> this field's value, filled on first use (tables are complete by then)
+
         def field(G, L):
             v = tf(G, L)
             try:
-                return rows[v][name]
+                return by_row[v]
+            except KeyError:
+                pass
+            except TypeError:
+                raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+            try:
+                value = by_row[v] = rows[v][name]
             except (KeyError, TypeError):
                 raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+            return value
         return field
 
     def x_TupleLit(self, e):
