@@ -17,7 +17,7 @@ from .diagnostics import ERROR, WARNING, Source
 from .parser import parse
 
 MAX_EXTENDS_DEPTH = 16
-MAX_FILE_BYTES = 5_000_000
+MAX_FILE_BYTES = 1_000_000  # a rule file of a large game is ~100 KB; 1 MB still checks in seconds
 
 
 @attrs.define
@@ -84,6 +84,10 @@ class Merger:
             if d:
                 self.diags.append(d)
                 return []
+        elif len(text) > MAX_FILE_BYTES:
+            self.diags.append(Source("", path).diag(
+                "E010", f"the rules are too large ({len(text)} characters; the limit is {MAX_FILE_BYTES})", 1, 1))
+            return []
         module, diags = parse(text, path)
         self.sources[path] = Source(text, path)
         self.diags.extend(diags)
