@@ -54,6 +54,7 @@ class Located(Exception):
 class ExprCompiler:
     def __init__(self, rs):
         self.rs = rs  # the Ruleset being built: tables, boards, functions
+        self._fixed_consts = {}
 
     def compile(self, e):
         m = getattr(self, "x_" + type(e).__name__)
@@ -66,11 +67,23 @@ class ExprCompiler:
             f = _constant(v)
         return f
 
+    def const_is_fixed(self, name):
+        """Whether a constant's value is known when compiling (it does not use player_count)."""
+        if name in self._fixed_consts:
+            return self._fixed_consts[name]
+        decl = self.rs.program.decls.get(name)
+        self._fixed_consts[name] = False  # until shown otherwise (this also ends any cycle)
+        fixed = isinstance(decl, A.ConstDecl) and self.is_constant(decl.value)
+        self._fixed_consts[name] = fixed
+        return fixed
+
     def is_constant(self, e):
         """Literals, and operators and brackets over literals: computed once, when compiling."""
         if isinstance(e, A.Literal):
             return True
         if isinstance(e, A.Name):
+            if e.ref == "const":
+                return self.const_is_fixed(e.ident)
             return e.ref in ("member", "enum_values")
         if isinstance(e, A.Binary):
             return e.op not in ("and", "or") and self.is_constant(e.left) and self.is_constant(e.right)
@@ -97,6 +110,9 @@ class ExprCompiler:
         if ref == "var":
             return lambda G, L: G.data[n]
         if ref == "const":
+            if self.const_is_fixed(n):
+                value = self.compile(self.rs.program.decls[n].value)(None, {})
+                return lambda G, L: value
             return lambda G, L: G.consts[n]
         if ref == "member":
             return lambda G, L: n

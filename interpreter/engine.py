@@ -334,7 +334,7 @@ class Game:
                 if ty.kind == "range" and isinstance(v, int) and not ty.low <= v <= ty.high:
                     raise RuleRuntimeError(f"the start value {v} of '{name}' is outside {ty.low}..{ty.high}")
                 self.data[name] = (v,) * self.n if per else v
-        except RuleRuntimeError as e:
+        except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"while setting up the game: {e}") from None
         self.frames = [Frame(rs.codes["flow"], 0, {}, 0)] if "flow" in rs.codes else []
         self.frames.append(Frame(rs.codes["setup"], 0, {}, 0))

@@ -192,6 +192,12 @@ class Checker:
     def check_decl(self, d):
         if isinstance(d, A.ConstDecl):
             t = self.expr(d.value, Scope(), Context("const", pure=True))
+            order = {name: i for i, name in enumerate(self.prog.order)}
+            for n in A.walk(d.value):
+                if isinstance(n, A.Name) and n.ref == "const" and order.get(n.ident, -1) >= order.get(d.name, 0):
+                    self.err(n.span, "E211", f"constant '{d.name}' uses '{n.ident}', which is declared "
+                                             f"{'as itself' if n.ident == d.name else 'after it'}",
+                             hint="constants are computed in the order they are declared")
             if d.type is not None:
                 self.expect_type(t, self.globals[d.name][1], d.value, f"constant '{d.name}'")
             else:

@@ -154,3 +154,11 @@ def test_mutated_games_fail_cleanly(which, edits, seed):
         g.scores()
     except (GameError, IllegalAction):
         pass
+
+
+def test_constants_may_only_use_constants_declared_before_them():
+    with pytest.raises(RuleError) as e:
+        rulelang.loads('game "x" { players 2 }\nconst a = b + 1\nconst b = 2\n'
+                       'action s { effect { end_game } }\nflow { turn 0 { offer [s] to 0 } }')
+    d = e.value.diagnostics[0]
+    assert (d.code, d.line, d.column) == ("E211", 2, 11)
