@@ -724,6 +724,9 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
         tok = err.token
         hint = _describe_expected(err.accepts or err.expected)
         message = f"unexpected {_token_text(tok)}"
+        if str(tok) in ("elif", "else"):
+            hint = (f"'{tok}' follows the block of an if directly; a citation (@rule) cannot stand between "
+                    "them: put it inside the block")
         if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
             hint = "use '==' to compare; '=' only assigns in a statement"
         return source.diag("E004", message, tok.line, tok.column, hint=hint,

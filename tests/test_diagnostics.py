@@ -162,3 +162,12 @@ def test_constants_may_only_use_constants_declared_before_them():
                        'action s { effect { end_game } }\nflow { turn 0 { offer [s] to 0 } }')
     d = e.value.diagnostics[0]
     assert (d.code, d.line, d.column) == ("E211", 2, 11)
+
+
+def test_a_citation_between_if_and_elif_is_reported_at_the_elif():
+    text = ('game "x" { players 2 }\nvar n: int = 0\naction a {\n  effect {\n    if n > 1 { n += 1 }\n'
+            '    @rule "S-1"\n    elif n > 0 { n += 2 }\n  }\n}\nflow { turn 0 { offer [a] to 0 } }\n')
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(text)
+    d = e.value.diagnostics[0]
+    assert (d.line, d.column, d.code) == (7, 5, "E004") and "inside the block" in d.hint
