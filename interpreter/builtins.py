@@ -153,6 +153,7 @@ def b_to_list(G, xs):
 def b_copies(G, x, n):
     if not isinstance(n, int) or n < 0 or n > 100_000:
         raise RuleRuntimeError(f"copies() needs a count from 0 to 100000, not {fmt(n)}")
+    G.work += n
     return (x,) * n
 
 
@@ -280,7 +281,10 @@ def b_award_by_rank(G, values, prizes, ties="split"):
 
 
 def b_text(G, *args):
-    return " ".join(x if isinstance(x, str) else readable(x) for x in args)
+    out = " ".join(x if isinstance(x, str) else readable(x) for x in args)
+    if len(out) > 1_000_000:
+        raise RuleRuntimeError("text() would be longer than 1,000,000 characters")
+    return out
 
 
 IMPLS = {name[2:]: fn for name, fn in globals().items() if name.startswith("b_")}

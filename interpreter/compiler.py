@@ -23,6 +23,9 @@ SUSPEND = "suspend"
 RETURN = "return"
 END = "end"
 MAX_FUNCTION_DEPTH = 200
+MAX_PICKS = 10_000  # the most dice rolled or items drawn by one statement
+MAX_ITEMS = 1_000_000  # the longest list, range or text a rule may build
+MAX_INT = 1 << 62  # the largest number (in size) a rule may compute
 WORK_BUDGET = 1_000_000  # items handled by comprehensions and function calls between two decisions
 
 
@@ -154,7 +157,7 @@ class ExprCompiler:
 
         def neg(G, L):
             v = f(G, L)
-            if not isinstance(v, int):
+            if v.__class__ is not int:
                 raise RuleRuntimeError(f"cannot negate {fmt(v)}")
             return -v
         return neg
@@ -197,8 +200,12 @@ class ExprCompiler:
                 a, b = lf(G, L), rf(G, L)
                 if not isinstance(a, int) or not isinstance(b, int):
                     raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
-                if b - a > 1_000_000:
-                    raise RuleRuntimeError(f"the range {a}..{b} is too long")
+                if b - a >= MAX_ITEMS:
+                    raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
+                if G is not None and b >= a:
+                    G.work += b - a + 1
+                    if G.work > WORK_BUDGET:
+                        raise too_much()
                 return tuple(range(a, b + 1))
             return rng
 
@@ -209,7 +216,9 @@ class ExprCompiler:
                 a = lf(G, L)
                 b = rf(G, L)
                 if a.__class__ is int and b.__class__ is int:
-                    return a + b
+                    r = a + b
+                    if -MAX_INT < r < MAX_INT:
+                        return r
                 return _arith("+", a, b)
             return add
         return arith
@@ -226,6 +235,9 @@ class ExprCompiler:
             L2 = dict(L)  # one scope per function value: its body cannot bind names, so reuse is safe
 
             def fn(x):
+                G.work += 1
+                if G.work > WORK_BUDGET:
+                    raise too_much()
                 L2[p] = x
                 return body(G, L2)
             return fn
@@ -244,7 +256,7 @@ class ExprCompiler:
                     raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
                 G.work += 1
                 if G.work > WORK_BUDGET:
-                    raise RuleRuntimeError(f"more than {WORK_BUDGET:,} function calls before one decision")
+                    raise too_much()
                 G.fdepth += 1
                 value = fn.body(G, L2)
                 G.fdepth -= 1
@@ -363,8 +375,7 @@ class ExprCompiler:
             s = src(G, L)
             G.work += len(s) if s.__class__ in (tuple, dict, frozenset) else 1
             if G.work > WORK_BUDGET:
-                raise RuleRuntimeError(f"more than {WORK_BUDGET:,} items handled before one decision "
-                                       "(comprehensions nested too deep, or over too much?)")
+                raise too_much()
             L2 = dict(L)
             if len(names) == 2:
                 if isinstance(s, dict):
@@ -400,8 +411,7 @@ class ExprCompiler:
                 items = s if s.__class__ is tuple else _items(s)
                 G.work += len(items)
                 if G.work > WORK_BUDGET:
-                    raise RuleRuntimeError(f"more than {WORK_BUDGET:,} items handled before one decision "
-                                           "(comprehensions nested too deep, or over too much?)")
+                    raise too_much()
                 L2 = dict(L)
                 out = []
                 if cond is None:
@@ -416,6 +426,11 @@ class ExprCompiler:
                 return tuple(out)
             return mk_list
         return lambda G, L: tuple(el(G, L2) for L2 in pairs(G, L))
+
+
+def too_much():
+    return RuleRuntimeError(f"more than {WORK_BUDGET:,} steps of computation before one decision "
+                            "(comprehensions or functions nested too deep, or over too much?)")
 
 
 def _guarded(name, impl):
@@ -442,6 +457,16 @@ def _contains(coll, x):
 
 
 def _arith(op, a, b):
+    r = _arith_raw(op, a, b)
+    if r.__class__ is int:
+        if not -MAX_INT < r < MAX_INT:
+            raise RuleRuntimeError(f"{fmt(a)} {op} {fmt(b)} is too large a number")
+    elif r.__class__ in (tuple, str, frozenset) and len(r) > MAX_ITEMS:
+        raise RuleRuntimeError(f"a list or text of more than {MAX_ITEMS:,} items")
+    return r
+
+
+def _arith_raw(op, a, b):
     if op == "+":
         if isinstance(a, int) and isinstance(b, int):
             return a + b
@@ -458,8 +483,6 @@ def _arith(op, a, b):
             return a - b
     elif isinstance(a, int) and isinstance(b, int) and a is not None and b is not None:
         if op == "*":
-            if abs(a) > 1 << 62 or abs(b) > 1 << 62:
-                raise RuleRuntimeError("number too large")
             return a * b
         if b == 0:
             raise RuleRuntimeError(f"division by zero ({a} {op} 0)")
@@ -513,11 +536,9 @@ class Place:
         self.keys = keys
         self.name = root.ident
         self.is_var = root.ref == "var"
-        self.bounds = None
         ty = target.ty
-        if ty is not None and ty.kind == "range":
-            self.bounds = (ty.low, ty.high)
         self.text = _expr_text(target)
+        self.check = range_check(ty, self.text)  # None when no bounded number is inside the type
         self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
 
     def get(self, G, L):
@@ -530,10 +551,8 @@ class Place:
         if self.pile_kind is not None and v.__class__ is tuple:
             k = self.pile_kind
             v = Pile("deck", v, ()) if k == "deck" else (Pile("bag", (), v) if k == "bag" else frozenset(v))
-        if self.bounds is not None and v is not None:
-            lo, hi = self.bounds
-            if not lo <= v <= hi:
-                raise RuleRuntimeError(f"{self.text} would become {fmt(v)}, outside its range {lo}..{hi}")
+        if self.check is not None:
+            self.check(v)
         if not self.keys:
             if self.is_var:
                 G.data[self.name] = v
@@ -547,6 +566,61 @@ class Place:
             G.data[self.name] = new
         else:
             L[self.name] = new
+
+
+    def keys_now(self, G, L):
+        """The index values of this place now (a draw keeps taking from the same pile)."""
+        return tuple(k(G, L) for k in self.keys)
+
+    def get_at(self, G, L, ks):
+        c = G.data[self.name] if self.is_var else L[self.name]
+        for k in ks:
+            c = _get(c, k)
+        return c
+
+    def set_at(self, G, L, ks, v):
+        if self.check is not None:
+            self.check(v)
+        root = G.data[self.name] if self.is_var else L[self.name]
+        new = _set_path(root, list(ks), v) if ks else v
+        if self.is_var:
+            G.data[self.name] = new
+        else:
+            L[self.name] = new
+
+
+def range_check(ty, text):
+    """A function that stops a value breaking the bounds of a range type inside `ty`, or None."""
+    if ty is None:
+        return None
+    if ty.kind == "range":
+        lo, hi = ty.low, ty.high
+
+        def check_one(v):
+            if v is not None and (v.__class__ is not int or not lo <= v <= hi):
+                raise RuleRuntimeError(f"{text} would hold {fmt(v)}, outside its range {lo}..{hi}")
+        return check_one
+    if ty.name in ("list", "set", "deck", "bag") and ty.args:
+        inner = range_check(ty.args[0], text)
+        if inner is None:
+            return None
+
+        def check_items(v):
+            if v is not None and not isinstance(v, dict):
+                for x in _items(v):
+                    inner(x)
+        return check_items
+    if ty.name == "map" and len(ty.args) == 2:
+        inner = range_check(ty.args[1], text)
+        if inner is None:
+            return None
+
+        def check_values(v):
+            if isinstance(v, dict):
+                for x in v.values():
+                    inner(x)
+        return check_values
+    return None
 
 
 def _set_path(c, ks, v):
@@ -685,7 +759,13 @@ class ChooseOp:
         if G.rs.ending_checks and G._check_endings():
             return END
         pool = tuple(_items(self.options(G, L)))
-        who = self.player(G, L) if self.player is not None else L.get("me", G.current)
+        if self.player is not None:
+            who = self.player(G, L)
+        elif "me" in L:
+            who = L["me"]
+        else:
+            raise RuleRuntimeError("who chooses? 'me' is not known here (this procedure was not called from an "
+                                   "action); say 'by PLAYER'")
         if self.count is None:
             low = high = 1
             single = True
@@ -698,6 +778,8 @@ class ChooseOp:
                 low, high = c[0], c[-1]
             else:
                 low = high = c
+            if low.__class__ is not int or high.__class__ is not int or low < 0 or high < low:
+                raise RuleRuntimeError(f"cannot choose {fmt(c)} items: give a count of 0 or more, or a range low..high")
         if self.optional:
             low = 0
         if low > len(pool):
@@ -788,21 +870,22 @@ class RandomOp:
 
     def __call__(self, G, L):
         n = 1 if self.count is None else self.count(G, L)
-        if not isinstance(n, int) or n < 0:
-            raise RuleRuntimeError(f"cannot {'draw' if self.is_draw else 'roll'} {fmt(n)} items")
+        if n.__class__ is not int or not 0 <= n <= MAX_PICKS:
+            raise RuleRuntimeError(f"cannot {'draw' if self.is_draw else 'roll'} {fmt(n)} items "
+                                   f"(from 0 to {MAX_PICKS:,} at once)")
         p = Pending("chance", -1, [], "draw" if self.is_draw else "roll", self.target)
         p.need = n
         p.single = self.count is None
         faces = () if self.is_draw else tuple(_items(self.source(G, L)))
         if not self.is_draw and not faces:
             raise RuleRuntimeError("roll of an empty list of faces")
-        p.pool = faces
+        p.pool = self.place.keys_now(G, L) if self.is_draw else faces
         return self.step(G, L, p)
 
     def step(self, G, L, p):
         while len(p.acc) < p.need:
             if self.is_draw:
-                pile = self.place.get(G, L)
+                pile = self.place.get_at(G, L, p.pool)
                 if isinstance(pile, tuple):
                     if not pile:
                         break
@@ -843,11 +926,11 @@ class RandomOp:
     def _take(self, G, L, p, value):
         p.acc.append(value)
         if self.is_draw:
-            pile = self.place.get(G, L)
+            pile = self.place.get_at(G, L, p.pool)
             if isinstance(pile, tuple):
-                self.place.set(G, L, pile[1:])
+                self.place.set_at(G, L, p.pool, pile[1:])
             else:
-                self.place.set(G, L, remove_item(pile, value))
+                self.place.set_at(G, L, p.pool, remove_item(pile, value))
 
     def resume(self, G, L, value):
         p = G.pending
@@ -1051,10 +1134,7 @@ class StmtCompiler:
             def assign(G, L):
                 cur = place.get(G, L)
                 val = f(G, L)
-                if cur.__class__ is int and val.__class__ is int:
-                    place.set(G, L, cur + val if op == "+" else cur - val)
-                else:
-                    place.set(G, L, _arith(op, cur, val))
+                place.set(G, L, _arith(op, cur, val))
         c.emit(assign, s.span)
 
     def s_ExprStmt(self, c, s):
@@ -1227,7 +1307,7 @@ class StmtCompiler:
     def s_Add(self, c, s):
         place = Place(self.xc, s.target)
         f = self.xc.compile(s.item)
-        c.emit(lambda G, L: place.set(G, L, add_item(place.get(G, L), f(G, L))), s.span)
+        c.emit(lambda G, L: place.set(G, L, add_item(place.get(G, L), f(G, L))), s.span)  # place.set checks ranges
 
     def s_Remove(self, c, s):
         place = Place(self.xc, s.source)

@@ -165,9 +165,12 @@ class Ruleset:
                     pos = [self._static_eval(xc, a.value, G) for a in d.spec.args if a.name is None]
                     kws = {a.name: self._static_eval(xc, a.value, G) for a in d.spec.args if a.name is not None}
                     for v in list(pos) + list(kws.values()):
-                        if isinstance(v, int) and not isinstance(v, bool) and v > 200:
-                            raise Located(f"board '{d.name}' is too large (sizes up to 200)", d.spec.span)
-                    self.boards[d.name] = gen(d.name, *pos, **kws)
+                        if v.__class__ is int and not 1 <= v <= 200:
+                            raise Located(f"board '{d.name}' needs sizes from 1 to 200, not {v}", d.spec.span)
+                    try:
+                        self.boards[d.name] = gen(d.name, *pos, **kws)
+                    except Exception as e:  # noqa: BLE001 - any failure of a generator is a rule error here
+                        raise Located(f"board '{d.name}' cannot be built: {e}", d.spec.span) from None
                 else:
                     attrs = [(n, {a.name: self._static_eval(xc, a.value, G) for a in args}) for n, args, _ in d.nodes]
                     self.boards[d.name] = B.from_edges(d.name, d.edges, attrs)
@@ -363,12 +366,19 @@ class Game:
 
     def reveal(self, value, player):
         who = -1 if player is None else player
+        try:
+            hash(value)
+        except TypeError:
+            raise RuleRuntimeError(f"cannot reveal {fmt(value)}: reveal its keys or items one by one") from None
         cur = self.known.get(value, frozenset())
         self.known = dict(self.known)
         self.known[value] = cur | {who}
 
     def is_known(self, value, player):
-        k = self.known.get(value)
+        try:
+            k = self.known.get(value)
+        except TypeError:  # a map: never revealed as a value
+            return False
         return k is not None and (-1 in k or player in k)
 
     def note(self, text):
@@ -567,6 +577,8 @@ class Game:
             self._fail(str(e), fr.code.spans[fr.pc - 1], fr.code.name)
         except Located as e:
             self._fail(e.message, e.span, fr.code.name)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
+            self._fail(f"a value of the wrong kind: {e}", fr.code.spans[fr.pc - 1], fr.code.name)
         if r is SUSPEND:
             return
         if r is not None:
@@ -726,12 +738,16 @@ class Game:
         what = f"not a saved game of {rs.name}"
         try:
             d = json.loads(text)
+        except RecursionError:
+            raise GameError(f"{what}: nested too deeply") from None
         except (TypeError, ValueError) as e:
             raise GameError(f"{what}: not JSON ({e})") from None
         try:
             return cls._from_dict(rs, d)
         except GameError:
             raise
+        except RecursionError:
+            raise GameError(f"{what}: nested too deeply") from None
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise GameError(f"{what}: {type(e).__name__}: {e}") from None
 

@@ -93,11 +93,19 @@ class Driver:
         return None
 
 
-def _exec(G, code):
-    L = {}
+SCENARIO_STEP_BUDGET = 1_000_000
+
+
+def _exec(G, code, L):
+    """Run one scenario block; `L` holds the scenario's locals, shared by all its blocks."""
     pc = 0
     ops = code.ops
+    steps = 0
+    G.work = 0
     while pc < len(ops):
+        steps += 1
+        if steps > SCENARIO_STEP_BUDGET:
+            raise ScenarioFailure(f"the block ran {SCENARIO_STEP_BUDGET:,} steps (an endless loop?)")
         G.scenario.span = code.spans[pc]
         r = ops[pc](G, L)
         if r is None:
@@ -158,8 +166,9 @@ def run_scenario(rs, sc) -> ScenarioResult:
         if not _forces_setup_chance(sc):
             # `given` describes a position after setup: finish setup's random draws first
             G.scenario.settle_chance(G)
+        scenario_locals = {}
         for i, (kind, block) in enumerate(sc.parts):
-            _exec(G, comp.code(f"scenario-{kind}-{i}", block))
+            _exec(G, comp.code(f"scenario-{kind}-{i}", block), scenario_locals)
             if kind == "given":
                 reconsider(G)
     except ScenarioFailure as e:
@@ -169,6 +178,11 @@ def run_scenario(rs, sc) -> ScenarioResult:
     except (GameError, RuleRuntimeError) as e:
         span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
         res.message = f"{span.path}:{span.line}: {e}"
+        return res
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
+            RecursionError) as e:
+        span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
+        res.message = f"{span.path}:{span.line}: a value of the wrong kind: {e}"
         return res
     fails = G.scenario.failures
     if fails:

@@ -121,22 +121,23 @@ def decode(d, boards=None):
     if isinstance(d, float):
         raise ValueError("numbers in a save file are whole numbers")
     if isinstance(d, list):
-        return tuple(decode(x) for x in d)
+        return tuple(decode(x, boards) for x in d)
     if isinstance(d, dict):
         if "$set" in d and len(d) == 1:
-            return frozenset(decode(x) for x in _list(d["$set"]))
+            return frozenset(decode(x, boards) for x in _list(d["$set"]))
         if "$map" in d and len(d) == 1:
             out = {}
             for pair in _list(d["$map"]):
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError("a map entry is a [key, value] pair")
-                out[decode(pair[0])] = decode(pair[1])
+                out[decode(pair[0], boards)] = decode(pair[1], boards)
             return out
         if "$pile" in d:
             kind = d["$pile"]
             if kind not in ("deck", "bag", "list"):
                 raise ValueError(f"unknown pile kind {kind!r}")
-            return Pile(kind, [decode(x) for x in _list(d.get("known", []))], [decode(x) for x in _list(d.get("pool", []))])
+            return Pile(kind, [decode(x, boards) for x in _list(d.get("known", []))],
+                        [decode(x, boards) for x in _list(d.get("pool", []))])
     raise ValueError(f"not a rulelang value: {str(d)[:40]}")
 
 

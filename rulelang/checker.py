@@ -163,6 +163,11 @@ class Checker:
             if arity != -1 and len(args) != arity:
                 self.err(t.span, "E303", f"'{t.name}' takes {arity} type argument{'s' if arity > 1 else ''}, not {len(args)}")
                 return T.ANY
+            if t.name in ("set", "map", "bag", "deck") and args and args[0].name == "map":
+                what = "keys of a map" if t.name == "map" else f"items of a {t.name}"
+                self.err(t.span, "E324", f"maps cannot be the {what}",
+                         hint="use a tuple or a name as the key, or a list of maps")
+                return T.ANY
             return T.Type(t.name, args, kind="generic")
         return T.ANY
 
@@ -199,7 +204,7 @@ class Checker:
                                              f"{'as itself' if n.ident == d.name else 'after it'}",
                              hint="constants are computed in the order they are declared")
             if d.type is not None:
-                self.expect_type(t, self.globals[d.name][1], d.value, f"constant '{d.name}'")
+                self.expect_exact(t, self.globals[d.name][1], d.value, f"constant '{d.name}'")
             else:
                 self.globals[d.name] = ("const", t)
         elif isinstance(d, A.RecordDecl):
@@ -297,7 +302,9 @@ class Checker:
                 if a.name is not None and a.name not in kws:
                     self.err(a.span, "E309", f"{spec.func.ident} has no option '{a.name}'",
                              hint=("options: " + ", ".join(kws)) if kws else "it takes no options")
-                self.expr(a.value, Scope(), Context("const", pure=True))
+                at = self.expr(a.value, Scope(), Context("const", pure=True))
+                want = T.BOOL if a.name == "diagonals" else T.INT
+                self.expect_type(at, want, a.value, f"an argument of {spec.func.ident}()")
         for name, args, span in d.nodes:
             for a in args:
                 if a.name is None:
@@ -392,8 +399,19 @@ class Checker:
         for st in b.stmts:
             self.stmt(st, s, ctx)
 
+    GAME_ONLY = {"Turn": "turn", "Offer": "offer", "Emit": "emit", "EndGame": "end_game",
+                 "TriggerEnd": "trigger_end", "Eliminate": "eliminate", "Return": "return"}
+
     def stmt(self, s, scope, ctx):
-        m = getattr(self, "s_" + type(s).__name__)
+        kind = type(s).__name__
+        if ctx.scenario and (kind in self.GAME_ONLY or (isinstance(s, A.Let) and
+                                                        isinstance(s.value, (A.Choose, A.Roll, A.Draw)))):
+            what = self.GAME_ONLY.get(kind) or type(s.value).__name__.lower()
+            self.err(s.span, "E414", f"'{what}' runs inside the game, not in a scenario block",
+                     hint="a scenario sets variables (given), takes decisions with play and chance (when), "
+                          "and checks with expect (then)")
+            return
+        m = getattr(self, "s_" + kind)
         m(s, scope, ctx)
 
     def s_Let(self, s, scope, ctx):
@@ -635,7 +653,7 @@ class Checker:
         if len(s.args) != len(d.params):
             self.err(s.span, "E308", f"event '{s.event}' takes {len(d.params)} value{'s' if len(d.params) != 1 else ''}, not {len(s.args)}")
         for a, p in zip(s.args, d.params):
-            self.expect_type(self.expr(a, scope, ctx), self.resolve_type(p.type), a, f"'{p.name}' of event '{s.event}'")
+            self.expect_exact(self.expr(a, scope, ctx), self.resolve_type(p.type), a, f"'{p.name}' of event '{s.event}'")
 
     def s_EndGame(self, s, scope, ctx):
         self.ends.append((s.reason or "", s.span))
@@ -669,6 +687,12 @@ class Checker:
             self.expect_type(self.expr(s.test, scope, ctx), T.BOOL, s.test, "an expect")
 
     # ------------------------------------------------------------------ expressions
+    def expect_exact(self, got, want, node, what):
+        """Like expect_type, but a list does not stand for a set, deck or bag (only assignments convert)."""
+        if not T.compatible_exact(got, want):
+            hint = "write to_set([...]) for a set" if got.name == "list" and want.name == "set" else ""
+            self.err(node.span, "E301", f"{what} must be {want}, not {got}", hint=hint)
+
     def expect_type(self, got, want, node, what):
         if not T.compatible(got, want):
             self.err(node.span, "E301", f"{what} must be {want}, not {got}")
@@ -760,7 +784,7 @@ class Checker:
             self.expect_type(rt, T.BOOL, e.right, f"'{op}'")
             return T.BOOL
         if op in ("==", "!="):
-            if not T.compatible(lt, rt):
+            if not (T.compatible_exact(lt, rt) and T.compatible_exact(rt, lt)):
                 self.err(e.span, "E318", f"comparing {lt} with {rt} is always {'false' if op == '==' else 'true'}")
             return T.BOOL
         if op in ("<", "<=", ">", ">="):
@@ -821,7 +845,7 @@ class Checker:
             for a, p in zip(pos, d.params):
                 at = self.expr(a.value, scope, ctx)
                 if p.type is not None:
-                    self.expect_type(at, self.resolve_type(p.type), a.value, f"argument '{p.name}' of '{n}'")
+                    self.expect_exact(at, self.resolve_type(p.type), a.value, f"argument '{p.name}' of '{n}'")
             for a in e.args[len(d.params):]:
                 self.expr(a.value, scope, ctx)
             return self.globals[n][1]
@@ -844,7 +868,11 @@ class Checker:
                     self.err(a.span, "E309", f"{n}() has no option '{a.name}'",
                              hint=("options: " + ", ".join(b.kwargs)) if b.kwargs else b.doc)
                 exp = first_elem if isinstance(a.value, A.Lambda) else None
-                self._lambda_ok = isinstance(a.value, A.Lambda)
+                takes_fn = (i if a.name is None else a.name) in b.functions
+                self._lambda_ok = isinstance(a.value, A.Lambda) and takes_fn
+                if takes_fn and not isinstance(a.value, A.Lambda):
+                    self.err(a.value.span, "E325", f"{n}() takes a function here, such as x => test",
+                             hint=b.doc)
                 t = self.expr(a.value, scope, ctx, expected=exp)
                 self._lambda_ok = False
                 self.check_builtin_arg(n, i, a, t)

@@ -403,11 +403,15 @@ def _read_log(path: str) -> dict:
     missing = [k for k in ("players", "seed", "log") if k not in data]
     if missing:
         raise Fail(f"{path}: not a rulelang log: missing {', '.join(missing)}")
+    whole = (lambda v: isinstance(v, int) and not isinstance(v, bool))
+    variants = data.get("variants") or []
+    if not whole(data["players"]) or not whole(data["seed"]):
+        raise Fail(f"{path}: not a rulelang log: players and seed must be whole numbers")
+    if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
+        raise Fail(f"{path}: not a rulelang log: variants must be a list of names")
     try:
-        data["players"] = int(data["players"])
-        data["seed"] = int(data["seed"])
         data["log"] = [_entry(e) for e in data["log"]]
-        data["variants"] = [str(v) for v in data.get("variants") or ()]
+        data["variants"] = list(variants)
     except (TypeError, ValueError, KeyError, AttributeError):
         raise Fail(f"{path}: not a rulelang log: malformed players, seed, variants or log") from None
     return data

@@ -18,6 +18,7 @@ class Builtin:
     kwargs: tuple = ()
     result: object = None  # function(arg_types) -> Type
     doc: str = ""
+    functions: tuple = ()  # argument positions (ints) and option names that take a function value
 
 
 def _elem(ts):
@@ -51,6 +52,8 @@ def _map_get(ts):
 def _const(t):
     return lambda ts: t
 
+
+_FUNCTION_ARGS = {'count': (1,), 'any': (1,), 'all': (1,), 'max_by': (1,), 'min_by': (1,), 'sorted': ('key',), 'distance': ('through',), 'reachable': ('through',), 'path_exists': ('through',), 'group': ('where',), 'groups': ('where',), 'line_length': ('where',)}
 
 FUNCTIONS = {b.name: b for b in [
     # collections
@@ -106,6 +109,7 @@ FUNCTIONS = {b.name: b for b in [
             "tied keys share the prizes of the places they span (rounded down); zero values win nothing"),
     Builtin("text", 1, -1, (), _const(T.STR), "text(a, b, ...): the values written as one string"),
 ]}
+FUNCTIONS = {name: attrs.evolve(b, functions=_FUNCTION_ARGS.get(name, ())) for name, b in FUNCTIONS.items()}
 
 # Names that are values rather than functions.
 VALUES = {

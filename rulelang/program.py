@@ -115,6 +115,10 @@ class Merger:
     # -------------------------------------------------------------- merge
     def add(self, prog: Program, item, origin: str):
         item.origin = origin
+        if isinstance(item, A.ExtendsDecl):
+            self.err(item, "E104", "'extends' names the base file of a house-rule file; it cannot stand in a variant",
+                     hint="put extends \"base.rules\" at the top of a file of its own")
+            return
         if isinstance(item, A.GameDecl):
             if prog.game is not None and item.mode != "override":
                 # a house-rule file may restate the header; the later one wins
@@ -171,7 +175,7 @@ class Merger:
                     target.effect = A.Block(stmts=list(target.effect.stmts) + list(item.body.stmts),
                                             span=target.effect.span)
             else:
-                what = "nothing" if target is None else f"a {target.kind}"
+                what = "not declared" if target is None else f"a {target.kind}"
                 self.err(item, "E103", f"cannot extend '{item.target}': it is {what}",
                          hint="'extend' adds statements to setup, flow, a phase, a procedure or an action's effect")
             return

@@ -106,6 +106,16 @@ def compatible(a: Type, b: Type) -> bool:
     return True
 
 
+def compatible_exact(a: Type, b: Type) -> bool:
+    """compatible(), except that a list is not taken for a set, deck or bag (no conversion happens)."""
+    a2, b2 = base(a), base(b)
+    if a2.name == "list" and b2.name in ("deck", "bag", "set"):
+        return False
+    if a2.args and b2.args and a2.name == b2.name and len(a2.args) == len(b2.args):
+        return all(compatible_exact(x, y) for x, y in zip(a2.args, b2.args))
+    return compatible(a, b)
+
+
 def join(a: Type, b: Type) -> Type:
     if a.name == "none":
         return b

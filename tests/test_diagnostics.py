@@ -171,3 +171,32 @@ def test_a_citation_between_if_and_elif_is_reported_at_the_elif():
         rulelang.loads(text)
     d = e.value.diagnostics[0]
     assert (d.line, d.column, d.code) == (7, 5, "E004") and "inside the block" in d.hint
+
+
+@pytest.mark.parametrize("decl, code", [
+    ("var label: str = text(\"f\", x => x)", "E402"),           # function values only where a built-in takes one
+    ("var n: int = count([1], 5)", "E325"),                  # ... and such a place needs one
+    ("var m: map[map[str, int], int] = {}", "E324"),         # maps are not keys
+    ("board g = square_grid(\"a\", 3)", "E301"),             # generator sizes are numbers
+    ("const c: set[int] = [1, 1, 2]", "E301"),               # a list is not a set outside assignments
+    ("var t: bool = [1, 2] == {1, 2}", "E318"),
+])
+def test_checker_rejects_values_that_cannot_work(decl, code):
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(f'game "x" {{ players 2 }}\n{decl}\naction s {{ effect {{ end_game }} }}\n'
+                       'flow { turn 0 { offer [s] to 0 } }')
+    assert code in {d.code for d in e.value.diagnostics}
+
+
+def test_board_sizes_out_of_range_are_diagnostics():
+    with pytest.raises(RuleError) as e:
+        rulelang.loads('game "x" { players 2 }\nboard g = line(0)\naction s { effect { end_game } }\n'
+                       'flow { turn 0 { offer [s] to 0 } }')
+    assert e.value.diagnostics[0].code == "E501"
+
+
+def test_game_statements_do_not_stand_in_scenarios():
+    with pytest.raises(RuleError) as e:
+        rulelang.loads('game "x" { players 2 }\naction s { effect { end_game } }\n'
+                       'flow { turn 0 { offer [s] to 0 } }\nscenario "t" { given { turn 0 { } } then { expect true } }')
+    assert "E414" in {d.code for d in e.value.diagnostics}

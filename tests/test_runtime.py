@@ -294,3 +294,64 @@ def test_games_are_identical_across_processes_with_different_hash_seeds():
         assert out.returncode == 0, out.stderr
         outs.add(out.stdout.strip())
     assert len(outs) == 1
+
+
+@pytest.mark.parametrize("effect, message", [
+    ("x = count(0..999999, a => count(0..999999, b => b == a) > 5)", "steps of computation"),
+    ("x = sum([count([b for b in 0..999999]) for a in 0..999999])", "steps of computation"),
+    ("let xs = roll 1000000000 of 1..6", "from 0 to 10,000 at once"),
+    ("repeat 100 times { x += x + 1 }", "too large a number"),
+    ("repeat 40 times { s = s + s }", "more than 1,000,000 items"),
+    ("let xs = choose (0 - 3) of [1, 2] by me", "cannot choose -3 items"),
+    ("pos = [50, 60]", "outside its range 0..10"),
+    ("add 77 to small", "outside its range 0..5"),
+])
+def test_runaway_values_and_counts_stop_with_a_rule_error(effect, message):
+    rs = rulelang.loads(f'''
+game "T" {{ players 2 }}
+var x: int = 1
+var s: str = "ab"
+per player var pos: 0..10
+var small: list[0..5] = []
+action go {{ effect {{ {effect} }} }}
+flow {{ loop {{ turn 0 {{ offer [go] to 0 }} }} }}
+ending "never" when false
+''')
+    g = rs.new_game(2)
+    with pytest.raises(GameError) as err:
+        g.apply("go")
+    assert message in str(err.value)
+
+
+def test_a_draw_keeps_taking_from_the_pile_it_started_on():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+var piles: map[str, deck[int]] = {}
+var which: str = "a"
+var got: list[int] = []
+setup { piles["a"] = [1, 2, 3]  piles["b"] = [7, 8, 9]  shuffle piles["a"] }
+action go { effect { let xs = draw 2 from piles[which]  got = xs  end_game "done" } }
+when turn_start(p) then { which = "a" }
+flow { turn 0 { offer [go] to 0 } }
+''')
+    g = rs.new_game(2, chance="explicit")
+    g.apply("go")
+    g.apply("2")
+    assert [a.id for a in g.legal_actions()] == ["1", "3"]
+    g.apply("3")
+    assert g.view(None)["vars"]["got"] == [2, 3]
+
+
+def test_boards_inside_collections_survive_a_save():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+board grid = square_grid(2, 2)
+board road { a -- b }
+action go { effect { let bs = [grid, road]  let n = choose one of nodes(last(bs)) by me  end_game "done" } }
+flow { turn 0 { offer [go] to 0 } }
+''')
+    g = rs.new_game(2)
+    g.apply("go")
+    assert rs.load_game(g.to_json()).to_json() == g.to_json()
+    with pytest.raises(GameError):
+        rs.load_game("[" * 100000 + "]" * 100000)
