@@ -168,9 +168,16 @@ class Ruleset:
                         if v.__class__ is int and not 1 <= v <= 200:
                             raise Located(f"board '{d.name}' needs sizes from 1 to 200, not {v}", d.spec.span)
                     try:
-                        self.boards[d.name] = gen(d.name, *pos, **kws)
+                        board = gen(d.name, *pos, **kws)
                     except Exception as e:  # noqa: BLE001 - any failure of a generator is a rule error here
                         raise Located(f"board '{d.name}' cannot be built: {e}", d.spec.span) from None
+                    for key_expr, args, span in d.nodes:
+                        key = self._static_eval(xc, key_expr, G)
+                        if key not in board.graph:
+                            raise Located(f"{key} is not a node of board '{d.name}'", span)
+                        board.graph.nodes[key].update(
+                            {a.name: self._static_eval(xc, a.value, G) for a in args})
+                    self.boards[d.name] = board
                 else:
                     attrs = [(n, {a.name: self._static_eval(xc, a.value, G) for a in args}) for n, args, _ in d.nodes]
                     self.boards[d.name] = B.from_edges(d.name, d.edges, attrs)

@@ -305,7 +305,17 @@ class Checker:
                 at = self.expr(a.value, Scope(), Context("const", pure=True))
                 want = T.BOOL if a.name == "diagonals" else T.INT
                 self.expect_type(at, want, a.value, f"an argument of {spec.func.ident}()")
+        if d.spec is not None and d.edges:
+            self.err(d.span, "E307", f"board '{d.name}' is generated: its edges come from the generator",
+                     hint="a generated board's block only sets node attributes: node (0, 3)(marked: true)")
         for name, args, span in d.nodes:
+            if isinstance(name, A.Expr):
+                self.expr(name, Scope(), Context("const", pure=True))
+                if d.spec is None:
+                    self.err(span, "E307", "a graph board names its nodes: node a(kind: x)")
+            elif d.spec is not None:
+                self.err(span, "E307", f"'{name}' is not a node of a generated board",
+                         hint="name a generated board's node by its coordinates: node (0, 3)(marked: true)")
             for a in args:
                 if a.name is None:
                     self.err(a.span, "E309", "node attributes are named: node a(kind: x)")

@@ -154,7 +154,13 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def board_expr(self, meta, c):
-        return A.BoardDecl(name=str(c[0]), span=self._span(meta), spec=c[1])
+        d = A.BoardDecl(name=str(c[0]), span=self._span(meta), spec=c[1])
+        for item in c[2:]:
+            if item is None:
+                continue
+            kind, value = item
+            (d.edges if kind == "edges" else d.nodes).append(value)
+        return d
 
     @v_args(meta=True)
     def board_graph(self, meta, c):
@@ -169,6 +175,13 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def board_node(self, meta, c):
         return ("node", (str(c[0]), [a for a in c[1:] if a is not None], self._span(meta)))
+
+    @v_args(meta=True)
+    def board_node_at(self, meta, c):
+        coords = [x for x in c if isinstance(x, A.Expr)]
+        args = [x for x in c if isinstance(x, A.Arg)]
+        key = A.TupleLit(span=self._span(meta), items=coords)
+        return ("node", (key, args, self._span(meta)))
 
     @v_args(meta=True)
     def setup_decl(self, meta, c):

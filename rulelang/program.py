@@ -212,7 +212,8 @@ class Merger:
                 for n in chain:
                     names.setdefault(n, item.span)
             for n, _, span in item.nodes:
-                names.setdefault(n, span)
+                if isinstance(n, str):
+                    names.setdefault(n, span)
             return list(names.items())
         return []
 

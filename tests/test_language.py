@@ -198,3 +198,27 @@ action stop { effect { end_game "done" } }
 flow { turn 0 { offer [stop] to 0 } }
 ''').new_game(2)
     assert g.view(None)["vars"]["seen"] == ["red", "blue"]
+
+
+def test_generated_boards_take_node_attributes():
+    g = rulelang.loads('''
+game "B" { players 2 }
+board space = hex_grid(2) {
+  node (0, 1)(marked: true, start: 2)
+  node (1, -1)(marked: true)
+}
+var marked: list[node] = []
+var start: int = 0
+setup {
+  marked = [n for n in nodes(space) if attr(space, n, "marked", false)]
+  start = attr(space, (0, 1), "start")
+}
+action stop { effect { end_game "done" } }
+flow { turn 0 { offer [stop] to 0 } }
+''').new_game(2)
+    assert g.view(None)["vars"]["marked"] == [[0, 1], [1, -1]]
+    assert g.view(None)["vars"]["start"] == 2
+    with pytest.raises(RuleError) as e:
+        rulelang.loads('game "B" { players 2 }\nboard space = hex_grid(2) { node (9, 9)(marked: true) }\n'
+                       'action stop { effect { end_game } }\nflow { turn 0 { offer [stop] to 0 } }')
+    assert "(9, 9) is not a node of board 'space'" in e.value.diagnostics[0].message
