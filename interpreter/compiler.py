@@ -1019,6 +1019,21 @@ class CompiledAction:
             return out
         fixed = self.fixed_options
         if fixed is not None:  # every domain is known: the candidates and their ids were listed once
+            if not costs and len(requires) == 1 and n <= 2:
+                # the common shape (one require, one or two parameters), without the general loop
+                req = requires[0]
+                p0 = names[0]
+                p1 = names[1] if n == 2 else None
+                try:
+                    for aid, vals, opt in fixed:
+                        L[p0] = vals[0]
+                        if p1 is not None:
+                            L[p1] = vals[1]
+                        if req(G, L):
+                            out.append((aid, opt))
+                except (RuleRuntimeError, KeyError) as e:
+                    raise Located(f"while checking action '{name}': {e}", self.span) from None
+                return out
             for aid, vals, opt in fixed:
                 for pn, v in zip(names, vals):
                     L[pn] = v
