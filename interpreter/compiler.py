@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from rulelang import ast as A
-from rulelang import types as T
 
 from .builtins import IMPLS, RuleRuntimeError, _items
 from .values import Pile, fmt, readable, skey
@@ -369,7 +368,6 @@ class ExprCompiler:
         val = self.compile(e.value) if e.value is not None else None
         cond = self.compile(e.condition) if e.condition is not None else None
         names = e.names
-        map_src = e.source.ty is not None and e.source.ty.name == "map"
 
         def pairs(G, L):
             s = src(G, L)
@@ -686,7 +684,7 @@ class Pending:
     """The decision the game waits for. Plain data (serializes as a dict)."""
 
     __slots__ = ("kind", "player", "options", "probs", "prompt", "target", "need", "acc", "single",
-                 "low", "start", "ordered", "pool", "action_names")
+                 "low", "start", "ordered", "pool")
 
     def __init__(self, kind, player, options, prompt="", target="", probs=None):
         self.kind = kind  # action | choose | chance
@@ -702,7 +700,6 @@ class Pending:
         self.start = 0
         self.ordered = False
         self.pool = ()
-        self.action_names = ()
 
     def to_dict(self):
         from .values import encode
@@ -861,13 +858,6 @@ class RandomOp:
         self.place = place
         self.span = span
 
-    def _random_part(self, G, L):
-        """The values the next pick is drawn from uniformly (with duplicates), or None if it is fixed."""
-        if not self.is_draw:
-            return None
-        pile = self.place.get(G, L)
-        return pile
-
     def __call__(self, G, L):
         n = 1 if self.count is None else self.count(G, L)
         if n.__class__ is not int or not 0 <= n <= MAX_PICKS:
@@ -957,7 +947,6 @@ class OfferOp:
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
         p = Pending("action", who, opts, "take an action")
-        p.action_names = tuple(self.actions)
         G.pending = p
         return SUSPEND
 
@@ -1204,7 +1193,6 @@ class StmtCompiler:
         items_n = self.hidden("items")
         idx_n = self.hidden("i")
         names = s.names
-        is_map = s.source.ty is not None and s.source.ty.name == "map"
 
         def init(G, L):
             v = src(G, L)

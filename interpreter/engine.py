@@ -11,12 +11,11 @@ import functools
 import json
 
 from rulelang import ast as A
-from rulelang import types as T
 
 from . import boards as B
 from . import rng as R
 from .builtins import RuleRuntimeError
-from .compiler import (END, RETURN, SUSPEND, _DONE, DONE_ID, Code, CompiledAction, CompiledFunction, ExprCompiler,
+from .compiler import (END, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, ExprCompiler,
                        Located, Pending, Place, StmtCompiler, _Fixed)
 from .errors import GameError, IllegalAction
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain

@@ -5,7 +5,7 @@ import os
 
 import attrs
 
-from .diagnostics import ERROR, WARNING, RuleError, Source
+from .diagnostics import ERROR, RuleError, Source
 
 
 @attrs.frozen

@@ -13,7 +13,7 @@ from typing import Optional
 import attrs
 
 from . import ast as A
-from .diagnostics import ERROR, WARNING, Source
+from .diagnostics import ERROR, Source
 from .parser import parse
 
 MAX_EXTENDS_DEPTH = 16

@@ -1,6 +1,5 @@
 """Language constructs, each on its own: variants, house rules, tables and placeholders, boards and
 graph searches, majority ranking, visibility and reveals."""
-import os
 
 import pytest
 

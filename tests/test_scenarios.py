@@ -5,7 +5,6 @@ import pytest
 
 from interpreter.scenarios import run_file, run_path, rule_files
 
-import rulelang
 
 GAMES = os.path.join(os.path.dirname(__file__), "..", "games")
 
@@ -25,14 +24,18 @@ def test_scenario(result):
     assert result.passed, result.message
 
 
-def test_a_failing_scenario_reports_where_and_why(tmp_path):
-    p = tmp_path / "f.rules"
-    p.write_text('''game "F" { players 2 }
+# a one-player counter: each "up" adds one to n
+COUNTER = '''game "C" { players 2 }
 var n: int = 0
 action up { effect { n += 1 } }
 flow { loop { turn 0 { offer [up] to 0 } } }
 ending "never" when false
-scenario "counts wrong" {
+'''
+
+
+def test_a_failing_scenario_reports_where_and_why(tmp_path):
+    p = tmp_path / "f.rules"
+    p.write_text(COUNTER + '''scenario "counts wrong" {
   when { play "up" }
   then { expect n == 2 "one step adds one" }
 }
@@ -94,12 +97,7 @@ scenario "setup draws can be forced" {
 
 def test_scenario_blocks_run_in_the_order_written(tmp_path):
     p = tmp_path / "o.rules"
-    p.write_text('''game "O" { players 2 }
-var n: int = 0
-action up { effect { n += 1 } }
-flow { loop { turn 0 { offer [up] to 0 } } }
-ending "never" when false
-scenario "check between steps" {
+    p.write_text(COUNTER + '''scenario "check between steps" {
   when { play "up" }
   then { expect n == 1 }
   when { play "up" }
