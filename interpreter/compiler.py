@@ -538,6 +538,8 @@ class Place:
         self.text = _expr_text(target)
         self.check = range_check(ty, self.text)  # None when no bounded number is inside the type
         self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
+        # a variable whose places can be revealed: writing a place forgets what was known of it
+        self.watch = self.is_var and xc.rs.visibility.get(self.name) in ("known", "owner")
 
     def get(self, G, L):
         c = G.data[self.name] if self.is_var else L[self.name]
@@ -554,6 +556,8 @@ class Place:
         if not self.keys:
             if self.is_var:
                 G.data[self.name] = v
+                if self.watch:
+                    G.forget(self.name, ())
             else:
                 L[self.name] = v
             return
@@ -562,6 +566,8 @@ class Place:
         new = _set_path(root, ks, v)
         if self.is_var:
             G.data[self.name] = new
+            if self.watch:
+                G.forget(self.name, tuple(ks))
         else:
             L[self.name] = new
 
@@ -583,6 +589,8 @@ class Place:
         new = _set_path(root, list(ks), v) if ks else v
         if self.is_var:
             G.data[self.name] = new
+            if self.watch:
+                G.forget(self.name, tuple(ks))
         else:
             L[self.name] = new
 
@@ -1329,12 +1337,13 @@ class StmtCompiler:
         c.emit(move, s.span)
 
     def s_Reveal(self, c, s):
-        f = self.xc.compile(s.item)
+        place = Place(self.xc, s.item)  # the checker made sure it is a place in a hidden variable
+        name = place.name
         if isinstance(s.to, A.Name) and s.to.ref == "all":
-            c.emit(lambda G, L: G.reveal(f(G, L), None), s.span)
+            c.emit(lambda G, L: G.reveal(name, place.keys_now(G, L), None), s.span)
         else:
             tf = self.xc.compile(s.to)
-            c.emit(lambda G, L: G.reveal(f(G, L), tf(G, L)), s.span)
+            c.emit(lambda G, L: G.reveal(name, place.keys_now(G, L), tf(G, L)), s.span)
 
     def s_Emit(self, c, s):
         fs = [self.xc.compile(a) for a in s.args]

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 
 from rulelang import ast as A
 
 from . import boards as B
 from . import rng as R
 from .builtins import RuleRuntimeError
-from .compiler import (END, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, ExprCompiler,
-                       Located, Pending, Place, StmtCompiler, _Fixed)
+from .compiler import (END, RETURN, SUSPEND, WORK_BUDGET, _DONE, Code, CompiledAction, CompiledFunction,
+                       ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get, too_much)
 from .errors import GameError, IllegalAction
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
@@ -247,11 +248,15 @@ class Ruleset:
         self.triggers.setdefault(t.event, []).append((code, list(t.params)))
 
     # ------------------------------------------------------------------ games
-    def new_game(self, players, seed=0, chance="sampled"):
+    def new_game(self, players, seed=None, chance="sampled"):
         if isinstance(players, bool) or not isinstance(players, int) or players not in self.player_counts:
             raise GameError(f"{self.name} is for {_counts_text(self.player_counts)} players, not {players}")
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise GameError(f"the seed must be a whole number, not {seed!r}")
+        if seed is None:
+            # no seed given: 64 bits from the operating system, so the hidden state cannot be guessed
+            # by trying small seeds against what a seat sees (the seed is saved, so the game replays)
+            seed = int.from_bytes(os.urandom(8), "little")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+            raise GameError(f"the seed must be a whole number from 0 to 2^64-1, not {seed!r}")
         if chance not in ("sampled", "explicit"):
             raise GameError(f"chance is \"sampled\" or \"explicit\", not {chance!r}")
         g = Game(self, players, seed, chance)
@@ -318,7 +323,7 @@ class Game:
         self.pending = None
         self.current = 0
         self.eliminated = (False,) * n
-        self.known = {}  # value -> frozenset of seats (-1: everyone)
+        self.known = {}  # variable -> {place (tuple of keys): frozenset of seats (-1: everyone)}
         self.over = False
         self.end_reason = None
         self.end_pending = None
@@ -370,22 +375,71 @@ class Game:
             return None
         return ("push", [(code, dict(zip(params, args))) for code, params in trig])
 
-    def reveal(self, value, player):
+    # ------------------------------------------------------------------ knowledge by place
+    # A place is a variable and a path of keys into it (a seat of a per-player variable, a list
+    # position, a map key). `reveal` records that seats know what stands at a place; views show a
+    # hidden variable's places known to the viewer (a known place shows everything inside it).
+    # Writing a place forgets what was known of it: the new content is not known to anybody.
+    def reveal(self, name, keys, player):
+        if player is not None and (player.__class__ is not int or not 0 <= player < self.n):
+            raise RuleRuntimeError(f"cannot reveal to {fmt(player)}: not a player of this {self.n}-player game")
+        c = self.data[name]
+        for i, k in enumerate(keys):
+            if c.__class__ is dict and k not in c:
+                return  # an empty map entry: nothing stands there to be seen
+            c = _get(c, k)
+        self._charge(1)
+        places = self.known.setdefault(name, {})
         who = -1 if player is None else player
-        try:
-            hash(value)
-        except TypeError:
-            raise RuleRuntimeError(f"cannot reveal {fmt(value)}: reveal its keys or items one by one") from None
-        cur = self.known.get(value, frozenset())
-        self.known = dict(self.known)
-        self.known[value] = cur | {who}
+        cur = places.get(keys, frozenset())
+        if who not in cur and -1 not in cur:
+            places[keys] = frozenset({-1}) if who == -1 else cur | {who}
 
-    def is_known(self, value, player):
-        try:
-            k = self.known.get(value)
-        except TypeError:  # a map: never revealed as a value
-            return False
-        return k is not None and (-1 in k or player in k)
+    def forget(self, name, keys):
+        """The place (name, keys) was written: what was known of it, and of what is inside it, is gone;
+        a known place around it stays known for everything else it holds."""
+        places = self.known.get(name)
+        if not places:
+            return
+        self._charge(len(places))
+        n = len(keys)
+        for path in list(places):
+            if path[:n] == keys:
+                del places[path]
+            elif keys[:len(path)] == path:  # a known place around the one written
+                seats = places.pop(path)
+                c = self.data[name]
+                for k in path:
+                    c = _get(c, k)
+                for depth in range(len(path), n):
+                    step = keys[depth]
+                    siblings = range(len(c)) if c.__class__ is tuple else (c if c.__class__ is dict else ())
+                    self._charge(len(siblings))
+                    for k in siblings:
+                        if k != step:
+                            sib = keys[:depth] + (k,)
+                            places[sib] = places.get(sib, frozenset()) | seats
+                    if c.__class__ is not tuple and c.__class__ is not dict or (c.__class__ is dict and step not in c):
+                        break
+                    c = _get(c, step)
+        if not places:
+            del self.known[name]
+
+    def _charge(self, n):
+        self.work += n
+        if self.work > WORK_BUDGET:
+            raise too_much()
+
+    def _known_to(self, name, player):
+        """The places of variable `name` known to `player`, and every place that holds one of them."""
+        seen = set()
+        inner = set()
+        for path, seats in self.known.get(name, {}).items():
+            if -1 in seats or player in seats:
+                seen.add(path)
+                for i in range(len(path)):
+                    inner.add(path[:i])
+        return seen, inner
 
     def note(self, text):
         self.notes.append(text)
@@ -658,6 +712,7 @@ class Game:
             g.pending = p
         g.log = list(self.log)
         g.notes = list(self.notes)
+        g.known = {name: dict(places) for name, places in self.known.items()}
         g.scenario = None
         return g
 
@@ -681,7 +736,8 @@ class Game:
         p = self.pending
         if p is not None:
             pend = {"kind": p.kind, "player": -1 if p.kind == "chance" else p.player, "prompt": p.prompt}
-            if player is None or p.kind == "chance" or p.player == player:
+            if player is None or (p.kind == "chance" and p.prompt != "draw") or (p.kind != "chance" and p.player == player):
+                # the outcomes of a draw would tell what is left in the pile: only the full view has them
                 pend["options"] = [i for i, _ in p.options]
             out["pending"] = pend
         if self.over:
@@ -691,25 +747,16 @@ class Game:
         return out
 
     def _visible(self, name, per, vis, value, player):
-        if player is None or vis == "all":
+        if player is None:
+            return to_plain(value, full=True)
+        if vis == "all":
             return to_plain(value)
-        if per:
-            return [self._visible_one(vis, v, player, owner=q) for q, v in enumerate(value)]
-        return self._visible_one(vis, value, player, owner=None)
-
-    def _visible_one(self, vis, v, player, owner):
-        if vis == "owner":
-            return to_plain(v) if owner == player else _hidden(v)
         if vis == "none":
-            return _hidden(v)
-        # known: only what was revealed to this player (or to all)
-        if isinstance(v, dict):
-            return {fmt(k): (to_plain(x) if self.is_known(k, player) or (owner == player) else "?")
-                    for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
-        if isinstance(v, (tuple, frozenset, Pile)):
-            items = v.items() if isinstance(v, Pile) else (sorted(v, key=skey) if isinstance(v, frozenset) else v)
-            return [to_plain(x) if self.is_known(x, player) or owner == player else "?" for x in items]
-        return to_plain(v) if self.is_known(v, player) or owner == player else "?"
+            return [_hidden(v) for v in value] if per else _hidden(value)
+        seen, inner = self._known_to(name, player)  # owner / known: one's own seat, and revealed places
+        if per:
+            return [to_plain(v) if q == player else _shown(v, (q,), seen, inner) for q, v in enumerate(value)]
+        return _shown(value, (), seen, inner)
 
     # ------------------------------------------------------------------ save / load
     def to_dict(self):
@@ -725,7 +772,9 @@ class Game:
             "pending": self.pending.to_dict() if self.pending is not None else None,
             "current": self.current,
             "eliminated": list(self.eliminated),
-            "known": [[encode(k), sorted(v)] for k, v in sorted(self.known.items(), key=lambda kv: skey(kv[0]))],
+            "known": [[name, [encode(k) for k in path], sorted(seats)]
+                      for name in sorted(self.known)
+                      for path, seats in sorted(self.known[name].items(), key=lambda kv: skey(kv[0]))],
             "over": self.over,
             "end_reason": self.end_reason,
             "end_pending": self.end_pending,
@@ -798,7 +847,7 @@ class Game:
         g.eliminated = tuple(bool(x) for x in d["eliminated"])
         if len(g.eliminated) != n:
             raise GameError(f"{what}: eliminated has {len(g.eliminated)} seats")
-        g.known = {decode(k): frozenset(int(x) for x in v) for k, v in d["known"]}
+        g.known = _load_known(rs, g, d["known"], what)
         g.over = bool(d["over"])
         g.end_reason = d["end_reason"]
         g.end_pending = d["end_pending"]
@@ -818,6 +867,55 @@ class Game:
 
 def _choice_text(v):
     return "done" if v is _DONE else readable(v)
+
+
+def _shown(v, path, seen, inner):
+    """A value of a hidden variable at `path`, as a viewer who knows the places `seen` sees it."""
+    if path in seen:
+        return to_plain(v)
+    if path not in inner:
+        return _hidden(v)
+    if v.__class__ is tuple:  # positions are public: unknown items show as "?"
+        return [_shown(x, path + (i,), seen, inner) for i, x in enumerate(v)]
+    if v.__class__ is dict:  # keys are not: unknown entries are only counted
+        shown = {}
+        hidden = 0
+        for k in sorted(v, key=skey):
+            p = path + (k,)
+            if p in seen or p in inner:
+                shown[fmt(k)] = _shown(v[k], p, seen, inner)
+            else:
+                hidden += 1
+        return {"known": shown, "hidden": hidden}
+    return _hidden(v)
+
+
+def _load_known(rs, g, raw, what):
+    """The "known" field of a save: [[variable, [key, ...], [seat, ...]], ...], each a place that exists."""
+    if not isinstance(raw, list):
+        raise GameError(f"{what}: known is not a list")
+    vis = rs.visibility
+    out = {}
+    for entry in raw:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+                and isinstance(entry[1], list) and isinstance(entry[2], list)):
+            raise GameError(f"{what}: known holds {str(entry)[:40]}, not [variable, [keys], [seats]]")
+        name, keys, seats = entry
+        if vis.get(name) not in ("known", "owner"):
+            raise GameError(f"{what}: known names {name!r}, which is not a variable visible to known or owner")
+        if not seats or any(s.__class__ is not int or not -1 <= s < g.n for s in seats):
+            raise GameError(f"{what}: known seats of {name} must be seats of this game or -1, not {seats[:5]}")
+        path = tuple(decode(k, rs.boards) for k in keys)
+        c = g.data[name]
+        try:
+            for k in path:
+                if c.__class__ is dict and k not in c:
+                    raise RuleRuntimeError("no such key")
+                c = _get(c, k)
+        except (RuleRuntimeError, TypeError):
+            raise GameError(f"{what}: known names a place of {name} that does not exist") from None
+        out.setdefault(name, {})[path] = frozenset({-1}) if -1 in seats else frozenset(seats)
+    return out
 
 
 def _hidden(v):

@@ -147,16 +147,21 @@ def _list(x):
     return x
 
 
-def to_plain(v):
-    """Value -> plain JSON data for views: maps become objects keyed by fmt(key), sets sorted lists."""
+def to_plain(v, full=False):
+    """Value -> plain JSON data for views: maps become objects keyed by fmt(key), sets sorted lists.
+    A pile shows its ordered part and the size of its shuffled part; with `full` (the view of the
+    whole state) also what the shuffled part holds, sorted."""
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, tuple):
-        return [to_plain(x) for x in v]
+        return [to_plain(x, full) for x in v]
     if isinstance(v, frozenset):
-        return [to_plain(x) for x in sorted(v, key=skey)]
+        return [to_plain(x, full) for x in sorted(v, key=skey)]
     if isinstance(v, dict):
-        return {fmt(k): to_plain(x) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
+        return {fmt(k): to_plain(x, full) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
     if isinstance(v, Pile):
+        if full:
+            return {"known": [to_plain(x, full) for x in v.known], "hidden": len(v.pool),
+                    "shuffled": [to_plain(x, full) for x in v.pool]}
         return {"known": [to_plain(x) for x in v.known], "hidden": len(v.pool)}
     return str(v)

@@ -645,6 +645,19 @@ class Checker:
 
     def s_Reveal(self, s, scope, ctx):
         self.expr(s.item, scope, ctx)
+        root = s.item
+        while isinstance(root, A.Index):
+            root = root.target
+        decl = self.prog.decls.get(root.ident) if isinstance(root, A.Name) and root.ref == "var" else None
+        if decl is None:
+            if not (isinstance(root, A.Name) and root.ref == "unknown"):
+                self.err(s.item.span, "E420", "reveal shows a place of a variable: a variable, or an item of one (x[k])",
+                         hint="knowledge belongs to places, not values: store the value in a variable "
+                              "visible to known, then reveal that place, e.g. reveal secret[n] to me")
+        elif decl.visibility not in ("known", "owner"):
+            shown = "everybody already sees it" if decl.visibility == "all" else "nobody may ever see it"
+            self.err(s.item.span, "E420", f"'{root.ident}' is visible to {decl.visibility}: {shown}, so it cannot be revealed",
+                     hint=f"declare it 'visible to known' (or, per player, 'visible to owner') to reveal its places")
         if isinstance(s.to, A.Name) and s.to.ident == "all":
             s.to.ref = "all"
         else:

@@ -170,20 +170,20 @@ def test_award_by_rank_splits_ties_as_station_s13(values, expected):
     assert g.view(None)["vars"]["got"] == {str(k): v for k, v in expected.items()}
 
 
-def test_reveal_shows_a_hidden_value_to_one_player():
+def test_reveal_shows_one_map_entry_to_one_player_and_hides_the_other_keys():
     text = '''
 game "H" { players 2 }
 var faces: map[node, int] = {} visible to known
-action look { effect { reveal (1, 1) to me } }
+action look { effect { reveal faces[(1, 1)] to me } }
 setup { faces[(0, 0)] = 6  faces[(1, 1)] = 3 }
 flow { loop { turn 0 { offer [look] to 0 } turn 1 { offer [look] to 1 } } }
 ending "never" when false
 '''
     g = rulelang.loads(text).new_game(2)
-    assert g.view(0)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": "?"}
+    assert g.view(0)["vars"]["faces"] == {"hidden": 2}
     g.apply("look")
-    assert g.view(0)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": 3}
-    assert g.view(1)["vars"]["faces"] == {"(0,0)": "?", "(1,1)": "?"}
+    assert g.view(0)["vars"]["faces"] == {"known": {"(1,1)": 3}, "hidden": 1}
+    assert g.view(1)["vars"]["faces"] == {"hidden": 2}
     assert g.view(None)["vars"]["faces"] == {"(0,0)": 6, "(1,1)": 3}
 
 
