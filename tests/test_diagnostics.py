@@ -200,3 +200,42 @@ def test_game_statements_do_not_stand_in_scenarios():
         rulelang.loads('game "x" { players 2 }\naction s { effect { end_game } }\n'
                        'flow { turn 0 { offer [s] to 0 } }\nscenario "t" { given { turn 0 { } } then { expect true } }')
     assert "E414" in {d.code for d in e.value.diagnostics}
+
+
+# ---------------------------------------------------------------- inline expectations (tests/data/diagnostics)
+# Each file there is one small rule file. A comment `# E: CODE` (optionally followed by words that must
+# appear in the message or hint) marks a line where exactly that error must be reported; every error
+# reported must be marked. Warnings are not compared.
+DATA = os.path.join(os.path.dirname(__file__), "data", "diagnostics")
+DATA_FILES = sorted(f for f in os.listdir(DATA) if f.endswith(".rules"))
+
+
+def _expectations(text):
+    import re
+    out = []
+    for i, line in enumerate(text.split("\n"), 1):
+        m = re.search(r"#\s*E:\s*(E\d{3})(.*)$", line)
+        if m:
+            out.append((i, m.group(1), m.group(2).strip()))
+    return out
+
+
+@pytest.mark.parametrize("name", DATA_FILES)
+def test_inline_expectations(name):
+    path = os.path.join(DATA, name)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    want = _expectations(text)
+    try:
+        rulelang.loads(text, name=name)
+        got = []
+    except RuleError as e:
+        got = [d for d in e.diagnostics if d.severity == "error"]
+    assert sorted((d.line, d.code) for d in got) == sorted((line, code) for line, code, _ in want), \
+        "\n".join(d.render() for d in got)
+    for line, code, words in want:
+        if words:
+            d = next(d for d in got if (d.line, d.code) == (line, code))
+            assert words in d.message + " " + d.hint, d.render()
+    for d in got:  # the shown source line is the line the diagnostic is about
+        assert d.source_line == text.split("\n")[d.line - 1]
