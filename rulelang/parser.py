@@ -18,6 +18,7 @@ from .diagnostics import Source
 MAX_NESTING = 100
 MAX_ERRORS = 8
 MAX_NUMBER = (1 << 62) - 1  # the largest number a literal may write (the run-time limit, compiler.MAX_INT, is 2^62)
+MAX_PLAYERS = 100  # the most seats a game header may ask for
 MAX_DEPTH = 200  # operators chained in one expression (a + b + ... ): deeper trees are refused, with the place
 DECL_WORDS = {"game", "extends", "const", "enum", "record", "table", "var", "per", "board", "setup", "flow", "phase",
               "procedure", "function", "action", "event", "ending", "score", "tiebreak", "variant", "override",
@@ -141,14 +142,29 @@ class _Builder(Transformer):
     def game_rulebook(self, c):
         return ("rulebook", _unquote(c[0]))
 
+    def _counts(self, toks, counts):
+        bad = next((t for t in toks if not 1 <= int(t) <= MAX_PLAYERS), None)
+        if bad is not None or not counts:
+            at = bad if bad is not None else toks[0]
+            self.diags.append(self.source.diag(
+                "E327", f"a game is for 1 to {MAX_PLAYERS} players, not {at}" if bad is not None else
+                f"the player counts {toks[0]}..{toks[-1]} are empty", at.line, at.column,
+                end_column=(at.end_column or at.column + 1),
+                hint="write players N, players LOW..HIGH or players A, B, C with counts from 1 up"))
+            return (2,)
+        return counts
+
     def pc_single(self, c):
-        return (int(c[0]),)
+        return self._counts(c, (int(c[0]),))
 
     def pc_range(self, c):
-        return tuple(range(int(c[0]), int(c[1]) + 1))
+        low, high = int(c[0]), int(c[1])
+        if not (1 <= low <= MAX_PLAYERS and 1 <= high <= MAX_PLAYERS):
+            return self._counts(c, ())
+        return self._counts(c, tuple(range(low, high + 1)))
 
     def pc_list(self, c):
-        return tuple(sorted({int(x) for x in c}))
+        return self._counts(c, tuple(sorted({int(x) for x in c})))
 
     @v_args(meta=True)
     def extends_decl(self, meta, c):
@@ -278,7 +294,7 @@ class _Builder(Transformer):
                 else:
                     d.effect.stmts.extend(value.stmts)
             else:
-                d.text = value
+                d.text, d.text_span = value
         return d
 
     def _split_cites(self, c):
@@ -314,8 +330,9 @@ class _Builder(Transformer):
                 s.cites = list(cites) + s.cites
         return ("effect", block)
 
-    def text_clause(self, c):
-        return ("text", _unquote(c[0]))
+    @v_args(meta=True)
+    def text_clause(self, meta, c):
+        return ("text", (_unquote(c[0]), self._span(meta)))
 
     @v_args(meta=True)
     def event_decl(self, meta, c):
@@ -532,7 +549,7 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def offer_stmt(self, meta, c):
-        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-1]], player=c[-1])
+        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-1] if x is not None], player=c[-1])
 
     @v_args(meta=True)
     def shuffle_stmt(self, meta, c):
