@@ -239,3 +239,56 @@ def test_inline_expectations(name):
             assert words in d.message + " " + d.hint, d.render()
     for d in got:  # the shown source line is the line the diagnostic is about
         assert d.source_line == text.split("\n")[d.line - 1]
+
+
+SMALL = ('game "T" { players 2 }\nper player var vp: int = 0\naction a { effect { vp[me] += 1 } }\n'
+         'flow { loop { for p in players { turn p { offer [a] to p } } } }\nending "done" when vp[0] > 3\n')
+
+
+def _errors(text):
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(text, name="t.rules")
+    return [d for d in e.value.diagnostics if d.severity == "error"]
+
+
+@pytest.mark.parametrize("odd", ["\x0b", "\x0c", "\u2028", "\x1c", "\x85", "\r"])
+def test_the_shown_line_is_the_line_the_parser_means(odd):
+    # str.splitlines() breaks lines at these characters too; the lexer does not: the line shown under a
+    # diagnostic must be the one its line number counts
+    text = SMALL + f"# a comment with {odd} inside\nconst x = 1\nconst y = zz\n"
+    (d,) = _errors(text)
+    assert (d.code, d.line) == ("E201", 8)
+    assert d.source_line == "const y = zz"
+    assert d.render().splitlines()[1].endswith("const y = zz")
+
+
+@pytest.mark.parametrize("odd, shown", [("\x0b", "'\\x0b'"), ("\x00", "'\\x00'"), ("\u2028", "'\\u2028'")])
+def test_an_unprintable_character_is_shown_escaped(odd, shown):
+    text = SMALL + f"const x = 1 {odd} 2\n"
+    d = _errors(text)[0]
+    assert d.code == "E001" and (d.line, d.column) == (6, 13)
+    assert d.message == f"unexpected character {shown}"
+
+
+def test_a_long_flat_chain_is_reported_where_it_is_not_at_the_top_of_the_file():
+    text = SMALL + "const x = " + " + ".join(["1"] * 600) + "\n"
+    (d,) = _errors(text)
+    assert (d.code, d.line, d.column) == ("E006", 6, 11)
+    assert "chains more than" in d.message and "nested" not in d.message
+
+
+def test_a_long_chain_within_the_limit_loads_and_computes():
+    text = SMALL.replace("vp[0] > 3", "vp[0] > x") + "const x = " + " + ".join(["1"] * 150) + "\n"
+    rules = rulelang.loads(text)
+    game = rules.new_game(2)
+    assert game.to_json()  # set up without error
+    for _ in range(3):
+        game.apply(game.legal_actions()[0])
+    assert not game.is_over() if hasattr(game, "is_over") else True
+
+
+def test_an_escaped_backslash_does_not_hide_deep_brackets():
+    text = SMALL + 'const x = count(["\\\\", ' + "[" * 150 + "]" * 150 + "])\n"
+    (d,) = _errors(text)
+    assert d.code == "E006" and "brackets nested more than 100" in d.message
+    assert d.line == 6 and d.source_line[d.column - 1] == "["
