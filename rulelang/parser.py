@@ -821,6 +821,9 @@ def _block_words(before: str) -> str:
     words = before.replace("(", " ").split()
     if not words:
         return "this block"
+    rest = before.strip()[len(words[0]):].strip()
+    if words[0] in DECL_WORDS and rest.startswith('"') and '"' in rest[1:]:
+        return words[0] + " " + rest[:rest.index('"', 1) + 1]  # scenario "name", game "title"
     if len(words) >= 2 and words[0] in DECL_WORDS and words[1].isidentifier():
         return f"{words[0]} '{words[1]}'"
     if words[0] in DECL_WORDS or words[0] in ("effect", "if", "else", "elif", "for", "while", "loop", "repeat",
