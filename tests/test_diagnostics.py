@@ -292,3 +292,19 @@ def test_an_escaped_backslash_does_not_hide_deep_brackets():
     (d,) = _errors(text)
     assert d.code == "E006" and "brackets nested more than 100" in d.message
     assert d.line == 6 and d.source_line[d.column - 1] == "["
+
+
+def test_the_deepest_accepted_rules_load_and_run():
+    # 97 nested blocks (with action and effect: 99 brackets) around an expression 200 deep: the limits
+    # of the parser must leave the checker and the compiler room, so it loads and plays
+    chain = " + ".join(["vp[me]"] * 197)
+    body = "if true { " * 97 + "vp[me] = 1 + " + chain + " }" * 97
+    text = ('game "T" { players 2 }\nper player var vp: int = 0\n'
+            f"action b {{ effect {{ {body} }} }}\n"
+            "function f(x: int) = " + " + ".join(["x"] * 199) + "\n"
+            'ending "e" when f(vp[0]) > 10000\n'
+            "flow { loop { for p in players { turn p { offer [b] to p } } } }\n")
+    game = rulelang.loads(text).new_game(2)
+    for _ in range(3):
+        game.apply(game.legal_actions()[0])
+    assert game.current_player == -4  # 1 -> 199 ... the third action ends it (f(vp[0]) > 10000)
