@@ -766,6 +766,8 @@ class ChooseOp:
         pool = tuple(_items(self.options(G, L)))
         if self.player is not None:
             who = self.player(G, L)
+            if who.__class__ is not int or not 0 <= who < G.n:
+                raise RuleRuntimeError(f"choose by {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         elif "me" in L:
             who = L["me"]
         else:
@@ -949,6 +951,8 @@ class OfferOp:
         if G.rs.ending_checks and G._check_endings():
             return END
         who = self.player(G, L)
+        if who.__class__ is not int or not 0 <= who < G.n:
+            raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         opts = []
         for name in self.actions:
             opts.extend(G.rs.actions[name].legal(G, who))

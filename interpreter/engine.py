@@ -102,6 +102,7 @@ class Ruleset:
                 ty = checker.resolve_type(d.type)
                 self.vars.append((d.name, d.per_player, xc.compile(d.value) if d.value is not None else None, ty,
                                   d.visibility))
+        self.var_spans = {d.name: d.span for d in program.decls.values() if isinstance(d, A.VarDecl)}
         self.visibility = {name: vis for name, _, _, _, vis in self.vars}
         self.per_player = {name for name, per, _, _, _ in self.vars if per}
         for d in program.decls.values():
@@ -347,6 +348,10 @@ class Game:
                 v = _coerce(ty, f(self, {})) if f is not None else _default(ty)
                 if ty.kind == "range" and isinstance(v, int) and not ty.low <= v <= ty.high:
                     raise RuleRuntimeError(f"the start value {v} of '{name}' is outside {ty.low}..{ty.high}")
+                if ty.name == "player" and v is not None and (v.__class__ is not int or not 0 <= v < self.n):
+                    sp = rs.var_spans.get(name)
+                    raise GameError(f"{sp.where() + ': ' if sp else ''}the start value {v!r} of '{name}' is not a "
+                                    f"player (seats are 0 to {self.n - 1})")
                 self.data[name] = (v,) * self.n if per else v
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"while setting up the game: {e}") from None

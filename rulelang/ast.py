@@ -482,6 +482,7 @@ class ActionDecl(Decl):
     costs: list = attrs.Factory(list)
     effect: Optional[Block] = None
     text: str = ""
+    text_span: Optional[Span] = None  # where the text "..." clause stands
     kind = "action"
 
 

@@ -9,6 +9,7 @@ Error codes: E1xx declarations, E2xx names, E3xx types, E4xx statements in the w
 from __future__ import annotations
 
 import difflib
+import re
 
 from . import ast as A
 from . import types as T
@@ -364,6 +365,18 @@ class Checker:
             self.expect_type(self.expr(c.amount, scope, ctx), T.INT, c.amount, "a cost amount")
         if d.effect is not None:
             self.block(d.effect, Scope(scope), ctx)
+        self.check_text_template(d)
+
+    def check_text_template(self, d):
+        """Each {name} in an action's text must name one of its parameters (only those are filled in)."""
+        names = [p.name for p in d.params]
+        for m in re.finditer(r"\{(\w+)\}", d.text or ""):
+            if m.group(1) not in names:
+                span = d.text_span or d.span
+                self.err(span, "E328", f"'{{{m.group(1)}}}' in the text of action '{d.name}' is not one of its "
+                                       "parameters",
+                         hint=("the text can show the parameters: " + ", ".join("{" + n + "}" for n in names))
+                         if names else f"action '{d.name}' has no parameters, so its text shows no values")
 
     def check_trigger(self, t):
         ctx = Context("trigger", name=t.name)
@@ -607,7 +620,11 @@ class Checker:
         self.block(s.body, scope, ctx)
 
     def s_Offer(self, s, scope, ctx):
-        self.expect_type(self.expr(s.player, scope, ctx), T.PLAYER, s.player, "the player offered actions")
+        if s.player is None:
+            self.err(s.span, "E415", "offer needs 'to PLAYER'",
+                     hint=f"say who decides: offer [{', '.join(s.actions)}] to PLAYER")
+        else:
+            self.expect_type(self.expr(s.player, scope, ctx), T.PLAYER, s.player, "the player offered actions")
         for name in s.actions:
             d = self.prog.decls.get(name)
             if not isinstance(d, A.ActionDecl):
@@ -710,13 +727,40 @@ class Checker:
             self.expect_type(self.expr(s.test, scope, ctx), T.BOOL, s.test, "an expect")
 
     # ------------------------------------------------------------------ expressions
+    def _max_players(self):
+        counts = self.prog.game.player_counts if self.prog.game else ()
+        return max(counts) if counts else 2
+
+    def check_seat_literal(self, want, node):
+        """A number written where a player is expected must be a seat 0..n-1 for some allowed player count n."""
+        if T.base(want).name != "player":
+            return True
+        v = node
+        sign = 1
+        if isinstance(v, A.Unary) and v.op == "-":
+            v, sign = v.operand, -1
+        if not (isinstance(v, A.Literal) and type(v.value) is int):
+            return True
+        n = self._max_players()
+        seat = sign * v.value
+        if 0 <= seat < n:
+            return True
+        self.err(node.span, "E326", f"{seat} can never be a player: seats are numbered 0 to {n - 1}",
+                 hint="a player is a seat number from 0 (the first player) to player_count - 1; "
+                      "write none for no player")
+        return False
+
     def expect_exact(self, got, want, node, what):
         """Like expect_type, but a list does not stand for a set, deck or bag (only assignments convert)."""
+        if not self.check_seat_literal(want, node):
+            return
         if not T.compatible_exact(got, want):
             hint = "write to_set([...]) for a set" if got.name == "list" and want.name == "set" else ""
             self.err(node.span, "E301", f"{what} must be {want}, not {got}", hint=hint)
 
     def expect_type(self, got, want, node, what):
+        if not self.check_seat_literal(want, node):
+            return
         if not T.compatible(got, want):
             self.err(node.span, "E301", f"{what} must be {want}, not {got}")
 
@@ -788,7 +832,7 @@ class Checker:
             hint = f"'{n}' is only known in scenarios"
         self.err(e.span, "E201", f"unknown name '{n}'", hint=hint or "declare it with const, var, enum, table or let")
         e.ref = "unknown"
-        return T.ANY
+        return T.ERROR
 
     def e_Unary(self, e, scope, ctx, expected):
         t = self.expr(e.operand, scope, ctx)
@@ -837,7 +881,14 @@ class Checker:
 
     def e_Cond(self, e, scope, ctx, expected):
         self.expect_type(self.expr(e.test, scope, ctx), T.BOOL, e.test, "the condition of 'if'")
-        return T.join(self.expr(e.then, scope, ctx, expected), self.expr(e.orelse, scope, ctx, expected))
+        a = self.expr(e.then, scope, ctx, expected)
+        b = self.expr(e.orelse, scope, ctx, expected)
+        if not T.compatible(a, b):
+            self.err(e.orelse.span, "E301", f"the branches of this 'if' give different kinds of value: {a} after "
+                                            f"'then', {b} after 'else'",
+                     hint="both branches of if ... then ... else ... must give the same kind of value")
+            return T.ERROR
+        return T.join(a, b)
 
     def e_Lambda(self, e, scope, ctx, expected):
         if not self._lambda_ok:
@@ -919,7 +970,7 @@ class Checker:
                  hint=self.suggest(n, candidates) or "declare it: function NAME(params) = EXPR")
         for a in e.args:
             self.expr(a.value, scope, ctx)
-        return T.ANY
+        return T.ERROR
 
     COLLECTION_FIRST = {"count", "count_of", "sum", "max_by", "min_by", "sorted", "reversed", "any", "all", "first",
                         "last", "index_of", "keys", "values", "to_set", "to_list", "slice", "award_by_rank", "get"}
@@ -946,6 +997,8 @@ class Checker:
     def e_Index(self, e, scope, ctx, expected):
         tt = self.expr(e.target, scope, ctx)
         it = self.expr(e.index, scope, ctx)
+        if tt.kind == "error":
+            return T.ERROR
         b = T.base(tt)
         if b.name == "map" and len(b.args) == 2:
             if not T.compatible(it, b.args[0]):
@@ -963,6 +1016,8 @@ class Checker:
 
     def e_Field(self, e, scope, ctx, expected):
         tt = self.expr(e.target, scope, ctx)
+        if tt.kind == "error":
+            return T.ERROR
         if tt.kind == "record":
             rec = self.prog.decls.get(tt.name)
             for f in rec.fields:
@@ -1020,8 +1075,15 @@ class Checker:
         return T.list_of(et)
 
     def e_Choose(self, e, scope, ctx, expected):
-        self.err(e.span, "E413", "'choose' stands only on the right of 'let'", hint="let x = choose one of ...")
-        return T.ANY
+        what = type(e).__name__.lower()
+        example = {"choose": "choose one of ...", "roll": "roll one of 1..6", "draw": "draw one from PILE"}[what]
+        if ctx.pure and ctx.kind == "function":
+            self.err(e.span, "E403", f"a function cannot {what}: functions compute values without decisions "
+                                     "or chance", hint=f"use a procedure, and in it: let x = {example}")
+        else:
+            self.err(e.span, "E413", f"'{what}' stands only on the right of 'let'",
+                     hint=f"write: let x = {example}, then use x")
+        return T.ERROR
 
     e_Roll = e_Choose
     e_Draw = e_Choose

@@ -91,7 +91,8 @@ class Source:
     def __init__(self, text: str, path: str):
         self.text = text
         self.path = path
-        self.lines = text.splitlines()
+        # only '\n' ends a line, as for the parser (str.splitlines also splits at \x0b, \x0c, \u2028 ...)
+        self.lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
 
     def line_text(self, line: int) -> str:
         if 1 <= line <= len(self.lines):

@@ -9,7 +9,7 @@ import ast as pyast
 import functools
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast as A
@@ -17,6 +17,12 @@ from .diagnostics import Source
 
 MAX_NESTING = 100
 MAX_ERRORS = 8
+MAX_NUMBER = (1 << 62) - 1  # the largest number a literal may write (the run-time limit, compiler.MAX_INT, is 2^62)
+MAX_PLAYERS = 100  # the most seats a game header may ask for
+MAX_DEPTH = 200  # operators chained in one expression (a + b + ... ): deeper trees are refused, with the place
+DECL_WORDS = {"game", "extends", "const", "enum", "record", "table", "var", "per", "board", "setup", "flow", "phase",
+              "procedure", "function", "action", "event", "ending", "score", "tiebreak", "variant", "override",
+              "extend", "scenario", "@rule"}
 
 TOKEN_WORDS = {
     "RBRACE": "'}'", "LBRACE": "'{'", "RPAR": "')'", "LPAR": "'('", "RSQB": "']'", "LSQB": "'['",
@@ -45,9 +51,57 @@ def _unquote(tok: str) -> str:
 
 
 class _Builder(Transformer):
-    def __init__(self, path: str):
-        super().__init__(visit_tokens=False)
+    def __init__(self, path: str, source: Source):
+        super().__init__(visit_tokens=True)
         self.path = path
+        self.source = source
+        self.diags = []
+
+    def transform(self, tree):
+        """Like Transformer.transform, but with an explicit stack: a long flat chain such as 1 + 1 + ... + 1
+        makes a deep tree, and Python's recursion limit must not decide whether it can be read."""
+        out = []
+        stack = [(tree, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                n = len(node.children)
+                kids = out[len(out) - n:]
+                del out[len(out) - n:]
+                out.append(self._call_userfunc(node, kids))
+            elif isinstance(node, Tree):
+                stack.append((node, True))
+                for c in reversed(node.children):
+                    stack.append((c, False))
+            elif isinstance(node, Token):
+                out.append(self._call_userfunc_token(node))
+            else:
+                out.append(node)
+        return out[0]
+
+    # ------------------------------------------------------------ tokens checked as they are read
+    def INT(self, tok):
+        text = str(tok)
+        if len(text) > 19 or int(text) > MAX_NUMBER:
+            shown = text if len(text) <= 30 else text[:12] + "..." + text[-6:] + f" ({len(text)} digits)"
+            self.diags.append(self.source.diag(
+                "E007", f"the number {shown} is too large", tok.line, tok.column,
+                end_line=tok.end_line or tok.line, end_column=tok.end_column or tok.column + 1,
+                hint=f"numbers in rules stay below 2^62 (at most {MAX_NUMBER:,} either way)"))
+            return Token.new_borrow_pos("INT", "0", tok)
+        return tok
+
+    def STRING(self, tok):
+        value = _unquote(tok)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.diags.append(self.source.diag(
+                "E008", "this string is not valid text (it holds a lone surrogate such as \\ud800)",
+                tok.line, tok.column, end_line=tok.end_line or tok.line,
+                end_column=tok.end_column or tok.column + 1,
+                hint="strings are Unicode text: write the character itself, or a full escape like \\U0001F600"))
+        return tok
 
     def _span(self, meta) -> A.Span:
         if getattr(meta, "empty", True):
@@ -88,14 +142,29 @@ class _Builder(Transformer):
     def game_rulebook(self, c):
         return ("rulebook", _unquote(c[0]))
 
+    def _counts(self, toks, counts):
+        bad = next((t for t in toks if not 1 <= int(t) <= MAX_PLAYERS), None)
+        if bad is not None or not counts:
+            at = bad if bad is not None else toks[0]
+            self.diags.append(self.source.diag(
+                "E327", f"a game is for 1 to {MAX_PLAYERS} players, not {at}" if bad is not None else
+                f"the player counts {toks[0]}..{toks[-1]} are empty", at.line, at.column,
+                end_column=(at.end_column or at.column + 1),
+                hint="write players N, players LOW..HIGH or players A, B, C with counts from 1 up"))
+            return (2,)
+        return counts
+
     def pc_single(self, c):
-        return (int(c[0]),)
+        return self._counts(c, (int(c[0]),))
 
     def pc_range(self, c):
-        return tuple(range(int(c[0]), int(c[1]) + 1))
+        low, high = int(c[0]), int(c[1])
+        if not (1 <= low <= MAX_PLAYERS and 1 <= high <= MAX_PLAYERS):
+            return self._counts(c, ())
+        return self._counts(c, tuple(range(low, high + 1)))
 
     def pc_list(self, c):
-        return tuple(sorted({int(x) for x in c}))
+        return self._counts(c, tuple(sorted({int(x) for x in c})))
 
     @v_args(meta=True)
     def extends_decl(self, meta, c):
@@ -225,7 +294,7 @@ class _Builder(Transformer):
                 else:
                     d.effect.stmts.extend(value.stmts)
             else:
-                d.text = value
+                d.text, d.text_span = value
         return d
 
     def _split_cites(self, c):
@@ -261,8 +330,9 @@ class _Builder(Transformer):
                 s.cites = list(cites) + s.cites
         return ("effect", block)
 
-    def text_clause(self, c):
-        return ("text", _unquote(c[0]))
+    @v_args(meta=True)
+    def text_clause(self, meta, c):
+        return ("text", (_unquote(c[0]), self._span(meta)))
 
     @v_args(meta=True)
     def event_decl(self, meta, c):
@@ -479,7 +549,7 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def offer_stmt(self, meta, c):
-        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-1]], player=c[-1])
+        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-1] if x is not None], player=c[-1])
 
     @v_args(meta=True)
     def shuffle_stmt(self, meta, c):
@@ -671,7 +741,7 @@ def _nesting_problem(text: str):
     col = 0
     in_str = False
     in_comment = False
-    prev = ""
+    escaped = False
     for ch in text:
         col += 1
         if ch == "\n":
@@ -679,10 +749,15 @@ def _nesting_problem(text: str):
             col = 0
             in_comment = False
             in_str = False
+            escaped = False
         elif in_comment:
             pass
         elif in_str:
-            if ch == '"' and prev != "\\":
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
                 in_str = False
         elif ch == "#":
             in_comment = True
@@ -694,7 +769,88 @@ def _nesting_problem(text: str):
                 return line, col
         elif ch in ")]}":
             depth = max(0, depth - 1)
-        prev = ch
+    return None
+
+
+def _unclosed_block(text: str):
+    """When the file opens more '{' than it closes, the '{' that is never closed: (line, column, what).
+
+    The outermost block still open when a declaration starts at the left margin is the one missing its
+    '}' (declarations do not nest, except inside a variant); failing that, the outermost one left open."""
+    stack = []
+    line, col = 1, 0
+    in_str = in_comment = escaped = False
+    at_margin = None  # the outermost open block when a declaration word first stood at the left margin
+    line_start = 0
+    for i, ch in enumerate(text):
+        col += 1
+        if ch == "\n":
+            line += 1
+            col = 0
+            line_start = i + 1
+            in_comment = in_str = escaped = False
+            if stack and at_margin is None:
+                word = text[i + 1:i + 40].split(None, 1)
+                if word and text[i + 1:i + 2] not in (" ", "\t") and word[0] in DECL_WORDS:
+                    if not any(w == "variant" for _, _, w in stack):
+                        at_margin = stack[0]
+        elif in_comment:
+            pass
+        elif in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == "#":
+            in_comment = True
+        elif ch == '"':
+            in_str = True
+        elif ch == "{":
+            before = text[line_start:i].strip()
+            stack.append((line, col, before.split("{")[-1].strip() or before))
+        elif ch == "}" and stack:
+            stack.pop()
+    if not stack:
+        return None
+    return at_margin or stack[0]
+
+
+def _block_words(before: str) -> str:
+    words = before.replace("(", " ").split()
+    if not words:
+        return "this block"
+    rest = before.strip()[len(words[0]):].strip()
+    if words[0] in DECL_WORDS and rest.startswith('"') and '"' in rest[1:]:
+        return words[0] + " " + rest[:rest.index('"', 1) + 1]  # scenario "name", game "title"
+    if len(words) >= 2 and words[0] in DECL_WORDS and words[1].isidentifier():
+        return f"{words[0]} '{words[1]}'"
+    if words[0] in DECL_WORDS or words[0] in ("effect", "if", "else", "elif", "for", "while", "loop", "repeat",
+                                              "turn", "given", "when", "then"):
+        return f"'{words[0]}'"
+    return "this block"
+
+
+def _too_deep(module_items):
+    """The first expression nested more than MAX_DEPTH operators deep (walked without recursion)."""
+    stack = [(x, 0, None) for x in module_items]
+    while stack:
+        node, depth, top = stack.pop()
+        if isinstance(node, A.Expr):
+            depth += 1
+            top = top or node
+            if depth > MAX_DEPTH:
+                return top  # reported at the outermost expression, where the long chain starts
+        if isinstance(node, (list, tuple)):
+            stack.extend((x, depth, top) for x in node)
+            continue
+        if not hasattr(node, "__attrs_attrs__") or isinstance(node, A.Span):
+            continue
+        for f in node.__attrs_attrs__:
+            v = getattr(node, f.name)
+            if isinstance(v, (list, tuple)) or hasattr(v, "__attrs_attrs__"):
+                stack.append((v, depth, top))
     return None
 
 
@@ -721,7 +877,7 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
     line = getattr(err, "line", None) or 1
     col = getattr(err, "column", None) or 1
     if isinstance(err, UnexpectedCharacters):
-        ch = source.line_text(line)[col - 1:col] if source.line_text(line) else "?"
+        ch = getattr(err, "char", None) or source.line_text(line)[col - 1:col] or "?"
         if ch == '"':
             return source.diag("E002", "unterminated string", line, col,
                                hint="close the string with '\"' on the same line")
@@ -730,6 +886,8 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
                                 "# starts a comment")
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
         last = max(1, len(source.lines))
+        while last > 1 and not source.line_text(last).strip():
+            last -= 1
         return source.diag("E003", "the file ends in the middle of a declaration", last,
                            len(source.line_text(last)) + 1,
                            hint="a '}' or ')' is probably missing; " + _describe_expected(err.expected))
@@ -737,7 +895,11 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
         tok = err.token
         hint = _describe_expected(err.accepts or err.expected)
         message = f"unexpected {_token_text(tok)}"
-        if str(tok) in ("elif", "else"):
+        expected = set(err.accepts or err.expected or ())
+        if str(tok) == "elif" and "ELSE" in expected:
+            hint = ("a conditional expression has no 'elif': write if A then B else if C then D else E "
+                    "('elif' only follows the block of an if statement)")
+        elif str(tok) in ("elif", "else"):
             hint = (f"'{tok}' follows the block of an if directly; a citation (@rule) cannot stand between "
                     "them: put it inside the block")
         if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
@@ -778,10 +940,20 @@ def parse(text: str, path: str = "<string>"):
             continue
         seen_lines.add(d.line)
         diags.append(d)
+    if errors:
+        open_at = _unclosed_block(text)
+        if open_at is not None:
+            # one error where the block opens, instead of errors at whatever follows the missing '}'
+            oline, ocol, before = open_at
+            what = _block_words(before)
+            diags = [d for d in diags if (d.line, d.column) < (oline, ocol)]
+            diags.append(source.diag("E003", f"the block of {what} is never closed", oline, ocol,
+                                     hint=f"add the '}}' that ends the block of {what} opened here"))
     if errors or tree is None:
         return None, diags
+    builder = _Builder(path, source)
     try:
-        items = _Builder(path).transform(tree)
+        items = builder.transform(tree)
     except RecursionError:
         diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
                                  hint="split long expressions with 'let'"))
@@ -793,5 +965,14 @@ def parse(text: str, path: str = "<string>"):
             return None, diags
         diags.append(source.diag("E009", f"could not read this construct ({e.orig_exc})",
                                  getattr(e.obj, "meta", None) and e.obj.meta.line or 1, 1))
+        return None, diags
+    if builder.diags:
+        return None, diags + builder.diags
+    deep = _too_deep(items)
+    if deep is not None:
+        sp = deep.span
+        diags.append(source.diag("E006", f"this expression chains more than {MAX_DEPTH} operators", sp.line,
+                                 sp.column, end_line=sp.end_line, end_column=sp.end_column,
+                                 hint="split it into parts with 'let', or add up a list with sum([...])"))
         return None, diags
     return A.Module(path=path, items=items, source=source), diags

@@ -33,6 +33,10 @@ ANY = Type("any")
 BOARD = Type("board")
 FUNC = Type("func")
 
+# the type of an expression that already has an error (an unknown name or function): it fits everywhere and
+# behaves as `any`, so that one mistake gives one diagnostic and no follow-on errors
+ERROR = Type("any", kind="error")
+
 BASIC = {"int": INT, "bool": BOOL, "str": STR, "player": PLAYER, "node": NODE, "any": ANY}
 GENERIC_ARITY = {"list": 1, "set": 1, "map": 2, "deck": 1, "bag": 1, "tuple": -1}
 

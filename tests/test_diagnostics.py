@@ -200,3 +200,111 @@ def test_game_statements_do_not_stand_in_scenarios():
         rulelang.loads('game "x" { players 2 }\naction s { effect { end_game } }\n'
                        'flow { turn 0 { offer [s] to 0 } }\nscenario "t" { given { turn 0 { } } then { expect true } }')
     assert "E414" in {d.code for d in e.value.diagnostics}
+
+
+# ---------------------------------------------------------------- inline expectations (tests/data/diagnostics)
+# Each file there is one small rule file. A comment `# E: CODE` (optionally followed by words that must
+# appear in the message or hint) marks a line where exactly that error must be reported; every error
+# reported must be marked. Warnings are not compared.
+DATA = os.path.join(os.path.dirname(__file__), "data", "diagnostics")
+DATA_FILES = sorted(f for f in os.listdir(DATA) if f.endswith(".rules"))
+
+
+def _expectations(text):
+    import re
+    out = []
+    for i, line in enumerate(text.split("\n"), 1):
+        m = re.search(r"#\s*E:\s*(E\d{3})(.*)$", line)
+        if m:
+            out.append((i, m.group(1), m.group(2).strip()))
+    return out
+
+
+@pytest.mark.parametrize("name", DATA_FILES)
+def test_inline_expectations(name):
+    path = os.path.join(DATA, name)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    want = _expectations(text)
+    try:
+        rulelang.loads(text, name=name)
+        got = []
+    except RuleError as e:
+        got = [d for d in e.diagnostics if d.severity == "error"]
+    assert sorted((d.line, d.code) for d in got) == sorted((line, code) for line, code, _ in want), \
+        "\n".join(d.render() for d in got)
+    for line, code, words in want:
+        if words:
+            d = next(d for d in got if (d.line, d.code) == (line, code))
+            assert words in d.message + " " + d.hint, d.render()
+    for d in got:  # the shown source line is the line the diagnostic is about
+        assert d.source_line == text.split("\n")[d.line - 1]
+
+
+SMALL = ('game "T" { players 2 }\nper player var vp: int = 0\naction a { effect { vp[me] += 1 } }\n'
+         'flow { loop { for p in players { turn p { offer [a] to p } } } }\nending "done" when vp[0] > 3\n')
+
+
+def _errors(text):
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(text, name="t.rules")
+    return [d for d in e.value.diagnostics if d.severity == "error"]
+
+
+@pytest.mark.parametrize("odd", ["\x0b", "\x0c", "\u2028", "\x1c", "\x85", "\r"])
+def test_the_shown_line_is_the_line_the_parser_means(odd):
+    # str.splitlines() breaks lines at these characters too; the lexer does not: the line shown under a
+    # diagnostic must be the one its line number counts
+    text = SMALL + f"# a comment with {odd} inside\nconst x = 1\nconst y = zz\n"
+    (d,) = _errors(text)
+    assert (d.code, d.line) == ("E201", 8)
+    assert d.source_line == "const y = zz"
+    assert d.render().splitlines()[1].endswith("const y = zz")
+
+
+@pytest.mark.parametrize("odd, shown", [("\x0b", "'\\x0b'"), ("\x00", "'\\x00'"), ("\u2028", "'\\u2028'")])
+def test_an_unprintable_character_is_shown_escaped(odd, shown):
+    text = SMALL + f"const x = 1 {odd} 2\n"
+    d = _errors(text)[0]
+    assert d.code == "E001" and (d.line, d.column) == (6, 13)
+    assert d.message == f"unexpected character {shown}"
+
+
+def test_a_long_flat_chain_is_reported_where_it_is_not_at_the_top_of_the_file():
+    text = SMALL + "const x = " + " + ".join(["1"] * 600) + "\n"
+    (d,) = _errors(text)
+    assert (d.code, d.line, d.column) == ("E006", 6, 11)
+    assert "chains more than" in d.message and "nested" not in d.message
+
+
+def test_a_long_chain_within_the_limit_loads_and_computes():
+    text = SMALL.replace("vp[0] > 3", "vp[0] > x") + "const x = " + " + ".join(["1"] * 150) + "\n"
+    rules = rulelang.loads(text)
+    game = rules.new_game(2)
+    assert game.to_json()  # set up without error
+    for _ in range(3):
+        game.apply(game.legal_actions()[0])
+    assert not game.is_over() if hasattr(game, "is_over") else True
+
+
+def test_an_escaped_backslash_does_not_hide_deep_brackets():
+    text = SMALL + 'const x = count(["\\\\", ' + "[" * 150 + "]" * 150 + "])\n"
+    (d,) = _errors(text)
+    assert d.code == "E006" and "brackets nested more than 100" in d.message
+    assert d.line == 6 and d.source_line[d.column - 1] == "["
+
+
+def test_the_deepest_accepted_rules_load_and_run():
+    # 97 nested blocks (with action and effect: 99 brackets) around an expression 200 deep: the limits
+    # of the parser must leave the checker and the compiler room, so it loads and plays
+    chain = " + ".join(["vp[me]"] * 197)
+    body = "if true { " * 97 + "vp[me] = 1 + " + chain + " }" * 97
+    text = ('game "T" { players 2 }\nper player var vp: int = 0\n'
+            f"action b {{ effect {{ {body} }} }}\n"
+            "function f(x: int) = " + " + ".join(["x"] * 199) + "\n"
+            'ending "e" when f(vp[0]) > 10000\n'
+            "flow { loop { for p in players { turn p { offer [b] to p } } } }\n")
+    game = rulelang.loads(text).new_game(2)
+    for _ in range(3):
+        game.apply(game.legal_actions()[0])
+    assert game.current_player == -4  # 1 -> 199 ... the third action ends it (f(vp[0]) > 10000)

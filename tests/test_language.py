@@ -221,3 +221,25 @@ flow { turn 0 { offer [stop] to 0 } }
         rulelang.loads('game "B" { players 2 }\nboard space = hex_grid(2) { node (9, 9)(marked: true) }\n'
                        'action stop { effect { end_game } }\nflow { turn 0 { offer [stop] to 0 } }')
     assert "(9, 9) is not a node of board 'space'" in e.value.diagnostics[0].message
+
+
+# ---------------------------------------------------------------- seats at run time
+SEAT_HEAD = ('game "T" { players 2 }\nper player var vp: int = 0\naction a { effect { vp[me] += 1 } }\n'
+             'ending "e" when vp[0] > 3\n')
+
+
+@pytest.mark.parametrize("body, where", [
+    ("var w: player = 0 - 1\nflow { loop { turn 0 { offer [a] to 0 } } }", "<string>:5:"),
+    ("flow { loop { turn 0 { offer [a] to player_count } } }", "<string>:5:"),
+    ("flow { loop { turn 0 { offer [a] to 0 - 1 } } }", "<string>:5:"),
+    ("flow {\n let c = choose one of [1, 2] by player_count\n loop { turn 0 { offer [a] to 0 } } }", "<string>:6:"),
+])
+def test_a_player_outside_the_seats_is_a_rule_error_with_its_position(body, where):
+    # a seat number outside 0..n-1 reaching offer, choose ... by or a start value stops the game with a
+    # rule error at the rule's position, instead of an ordinary decision for a seat that does not exist
+    # (or current_player == -1, which means chance)
+    rules = rulelang.loads(SEAT_HEAD + body)
+    with pytest.raises(rulelang.GameError) as e:
+        rules.new_game(2)
+    assert str(e.value).startswith(where), str(e.value)
+    assert "not a player" in str(e.value)
