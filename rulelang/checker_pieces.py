@@ -86,6 +86,9 @@ class PieceChecks:
         return self.types[d.name]
 
     def e_New(self, e, scope, ctx, expected):
+        if ctx.pure:
+            self.err(e.span, "E403", "a function cannot create pieces", hint="create it in a procedure or an action")
+            return T.ANY
         self.err(e.span, "E413", "'new' stands only on the right of 'let'",
                  hint=f"let x = new {e.kind}(...), then use x")
         return T.ANY
