@@ -911,8 +911,7 @@ def _load_known(rs, g, raw, what):
                 and isinstance(entry[1], list) and isinstance(entry[2], list)):
             raise GameError(f"{what}: known holds {str(entry)[:40]}, not [variable, [keys], [seats]]")
         name, keys, seats = entry
-        if vis.get(name) not in ("known", "owner") and not (
-                name in rs.pieces_by_key and rs.pieces_by_key[name].hidden):
+        if vis.get(name) not in ("known", "owner") and not P.known_place_ok(rs, name, entry[1]):
             raise GameError(f"{what}: known names {name!r}, which is not a variable visible to known or owner")
         if not seats or any(s.__class__ is not int or not -1 <= s < g.n for s in seats):
             raise GameError(f"{what}: known seats of {name} must be seats of this game or -1, not {seats[:5]}")

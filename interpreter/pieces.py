@@ -308,9 +308,17 @@ def load_pieces(rs, data, what):
                     raise GameError(f"{what}: {k.name}#{pid}.{k.fields[i]} holds {v}, outside "
                                     f"{k.types[i].low}..{k.types[i].high}")
     for v in data.values():
-        bad = _unknown_piece(rs, v)
+        bad = _unknown_piece(rs, data, v)
         if bad is not None:
-            raise GameError(f"{what}: it names the piece {fmt(bad)}, which these rules do not have")
+            raise GameError(f"{what}: it names the piece {fmt(bad)}, which these rules do not have or "
+                            "which was never made")
+
+
+def known_place_ok(rs, key, keys):
+    """Whether a `known` entry of a save names a field of a piece that can be revealed: [id, field, ...]."""
+    k = rs.pieces_by_key.get(key)
+    return (k is not None and isinstance(keys, list) and len(keys) >= 2 and keys[1].__class__ is int
+            and 0 <= keys[1] < len(k.fields) and k.vis[keys[1]] in ("known", "owner"))
 
 
 def _fits(rs, ty, v):
@@ -339,10 +347,10 @@ def _fits(rs, ty, v):
     return True
 
 
-def _unknown_piece(rs, v, depth=0):
+def _unknown_piece(rs, data, v, depth=0):
     if v.__class__ is Piece:
         k = rs.pieces.get(v.kind)
-        return None if k is not None else v
+        return None if k is not None and v.id < data[k.next_key] else v
     if depth > 50:
         return None
     if v.__class__ in (tuple, frozenset, list):
@@ -354,7 +362,7 @@ def _unknown_piece(rs, v, depth=0):
     else:
         return None
     for x in items:
-        bad = _unknown_piece(rs, x, depth + 1)
+        bad = _unknown_piece(rs, data, x, depth + 1)
         if bad is not None:
             return bad
     return None

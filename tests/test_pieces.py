@@ -325,6 +325,9 @@ def test_a_save_naming_a_piece_kind_the_rules_do_not_have_is_refused():
     d["data"]["x"] = {"$piece": "Boat", "id": 1}
     with pytest.raises(rulelang.GameError, match="Boat#1, which these rules do not have"):
         rs.load_game(json.dumps(d))
+    d["data"]["x"] = {"$piece": "Ship", "id": 1}  # no Ship was ever made
+    with pytest.raises(rulelang.GameError, match="Ship#1, .* never made"):
+        rs.load_game(json.dumps(d))
 
 
 def test_live_pieces_are_limited(monkeypatch):
@@ -338,3 +341,15 @@ def test_games_without_pieces_show_no_pieces_in_views():
     g = game('var x: int\n')
     assert "pieces" not in g.view(0)
     assert "#" not in "".join(json.loads(g.to_json())["data"])
+
+
+def test_a_save_cannot_mark_a_public_field_as_known():
+    rs = rulelang.loads(HEAD + SECRET)
+    g = rs.new_game(2, seed=1)
+    g.apply("peek(Crate#2)")
+    d = json.loads(g.to_json())
+    assert d["known"] == [["#Crate", [2, 2], [0]]]
+    rs.load_game(json.dumps(d))
+    d["known"] = [["#Crate", [2, 3], [0]]]  # tag is visible to all: not a place knowledge is kept for
+    with pytest.raises(rulelang.GameError, match="known names '#Crate'"):
+        rs.load_game(json.dumps(d))
