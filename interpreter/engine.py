@@ -707,7 +707,8 @@ class Game:
         g = Game.__new__(Game)
         g.__dict__.update(self.__dict__)
         g.data = dict(self.data)
-        P.copy_pieces(g)
+        if self.rs.pieces:
+            P.copy_pieces(g)
         g.consts = self.consts
         g.frames = [Frame(f.code, f.pc, dict(f.locals), f.depth) for f in self.frames]
         if self.pending is not None:

@@ -770,7 +770,8 @@ class Checker(PieceChecks):
             if ref in ("var", "pieces"):
                 self.var_reads.add(n)
                 if ctx.kind == "const":
-                    self.err(e.span, "E207", f"'{n}' is a variable; start values and constants cannot read variables",
+                    what = "the list of live pieces" if ref == "pieces" else "a variable"
+                    self.err(e.span, "E207", f"'{n}' is {what}; start values and constants cannot read variables",
                              hint="set it in setup instead")
             if ref == "type" and isinstance(self.prog.decls.get(n), A.EnumDecl):
                 e.ref = "enum_values"  # an enum's name stands for the list of its members, in order
