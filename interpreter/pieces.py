@@ -179,7 +179,7 @@ def is_piece_place(target):
 
 
 class PieceFieldPlace(Place):
-    """A field of a piece, with an optional chain of [index] steps: `s.cargo`, `s.slots[0]`.
+    """A field of a piece, with an optional chain of [index] steps: `s.f`, `s.f[0]`.
     Its keys (keys_now) are (id, field position, index...), the path of the place in G.data["#KIND"]."""
 
     def __init__(self, xc, target):
