@@ -353,3 +353,16 @@ def test_a_save_cannot_mark_a_public_field_as_known():
     d["known"] = [["#Crate", [2, 3], [0]]]  # tag is visible to all: not a place knowledge is kept for
     with pytest.raises(rulelang.GameError, match="known names '#Crate'"):
         rs.load_game(json.dumps(d))
+
+
+def test_a_human_player_is_shown_the_pieces_it_may_see():
+    import io
+
+    from interpreter.agents import HumanAgent
+    g = crates()
+    out = io.StringIO()
+    agent = HumanAgent(input=io.StringIO("pass\n"), output=out, show_view=True)
+    assert agent.choose(g).id == "pass"
+    text = out.getvalue()
+    assert 'Crate#1: {"owner": 0, "cargo": 10, "value": "?", "tag": 0}' in text
+    assert 'Crate#2: {"owner": 1, "cargo": "?", "value": "?", "tag": 0}' in text
