@@ -854,6 +854,7 @@ class Game:
                 raise GameError(f"{what}: the pending decision does not match the rules")
             if g.pending.kind not in ("action", "choose", "chance"):
                 raise GameError(f"{what}: unknown decision kind {g.pending.kind!r}")
+        P.check_refs(rs, g, what)
         g.current = int(d["current"])
         g.eliminated = tuple(bool(x) for x in d["eliminated"])
         if len(g.eliminated) != n:

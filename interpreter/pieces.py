@@ -314,6 +314,23 @@ def load_pieces(rs, data, what):
                             "which was never made")
 
 
+def check_refs(rs, g, what):
+    """The pieces named by a loaded save's running procedures and pending decision must be of these
+    rules and made before (a reference to a destroyed piece may stay)."""
+    if not rs.pieces:
+        return
+    from .errors import GameError
+    vals = [v for f in g.frames for v in f.locals.values()]
+    p = g.pending
+    if p is not None:
+        vals += [v for _, v in p.options] + list(p.acc) + list(p.pool)
+    for v in vals:
+        bad = _unknown_piece(rs, g.data, v)
+        if bad is not None:
+            raise GameError(f"{what}: it names the piece {fmt(bad)}, which these rules do not have or "
+                            "which was never made")
+
+
 def known_place_ok(rs, key, keys):
     """Whether a `known` entry of a save names a field of a piece that can be revealed: [id, field, ...]."""
     k = rs.pieces_by_key.get(key)

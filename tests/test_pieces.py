@@ -366,3 +366,13 @@ def test_a_human_player_is_shown_the_pieces_it_may_see():
     text = out.getvalue()
     assert 'Crate#1: {"owner": 0, "cargo": 10, "value": "?", "tag": 0}' in text
     assert 'Crate#2: {"owner": 1, "cargo": "?", "value": "?", "tag": 0}' in text
+
+
+def test_a_save_whose_pending_choice_names_a_piece_never_made_is_refused():
+    rs = rulelang.loads(HEAD + CHOOSE)
+    g = rs.new_game(2, seed=7)
+    g.apply("pick")
+    d = json.loads(g.to_json())
+    d["pending"]["options"][0] = ["Ship#9", {"$piece": "Ship", "id": 9}]
+    with pytest.raises(rulelang.GameError, match="Ship#9, .* never made"):
+        rs.load_game(json.dumps(d))
