@@ -210,6 +210,11 @@ class HumanAgent(Agent):
             if value is None or value == [] or value == {}:
                 continue
             self._write(f"  {key}: {json.dumps(value, default=str, separators=(', ', ': '))}")
+        for kind, items in (view.get("pieces") or {}).items():  # one line per live piece
+            for item in items if isinstance(items, list) else ():
+                rest = {k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else item
+                self._write(f"  {kind}#{item.get('id') if isinstance(item, dict) else '?'}: "
+                            f"{json.dumps(rest, default=str, separators=(', ', ': '))}")
         for note in view.get("notes", [])[-3:]:
             self._write(f"  note: {note}")
 

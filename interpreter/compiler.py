@@ -16,7 +16,7 @@ import re
 from rulelang import ast as A
 
 from .builtins import IMPLS, RuleRuntimeError, _items
-from .values import Pile, fmt, readable, skey
+from .values import Pile, Piece, fmt, readable, skey
 
 SUSPEND = "suspend"
 RETURN = "return"
@@ -147,6 +147,9 @@ class ExprCompiler:
                 return lambda G, L: G.end_pending is not None
         if ref == "scenario":
             return lambda G, L: G.scenario_value(n)
+        if ref == "pieces":
+            from .pieces import live
+            return lambda G, L: live(G, n)
         raise RuleRuntimeError(f"cannot compile name '{n}' ({ref or 'unresolved'})")
 
     def x_Unary(self, e):
@@ -310,6 +313,9 @@ class ExprCompiler:
     def x_Field(self, e):
         tf = self.compile(e.target)
         name = e.name
+        if e.target.ty is not None and e.target.ty.kind == "piece":
+            from .pieces import read_field
+            return lambda G, L: read_field(G, tf(G, L), name)
         rows = self.rs.row_fields
 
         by_row = {}  # row -> this field's value, filled on first use (tables are complete by then)
@@ -322,6 +328,9 @@ class ExprCompiler:
                 pass
             except TypeError:
                 raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+            if v.__class__ is Piece:  # a piece reached through a value of type any
+                from .pieces import read_field
+                return read_field(G, v, name)
             try:
                 value = by_row[v] = rows[v][name]
             except (KeyError, TypeError):
@@ -522,7 +531,15 @@ def _set(c, k, v):
 
 # ============================================================================ places (lvalues)
 class Place:
-    """Something assignable: a variable or local, with an optional chain of [index] steps."""
+    """Something assignable: a variable or local, with an optional chain of [index] steps (a field of a
+    piece is a PieceFieldPlace, see pieces.py)."""
+
+    def __new__(cls, xc, target):
+        if cls is Place:
+            from .pieces import PieceFieldPlace, is_piece_place
+            if is_piece_place(target):
+                cls = PieceFieldPlace
+        return object.__new__(cls)
 
     def __init__(self, xc, target):
         keys = []
@@ -1132,11 +1149,19 @@ class StmtCompiler:
             c.emit(RandomOp(name, None, self.xc.compile(v.count) if v.count is not None else None, True,
                             Place(self.xc, v.pile), v.span), s.span)
             return
-        f = self.xc.compile(v)
+        if isinstance(v, A.New):
+            from .pieces import compile_new
+            f = compile_new(self.xc, v)
+        else:
+            f = self.xc.compile(v)
 
         def let(G, L):
             L[name] = f(G, L)
         c.emit(let, s.span)
+
+    def s_Destroy(self, c, s):
+        from .pieces import compile_destroy
+        c.emit(compile_destroy(self.xc, s), s.span)
 
     def s_Assign(self, c, s):
         place = Place(self.xc, s.target)

@@ -14,6 +14,7 @@ import os
 from rulelang import ast as A
 
 from . import boards as B
+from . import pieces as P
 from . import rng as R
 from .builtins import RuleRuntimeError
 from .compiler import (END, RETURN, SUSPEND, WORK_BUDGET, _DONE, Code, CompiledAction, CompiledFunction,
@@ -105,6 +106,8 @@ class Ruleset:
         self.var_spans = {d.name: d.span for d in program.decls.values() if isinstance(d, A.VarDecl)}
         self.visibility = {name: vis for name, _, _, _, vis in self.vars}
         self.per_player = {name for name, per, _, _, _ in self.vars if per}
+        self.pieces = P.build_pieces(self, program, checker, xc)  # piece kinds: name -> PieceKind
+        self.pieces_by_key = {k.key: k for k in self.pieces.values()}
         for d in program.decls.values():
             if isinstance(d, A.FuncDecl):
                 self.functions[d.name] = CompiledFunction([p.name for p in d.params], xc.compile(d.body))
@@ -231,6 +234,8 @@ class Ruleset:
         if isinstance(decl, A.EnumDecl):
             vals = tuple(decl.members)
             return lambda G, L: vals
+        if isinstance(decl, A.PieceDecl):  # a parameter of a piece kind: any live piece of it
+            return lambda G, L: P.live(G, name)
         if isinstance(decl, A.RecordDecl):
             rows = tuple(r for tname, rs in self.table_rows.items()
                          if self.program.decls[tname].record == name for r in rs)
@@ -353,6 +358,7 @@ class Game:
                     raise GameError(f"{sp.where() + ': ' if sp else ''}the start value {v!r} of '{name}' is not a "
                                     f"player (seats are 0 to {self.n - 1})")
                 self.data[name] = (v,) * self.n if per else v
+            P.init_pieces(self)
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"while setting up the game: {e}") from None
         self.frames = [Frame(rs.codes["flow"], 0, {}, 0)] if "flow" in rs.codes else []
@@ -706,6 +712,8 @@ class Game:
         g = Game.__new__(Game)
         g.__dict__.update(self.__dict__)
         g.data = dict(self.data)
+        if self.rs.pieces:
+            P.copy_pieces(g)
         g.consts = self.consts
         g.frames = [Frame(f.code, f.pc, dict(f.locals), f.depth) for f in self.frames]
         if self.pending is not None:
@@ -738,6 +746,8 @@ class Game:
         }
         for name, per, _, ty, vis in self.rs.vars:
             out["vars"][name] = self._visible(name, per, vis, self.data[name], player)
+        if self.rs.pieces:
+            out["pieces"] = P.view_pieces(self, player)
         p = self.pending
         if p is not None:
             pend = {"kind": p.kind, "player": -1 if p.kind == "chance" else p.player, "prompt": p.prompt}
@@ -828,11 +838,12 @@ class Game:
             raise GameError(f"{what}: chance mode {g.chance_mode!r}")
         for name, f in rs.consts:
             g.consts[name] = f(g, {})
-        names = {v[0] for v in rs.vars}
+        names = {v[0] for v in rs.vars} | P.state_keys(rs)
         data = d["data"]
         if set(data) != names:
             raise GameError(f"{what}: its variables differ from the rules ({sorted(set(data) ^ names)[:3]})")
         g.data = {k: decode(v, rs.boards) for k, v in data.items()}
+        P.load_pieces(rs, g.data, what)
         frames = []
         for code_id, pc, locs, depth in d["frames"]:
             code = rs.codes.get(code_id)
@@ -848,6 +859,7 @@ class Game:
                 raise GameError(f"{what}: the pending decision does not match the rules")
             if g.pending.kind not in ("action", "choose", "chance"):
                 raise GameError(f"{what}: unknown decision kind {g.pending.kind!r}")
+        P.check_refs(rs, g, what)
         g.current = int(d["current"])
         g.eliminated = tuple(bool(x) for x in d["eliminated"])
         if len(g.eliminated) != n:
@@ -906,7 +918,7 @@ def _load_known(rs, g, raw, what):
                 and isinstance(entry[1], list) and isinstance(entry[2], list)):
             raise GameError(f"{what}: known holds {str(entry)[:40]}, not [variable, [keys], [seats]]")
         name, keys, seats = entry
-        if vis.get(name) not in ("known", "owner"):
+        if vis.get(name) not in ("known", "owner") and not P.known_place_ok(rs, name, entry[1]):
             raise GameError(f"{what}: known names {name!r}, which is not a variable visible to known or owner")
         if not seats or any(s.__class__ is not int or not -1 <= s < g.n for s in seats):
             raise GameError(f"{what}: known seats of {name} must be seats of this game or -1, not {seats[:5]}")

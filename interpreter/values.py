@@ -40,6 +40,29 @@ class Pile:
         return f"Pile({self.kind}, {self.known}, {self.pool})"
 
 
+class Piece:
+    """A reference to one piece (see `piece` declarations): its kind and its id. Equal and hashed by
+    (kind, id); the piece's fields live in the game state (interpreter/pieces.py)."""
+
+    __slots__ = ("kind", "id")
+
+    def __init__(self, kind: str, id: int):
+        self.kind = kind
+        self.id = id
+
+    def __eq__(self, other):
+        return other.__class__ is Piece and other.kind == self.kind and other.id == self.id
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("$piece", self.kind, self.id))
+
+    def __repr__(self):
+        return f"{self.kind}#{self.id}"
+
+
 def skey(v):
     """A total order over values of mixed kinds, used for every canonical sort."""
     if v is None:
@@ -58,6 +81,8 @@ def skey(v):
         return (6, tuple(sorted((skey(k), skey(x)) for k, x in v.items())))
     if isinstance(v, Pile):
         return (7, v.kind, tuple(skey(x) for x in v.known), tuple(skey(x) for x in v.pool))
+    if v.__class__ is Piece:
+        return (8, v.kind, v.id)
     return (9, repr(v))
 
 
@@ -79,6 +104,8 @@ def fmt(v) -> str:
         return "{" + ",".join(fmt(k) + ":" + fmt(x) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))) + "}"
     if isinstance(v, Pile):
         return f"<{v.kind} of {len(v)}>"
+    if v.__class__ is Piece:
+        return f"{v.kind}#{v.id}"
     return str(v)
 
 
@@ -105,6 +132,8 @@ def encode(v):
         return {"$map": [[encode(k), encode(x)] for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))]}
     if isinstance(v, Pile):
         return {"$pile": v.kind, "known": [encode(x) for x in v.known], "pool": [encode(x) for x in v.pool]}
+    if v.__class__ is Piece:
+        return {"$piece": v.kind, "id": v.id}
     if v.__class__.__name__ == "Board":
         return {"$board": v.name}
     raise TypeError(f"cannot serialize a {type(v).__name__}")
@@ -132,6 +161,11 @@ def decode(d, boards=None):
                     raise ValueError("a map entry is a [key, value] pair")
                 out[decode(pair[0], boards)] = decode(pair[1], boards)
             return out
+        if "$piece" in d:
+            kind, pid = d["$piece"], d.get("id")
+            if len(d) != 2 or not isinstance(kind, str) or pid.__class__ is not int or pid < 1:
+                raise ValueError("a piece is {\"$piece\": KIND, \"id\": NUMBER from 1}")
+            return Piece(kind, pid)
         if "$pile" in d:
             kind = d["$pile"]
             if kind not in ("deck", "bag", "list"):
@@ -164,4 +198,6 @@ def to_plain(v, full=False):
             return {"known": [to_plain(x, full) for x in v.known], "hidden": len(v.pool),
                     "shuffled": [to_plain(x, full) for x in v.pool]}
         return {"known": [to_plain(x) for x in v.known], "hidden": len(v.pool)}
+    if v.__class__ is Piece:
+        return f"{v.kind}#{v.id}"
     return str(v)

@@ -162,6 +162,13 @@ class Comprehension(Expr):
     condition: Optional[Expr] = None
 
 
+@node
+class New(Expr):
+    """`new KIND(field: value, ...)`: creates a piece (only on the right of `let`)."""
+    kind: str = ""
+    args: list = attrs.Factory(list)  # list[Arg]
+
+
 # ---------------------------------------------------------------------------- statements
 @node
 class Stmt:
@@ -344,6 +351,12 @@ class ChanceStep(Stmt):
 
 
 @node
+class Destroy(Stmt):
+    """`destroy PIECE`: the piece leaves the game."""
+    piece: Expr = None
+
+
+@node
 class Expect(Stmt):
     test: Expr = None
     message: str = ""
@@ -395,6 +408,22 @@ class FieldDecl:
     type: Any
     default: Optional[Expr] = None
     span: Span = NO_SPAN
+
+
+@node
+class PieceField:
+    name: str
+    type: Any
+    default: Optional[Expr] = None
+    visibility: str = "all"
+    span: Span = NO_SPAN
+
+
+@node
+class PieceDecl(Decl):
+    """`piece NAME { field: TYPE [= default] [visible to ...], ... }`: objects created during the game."""
+    fields: list = attrs.Factory(list)  # list[PieceField]
+    kind = "piece"
 
 
 @node

@@ -14,6 +14,7 @@ import re
 from . import ast as A
 from . import types as T
 from .diagnostics import ERROR, WARNING, Source
+from .checker_pieces import PieceChecks
 from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUES, VALUES
 
 KEYWORD_HINTS = {"true", "false", "none"}
@@ -60,7 +61,7 @@ class Context:
         return c
 
 
-class Checker:
+class Checker(PieceChecks):
     def __init__(self, prog):
         self.prog = prog
         self.diags = []
@@ -99,6 +100,8 @@ class Checker:
                 self.types[d.name] = T.Type(d.name, kind="enum")
             elif isinstance(d, A.RecordDecl):
                 self.types[d.name] = T.Type(d.name, kind="record")
+            elif isinstance(d, A.PieceDecl):
+                self.types[d.name] = T.Type(d.name, kind="piece")
         for d in p.decls.values():
             self.declare(d)
         for name, decl in p.members.items():
@@ -194,6 +197,8 @@ class Checker:
             self.globals[d.name] = ("event", T.NONE)
         elif isinstance(d, (A.EnumDecl, A.RecordDecl)):
             self.globals[d.name] = ("type", T.ANY)
+        elif isinstance(d, A.PieceDecl):  # a piece kind's name is the list of its live pieces
+            self.globals[d.name] = ("pieces", T.list_of(self.types[d.name]))
 
     def check_decl(self, d):
         if isinstance(d, A.ConstDecl):
@@ -247,6 +252,8 @@ class Checker:
             self.check_action(d)
         elif isinstance(d, A.EventDecl):
             self.param_scope(d.params, Context("event"), allow_domain=False)
+        elif isinstance(d, A.PieceDecl):
+            self.check_piece_decl(d)
 
     def check_table(self, d):
         rec = self.prog.decls.get(d.record)
@@ -351,7 +358,7 @@ class Checker:
         for prm in d.params:
             if prm.domain is None:
                 t = self.resolve_type(prm.type) if prm.type is not None else None
-                finite = t is not None and (t.kind in ("enum", "record", "range") or t.name in ("bool", "player"))
+                finite = t is not None and (t.kind in ("enum", "record", "range", "piece") or t.name in ("bool", "player"))
                 if not finite:
                     self.err(prm.span, "E312", f"parameter '{prm.name}' needs a domain to choose from",
                              hint=f"write {prm.name} in LIST (or give it a finite type: an enum, a record, a range, bool or player)")
@@ -443,6 +450,8 @@ class Checker:
             t = self.check_choose(v, scope, ctx)
         elif isinstance(v, A.Roll):
             t = self.check_random(v, scope, ctx, v.faces, "roll")
+        elif isinstance(v, A.New):
+            t = self.check_new(v, scope, ctx)
         elif isinstance(v, A.Draw):
             t = self.check_random(v, scope, ctx, v.pile, "draw")
             self.check_lvalue(v.pile, scope, ctx)
@@ -548,6 +557,9 @@ class Checker:
         root = e
         while isinstance(root, A.Index):
             root = root.target
+        if isinstance(root, A.Field) and root.target.ty is not None and root.target.ty.kind == "piece":
+            self.piece_lvalue(e, root, ctx)
+            return
         if isinstance(root, A.Field) or not isinstance(root, A.Name):
             self.err(e.span, "E408", "only variables (and their items, x[k]) can be changed",
                      hint="record fields and table rows are fixed data")
@@ -666,7 +678,9 @@ class Checker:
         while isinstance(root, A.Index):
             root = root.target
         decl = self.prog.decls.get(root.ident) if isinstance(root, A.Name) and root.ref == "var" else None
-        if decl is None:
+        if isinstance(root, A.Field) and root.target.ty is not None and root.target.ty.kind == "piece":
+            self.piece_reveal(s, root)
+        elif decl is None:
             if not (isinstance(root, A.Name) and root.ref == "unknown"):
                 self.err(s.item.span, "E420", "reveal shows a place of a variable: a variable, or an item of one (x[k])",
                          hint="knowledge belongs to places, not values: store the value in a variable "
@@ -797,10 +811,11 @@ class Checker:
         if n in self.globals:
             ref, t = self.globals[n]
             e.ref = ref
-            if ref == "var":
+            if ref in ("var", "pieces"):
                 self.var_reads.add(n)
                 if ctx.kind == "const":
-                    self.err(e.span, "E207", f"'{n}' is a variable; start values and constants cannot read variables",
+                    what = "the list of live pieces" if ref == "pieces" else "a variable"
+                    self.err(e.span, "E207", f"'{n}' is {what}; start values and constants cannot read variables",
                              hint="set it in setup instead")
             if ref == "type" and isinstance(self.prog.decls.get(n), A.EnumDecl):
                 e.ref = "enum_values"  # an enum's name stands for the list of its members, in order
@@ -1027,6 +1042,8 @@ class Checker:
                      hint=self.suggest(e.name, [f.name for f in rec.fields]) or
                      "fields: " + ", ".join(f.name for f in rec.fields))
             return T.ANY
+        if tt.kind == "piece":
+            return self.piece_field_type(e, tt)
         if tt.name == "any":
             return T.ANY
         self.err(e.span, "E322", f"a {tt} has no fields", hint="only table rows (records) have fields, row.field")

@@ -184,6 +184,15 @@ class _Builder(Transformer):
         return A.RecordDecl(name=str(c[0]), span=self._span(meta), fields=list(c[1:]))
 
     @v_args(meta=True)
+    def piece_decl(self, meta, c):
+        return A.PieceDecl(name=str(c[0]), span=self._span(meta), fields=list(c[1:]))
+
+    @v_args(meta=True)
+    def piece_field(self, meta, c):
+        return A.PieceField(name=str(c[0]), type=c[1], default=c[2], visibility=c[3] or "all",
+                            span=self._span(meta))
+
+    @v_args(meta=True)
     def field_decl(self, meta, c):
         return A.FieldDecl(name=str(c[0]), type=c[1], default=c[2], span=self._span(meta))
 
@@ -598,6 +607,14 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def chance_stmt(self, meta, c):
         return A.ChanceStep(span=self._span(meta), outcome=c[0])
+
+    @v_args(meta=True)
+    def destroy_stmt(self, meta, c):
+        return A.Destroy(span=self._span(meta), piece=c[0])
+
+    @v_args(meta=True)
+    def new_expr(self, meta, c):
+        return A.New(span=self._span(meta), kind=str(c[0]), args=[a for a in c[1:] if a is not None])
 
     @v_args(meta=True)
     def expect_stmt(self, meta, c):

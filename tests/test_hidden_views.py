@@ -64,6 +64,19 @@ action reroll(i in 0..2) { effect { let d = roll one of 1..6  dice[me][i] = d } 
 flow { loop { for p in players { turn p { offer [show, probe, reroll] to p } } } }
 ending "never" when false
 ''',
+    "ships": '''
+game "Ships" { players 2..3 }
+piece Ship { owner: player, cargo: list[int] = [] visible to owner, value: int = 0 visible to known, hull: int = 3 }
+setup { for p in players { repeat 2 times { let v = roll one of 1..9  let s = new Ship(owner: p, value: v) } } }
+action load(s in [x for x in Ship if x.owner == me]) { effect { let c = roll one of 1..6  add c to s.cargo } }
+action spy(s in [x for x in Ship if x.owner != me]) { effect { reveal s.value to me } }
+action show(s in [x for x in Ship if x.owner == me]) { effect { reveal s.cargo to all } }
+action build { require count(Ship) < 8 effect { let v = roll one of 1..9  let s = new Ship(owner: me, value: v) } }
+action sink(s in [x for x in Ship if x.owner == me]) { effect { destroy s } }
+action revalue(s in [x for x in Ship if x.owner == me]) { effect { let v = roll one of 1..9  s.value = v } }
+flow { loop { for p in players { turn p { offer [load, spy, show, build, sink, revalue] to p } } } }
+ending "never" when false
+''',
 }
 
 
@@ -87,9 +100,8 @@ def hidden_places(rs, save, p):
         if -1 in seats or p in seats:
             known.setdefault(name, []).append(tuple(json.dumps(k) for k in keys))
     out = []
-    for name, per, _, _, vis in rs.vars:
-        value = save_value(save, name)
 
+    def walk_place(name, value, v, path, raw_path, shown):
         def walk(v, path, raw_path, shown):
             if isinstance(v, Pile):
                 if v.pool:
@@ -109,6 +121,13 @@ def hidden_places(rs, save, p):
             elif isinstance(v, dict):
                 for k, x in v.items():
                     walk(x, path + (k,), raw_path + [encode_key(k)], False)
+        walk(v, path, raw_path, shown)
+
+    for name, per, _, _, vis in rs.vars:
+        value = save_value(save, name)
+
+        def walk(v, path, raw_path, shown, name=name, value=value):
+            walk_place(name, value, v, path, raw_path, shown)
 
         visible = vis == "all"
         if per:
@@ -116,6 +135,15 @@ def hidden_places(rs, save, p):
                 walk(v, (q,), [q], visible or (q == p and vis in ("owner", "known")))
         else:
             walk(value, (), [], visible)
+    # pieces: a field visible to owner is hidden from everybody but the piece's owner; known and none
+    # fields like variables; a piece's existence, id and public fields are public
+    for kind in rs.pieces.values():
+        value = save_value(save, kind.key)
+        for pid, row in value.items():
+            for i, v in enumerate(row):
+                vis = kind.vis[i]
+                shown = vis == "all" or (vis == "owner" and row[kind.owner] == p)
+                walk_place(kind.key, value, v, (pid, i), [pid, i], shown)
     return out
 
 
@@ -288,7 +316,7 @@ def test_changing_a_hidden_value_does_not_change_the_view(name, text):
         for chance in ("sampled", "explicit"):
             for g in positions(rs, n, seed, chance, stops):
                 checked += check_position(rs, g, random.Random(seed), tries=4)
-    has_hidden = any(vis != "all" for *_, vis in rs.vars) or any(
+    has_hidden = any(vis != "all" for *_, vis in rs.vars) or any(k.hidden for k in rs.pieces.values()) or any(
         isinstance(v, Pile) for v in rs.new_game(n, seed=1).data.values())
     if has_hidden and (text is None or name.startswith("hidden:")):
         assert checked > 0, "no hidden value was changed: the test checked nothing"
@@ -309,3 +337,14 @@ def test_the_property_catches_a_leak():
             check_position(rs, g, random.Random(1), tries=8)
     finally:
         E.Game._visible = real
+
+
+def test_the_property_catches_a_leak_of_a_piece_field(monkeypatch):
+    """The same for pieces: a view that shows every piece field to everybody must fail the check."""
+    import interpreter.pieces as P
+    rs = load("hidden:ships", HIDDEN_GAMES["ships"])
+    g = rs.new_game(2, seed=1)
+    real = P.view_pieces
+    monkeypatch.setattr(P, "view_pieces", lambda G, player: real(G, None))
+    with pytest.raises(AssertionError, match="view changed"):
+        check_position(rs, g, random.Random(1), tries=8)
