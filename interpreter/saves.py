@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
 
 from rulelang import ast as A
 from rulelang.types import PLAYER
@@ -85,23 +86,35 @@ def parse(rs, text):
 
 
 def _check_shape(d):
-    """No nesting deeper than MAX_SAVE_DEPTH, and no fractions outside the chances of a pending draw or roll."""
-    stack = [(d, 1, "")]
+    """No nesting deeper than MAX_SAVE_DEPTH, and no fractions outside the chances of a pending draw or roll.
+    (The fields of fixed form, like the log and the notes, are checked field by field instead.)"""
+    if not isinstance(d, dict):
+        return
+    stack = [(d.get(k), 2, k) for k in ("data", "frames", "pending", "known")]
     while stack:
         x, depth, where = stack.pop()
         if depth > MAX_SAVE_DEPTH:
-            raise Bad(where or "the save", f"is nested more than {MAX_SAVE_DEPTH} deep")
-        if isinstance(x, list):
-            stack.extend((y, depth + 1, where) for y in x)
-        elif isinstance(x, dict):
-            if depth == 1:
-                stack.extend((y, 2, k) for k, y in x.items())
-            elif depth == 2 and where == "pending":
+            raise Bad(where, f"is nested more than {MAX_SAVE_DEPTH} deep")
+        if x.__class__ is list:
+            depth += 1
+            for y in x:
+                if y.__class__ in _LEAVES:
+                    continue
+                stack.append((y, depth, where))
+        elif x.__class__ is dict:
+            if depth == 2 and where == "pending":
                 stack.extend((y, 3, "pending.probs" if k == "probs" else "pending") for k, y in x.items())
             else:
-                stack.extend((y, depth + 1, where) for y in x.values())
-        elif isinstance(x, float) and not (where == "pending.probs" and depth == 4):
-            raise Bad(where or "the save", f"holds the fraction {x!r}: numbers in a save are whole numbers")
+                depth += 1
+                for y in x.values():
+                    if y.__class__ in _LEAVES:
+                        continue
+                    stack.append((y, depth, where))
+        elif x.__class__ is float and not (where == "pending.probs" and depth == 4):
+            raise Bad(where, f"holds the fraction {x!r}: numbers in a save are whole numbers")
+
+
+_LEAVES = frozenset({int, str, bool, type(None)})
 
 
 # ============================================================================ messages
@@ -267,9 +280,15 @@ class _Types:
 
 
 # ============================================================================ locals of each code
+_LOCALS = weakref.WeakKeyDictionary()
+
+
 def _local_names(rs):
-    """code id -> the names its frames can hold (besides the compiler's hidden `%` names)."""
-    out = {}
+    """code id -> the names its frames can hold (besides the compiler's hidden `%` names); once per Ruleset."""
+    out = _LOCALS.get(rs)
+    if out is not None:
+        return out
+    out = _LOCALS[rs] = {}
     for d in rs.program.decls.values():
         if isinstance(d, A.ProcDecl):
             cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
@@ -391,10 +410,13 @@ def _build(cls, rs, d):
     log = _list("log", d["log"])
     g.log = []
     for i, x in enumerate(log):
-        _obj(f"log[{i}]", x, ("player", "action"))
-        g.log.append({"player": _int(f"log[{i}].player", x["player"], -1, n - 1,
-                                     expected=f"a player (0 to {n - 1}) or -1 for chance"),
-                      "action": _str(f"log[{i}].action", x["action"])})
+        if x.__class__ is not dict or len(x) != 2 or x.get("player").__class__ is not int \
+                or x.get("action").__class__ is not str or not -1 <= x["player"] < n \
+                or len(x["action"]) > MAX_TEXT_CHARS:
+            _obj(f"log[{i}]", x, ("player", "action"))
+            _int(f"log[{i}].player", x["player"], -1, n - 1, expected=f"a player (0 to {n - 1}) or -1 for chance")
+            _str(f"log[{i}].action", x["action"])
+        g.log.append({"player": x["player"], "action": x["action"]})
     notes = _list("notes", d["notes"], MAX_NOTES)
     g.notes = [_str(f"notes[{i}]", x, MAX_NOTE_CHARS) for i, x in enumerate(notes)]
     err = d["error"]
