@@ -22,6 +22,7 @@ from .errors import GameError
 from .values import Pile, decode, fmt
 
 MAX_SAVE_CHARS = 64 * 1024 * 1024  # the longest save text read at all
+MAX_SAVE_VALUES = 1_000_000  # the most lists, objects and list items in a save (counted before parsing)
 MAX_SAVE_DEPTH = 100  # the deepest nesting of JSON lists and objects in a save
 MAX_TEXT_CHARS = 100_000  # the longest prompt or action id in a save
 MAX_TURNS = 2 ** 63 - 1
@@ -71,6 +72,9 @@ def parse(rs, text):
         raise GameError(f"{what}: a save is JSON text, not a {type(text).__name__}")
     if len(text) > MAX_SAVE_CHARS:
         raise GameError(f"{what}: longer than {MAX_SAVE_CHARS:,} characters")
+    values = text.count("[") + text.count("{") + text.count(",")
+    if values > MAX_SAVE_VALUES:
+        raise GameError(f"{what}: more than {MAX_SAVE_VALUES:,} values")
     try:
         d = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except RecursionError:
@@ -425,6 +429,12 @@ def _build(cls, rs, d):
         if not g.over:
             raise Bad("error", "is set in a game that is not over")
     g.error = err
+    if g.over and g.end_reason is None and err is None:
+        raise Bad("over", "is true, but the save has neither an end_reason nor an error")
+    if err is not None and g.end_reason is not None:
+        raise Bad("end_reason", "is set in a game that stopped on an error")
+    if not g.over and all(g.eliminated):
+        raise Bad("eliminated", "holds every player in a game that is not over")
 
     # ---- frames
     frames = _list("frames", d["frames"], MAX_FRAMES)

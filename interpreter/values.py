@@ -112,12 +112,12 @@ def encode(v):
 
 def decode(d, boards=None):
     """JSON data -> value; raises ValueError on anything that is not an encoded value."""
-    if d is None or isinstance(d, (bool, int, str)):
+    if d.__class__ in _PLAIN:
         return d
     if isinstance(d, float):
         raise ValueError("numbers in a save file are whole numbers")
     if isinstance(d, list):
-        return tuple(decode(x, boards) for x in d)
+        return tuple([x if x.__class__ in _PLAIN else decode(x, boards) for x in d])
     if isinstance(d, dict):
         if "$board" in d and len(d) == 1:
             name = d["$board"]
@@ -140,6 +140,9 @@ def decode(d, boards=None):
             return Pile(kind, [decode(x, boards) for x in _list(d.get("known", []))],
                         [decode(x, boards) for x in _list(d.get("pool", []))])
     raise ValueError(f"not a rulelang value: {str(d)[:40]}")
+
+
+_PLAIN = frozenset({type(None), bool, int, str})
 
 
 def _key(v):

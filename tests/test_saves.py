@@ -134,6 +134,7 @@ def test_a_per_player_variable_saved_as_one_value(station):
     ("error", "boom", ["error is set in a game that is not over"]),
     ("frames", "x", ["frames is \"x\", not a list"]),
     ("data", [], ["data is a list of 0, not an object"]),
+    ("eliminated", [True, True], ["eliminated holds every player in a game that is not over"]),
 ])
 def test_tampered_top_level_fields(station, field, value, words):
     d = save_of(station.new_game(2, seed=1))
@@ -212,7 +213,16 @@ def test_a_pending_decision_must_resume_its_op(station):
     refused(station, d2, "a game in progress must have a pending decision")
     d2 = copy.deepcopy(d)
     d2["over"] = True
+    d2["end_reason"] = station.endings[0]
     refused(station, d2, "pending is an object, not null in a game that is over")
+    d2["pending"] = None
+    station.load_game(json.dumps(d2))
+    d2["end_reason"] = None
+    refused(station, d2, "over is true, but the save has neither an end_reason nor an error")
+    d2["error"] = "stopped"
+    station.load_game(json.dumps(d2))
+    d2["end_reason"] = station.endings[0]
+    refused(station, d2, "end_reason is set in a game that stopped on an error")
 
 
 def test_a_choose_decision_is_checked_against_its_op(toolkit):
@@ -333,6 +343,7 @@ def test_bad_json_gets_one_line(station):
     refused(station, "", "not JSON")
     refused(station, good[:-1], "not JSON")
     refused(station, "[" * 100_000 + "]" * 100_000, "nested")
+    refused(station, "[" + "0," * 1_000_001 + "0]", "more than 1,000,000 values")
     refused(station, good.replace('"turns":0', '"turns":' + "9" * 5000), "too many digits")
     refused(station, good.replace('"turns":0', '"turns":' + "9" * 4000), "turns is 9999")
     refused(station, good.replace('"placed_now":[]', '"placed_now":' + "[" * 200 + "]" * 200),

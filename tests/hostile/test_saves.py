@@ -255,12 +255,15 @@ elif case == "digits":
     attempt("digits", compact.replace('"turns":0', '"turns":' + "9" * 1_000_000))
 elif case == "log":
     attempt("log", json.dumps({**good, "log": [{"player": 0, "action": "x" * 1000}] * 60_000}))
+elif case == "containers":
+    attempt("containers", compact.replace('"placed_now":[]', '"placed_now":[' + "[]," * 2_000_000 + "0]"))
 elif case == "bytes":
     attempt("bytes", b"\xff" * 70_000_000)
 '''
 
 
-@pytest.mark.parametrize("case", ["notes", "note", "text", "data", "nesting", "digits", "log", "bytes"])
+@pytest.mark.parametrize("case", ["notes", "note", "text", "data", "nesting", "digits", "log", "containers",
+                                  "bytes"])
 def test_huge_saves_are_refused_in_bounded_time_and_memory(case):
     out = run_bounded(HUGE, {"case": case}, seconds=40)
     assert out.ok, out.explain()
