@@ -479,7 +479,7 @@ def _build(cls, rs, d):
 def _pending(g, rs, pend):
     _obj("pending", pend, PENDING_KEYS)
     kind = pend["kind"]
-    if kind not in _OP_OF_KIND:
+    if not isinstance(kind, str) or kind not in _OP_OF_KIND:
         _bad("pending.kind", kind, "\"action\", \"choose\" or \"chance\"")
     if kind == "chance":
         _int("pending.player", pend["player"], -1, -1, expected="-1 (chance)")

@@ -229,9 +229,9 @@ def test_a_choose_decision_is_checked_against_its_op(toolkit):
     g = play_until(toolkit, 2, 3, "choose")
     d = save_of(g)
     survives(toolkit, toolkit.load_game(json.dumps(d)))
-    for key, value in [("kind", "action"), ("need", 99), ("low", 0 if d["pending"]["low"] else 1),
-                       ("acc", [3, 3, 3]), ("pool", []), ("single", not d["pending"]["single"]),
-                       ("target", "x"), ("probs", [1.0])]:
+    for key, value in [("kind", "action"), ("kind", {"$board": "x"}), ("kind", ["choose"]), ("need", 99),
+                       ("low", 0 if d["pending"]["low"] else 1), ("acc", [3, 3, 3]), ("pool", []),
+                       ("single", not d["pending"]["single"]), ("target", "x"), ("probs", [1.0])]:
         d2 = copy.deepcopy(d)
         d2["pending"][key] = value
         refused(toolkit, d2, "pending")
