@@ -19,7 +19,7 @@ from .builtins import RuleRuntimeError
 from .compiler import (END, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, ExprCompiler,
                        Located, Pending, Place, StmtCompiler, _Fixed)
 from .errors import GameError, IllegalAction
-from .values import Pile, decode, encode, fmt, readable, skey, to_plain
+from .values import Pile, encode, fmt, readable, skey, to_plain
 
 SAVE_FORMAT = "rulelang/game-1"
 DEFAULT_STEP_BUDGET = 2_000_000

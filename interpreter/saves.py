@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import weakref
 
 from rulelang import ast as A
@@ -26,11 +27,13 @@ MAX_SAVE_VALUES = 1_000_000  # the most lists, objects and list items in a save 
 MAX_SAVE_DEPTH = 100  # the deepest nesting of JSON lists and objects in a save
 MAX_TEXT_CHARS = 100_000  # the longest prompt or action id in a save
 MAX_TURNS = 2 ** 63 - 1
+MAX_INT_DIGITS = 4300  # the longest number in a save (Python's own default limit)
 
 TOP_KEYS = ("format", "game", "variants", "players", "seed", "chance", "data", "frames", "pending", "current",
             "eliminated", "known", "over", "end_reason", "end_pending", "rng", "log", "notes", "turns", "error")
 PENDING_KEYS = ("kind", "player", "prompt", "target", "options", "probs", "need", "acc", "single", "low", "start",
                 "ordered", "pool")
+_DIGITS = re.compile(r"[0-9]+")
 _HIDDEN = re.compile(r"%(items|i|n|turn)[0-9]{1,9}\Z")
 _OP_OF_KIND = {"action": OfferOp, "choose": ChooseOp, "chance": RandomOp}
 
@@ -69,9 +72,13 @@ def parse(rs, text):
         except UnicodeDecodeError:
             raise GameError(f"{what}: not UTF-8 text") from None
     if not isinstance(text, str):
-        raise GameError(f"{what}: a save is JSON text, not a {type(text).__name__}")
+        raise GameError(f"{what}: a save is JSON text (str or bytes), not {type(text).__name__}")
     if len(text) > MAX_SAVE_CHARS:
         raise GameError(f"{what}: longer than {MAX_SAVE_CHARS:,} characters")
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    if limit == 0 or limit > MAX_INT_DIGITS:  # the process allows longer numbers than a save may hold: look first
+        if any(m.end() - m.start() > MAX_INT_DIGITS for m in _DIGITS.finditer(text)):
+            raise GameError(f"{what}: a number has too many digits")
     values = text.count("[") + text.count("{") + text.count(",")
     if values > MAX_SAVE_VALUES:
         raise GameError(f"{what}: more than {MAX_SAVE_VALUES:,} values")

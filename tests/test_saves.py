@@ -350,7 +350,19 @@ def test_bad_json_gets_one_line(station):
             "data is nested more than 100 deep")
     refused(station, good.replace('"notes":[]', '"notes":' + "[" * 200 + "]" * 200), "notes[0] is a list")
     refused(station, b"\xff\xfe", "not UTF-8")
-    refused(station, 42, "JSON text, not a int")
+    refused(station, 42, "JSON text (str or bytes), not int")
+
+
+def test_long_numbers_are_refused_even_where_python_allows_them(station):
+    import sys
+    good = station.new_game(2, seed=1).to_json()
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        refused(station, good.replace('"turns":0', '"turns":' + "9" * 5000), "too many digits")
+        assert station.load_game(good.replace('"turns":0', '"turns":' + "9" * 18)).turns == int("9" * 18)
+    finally:
+        sys.set_int_max_str_digits(old)
 
 
 def test_a_save_longer_than_the_limit_is_refused_before_parsing(station, monkeypatch):

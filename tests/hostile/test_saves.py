@@ -104,16 +104,11 @@ def tamper(d, path, how, value, r):
     """The save text with the value at `path` replaced, removed, or given an extra key."""
     d = json.loads(json.dumps(d))
     raw = None
-    if not path:
-        target = None
-    else:
+    if path:
         parent = get(d, path[:-1])
         key = path[-1]
     if how == "remove" and path:
-        if isinstance(parent, dict):
-            del parent[key]
-        else:
-            del parent[key]
+        del parent[key]
     elif how == "extra":
         target = get(d, path)
         if isinstance(target, dict):
