@@ -18,7 +18,7 @@ from rulelang import ast as A
 from rulelang.types import PLAYER
 
 from . import rng as R
-from .compiler import MAX_PICKS, SUSPEND, _DONE, ChooseOp, OfferOp, Pending, RandomOp, _items
+from .compiler import MAX_INT, MAX_PICKS, SUSPEND, _DONE, ChooseOp, OfferOp, Pending, RandomOp, _items
 from .errors import GameError
 from .values import Pile, decode, fmt
 
@@ -238,6 +238,8 @@ class _Types:
                 _bad(path, v, f"a {name} (a row of its table)")
         elif name == "int":
             _int(path, v, expected="an int")
+            if not -MAX_INT < v < MAX_INT:
+                raise Bad(path, f"is {_show(v)}, beyond the numbers rules compute (less than 2^62 in size)")
         elif name == "bool":
             _bool(path, v)
         elif name == "str":

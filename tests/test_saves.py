@@ -171,10 +171,15 @@ def test_variables_of_the_wrong_type(station):
         ("alien_bag", {"$pile": "deck", "known": [], "pool": []}, ["data.alien_bag", "not a bag"]),
         ("used", [{"$set": [{"$map": []}]}, {"$set": []}], ["data.used", "a map cannot be a set item"]),
         ("gems", [1.5, 0], ["fraction 1.5"]),
+        ("gems", [0, 2 ** 62], ["data.gems[1] is 4611686018427387904, beyond the numbers rules compute"]),
+        ("gems", [-2 ** 62, 0], ["data.gems[0] is -4611686018427387904"]),
     ]:
         d2 = copy.deepcopy(d)
         d2["data"][name] = value
         refused(station, d2, *words)
+    d2 = copy.deepcopy(d)
+    d2["data"]["gems"] = [2 ** 62 - 1, 1 - 2 ** 62]
+    survives(station, station.load_game(json.dumps(d2)))
 
 
 def test_a_pending_decision_for_the_wrong_seat(station):
