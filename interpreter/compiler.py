@@ -737,18 +737,42 @@ class Pending:
         }
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d, boards=None):
+        """A Pending from its saved dict; the fields must already have their JSON kinds (interpreter/saves.py
+        checks them): anything else raises ValueError, never a half-built decision."""
         from .values import decode
-        opts = [(str(i), _DONE if isinstance(v, dict) and v.get("$done") else decode(v)) for i, v in d["options"]]
-        p = cls(d["kind"], int(d["player"]), opts, str(d["prompt"]),
-                str(d["target"]), [float(x) for x in d["probs"]] if d.get("probs") is not None else None)
-        p.need = int(d["need"])
-        p.acc = [decode(x) for x in d["acc"]]
-        p.single = bool(d["single"])
-        p.low = int(d["low"])
-        p.start = int(d["start"])
-        p.ordered = bool(d["ordered"])
-        p.pool = tuple(decode(x) for x in d["pool"])
+        if not isinstance(d, dict) or d.get("kind") not in ("action", "choose", "chance"):
+            raise ValueError("a pending decision is an object with kind action, choose or chance")
+        for key in ("player", "need", "low", "start"):
+            if d.get(key).__class__ is not int:
+                raise ValueError(f"pending {key} is not a whole number")
+        for key in ("single", "ordered"):
+            if not isinstance(d.get(key), bool):
+                raise ValueError(f"pending {key} is not true or false")
+        for key in ("prompt", "target"):
+            if not isinstance(d.get(key), str):
+                raise ValueError(f"pending {key} is not a text")
+        for key in ("options", "acc", "pool"):
+            if not isinstance(d.get(key), list):
+                raise ValueError(f"pending {key} is not a list")
+        probs = d.get("probs")
+        if probs is not None and (not isinstance(probs, list) or
+                                  any(x.__class__ not in (int, float) or not 0 <= x <= 1 for x in probs)):
+            raise ValueError("pending probs are not chances from 0 to 1")
+        opts = []
+        for o in d["options"]:
+            if not isinstance(o, list) or len(o) != 2 or not isinstance(o[0], str):
+                raise ValueError("a pending option is an [id, value] pair")
+            opts.append((o[0], _DONE if o[1] == {"$done": True} else decode(o[1], boards)))
+        p = cls(d["kind"], d["player"], opts, d["prompt"], d["target"],
+                [float(x) for x in probs] if probs is not None else None)
+        p.need = d["need"]
+        p.acc = [decode(x, boards) for x in d["acc"]]
+        p.single = d["single"]
+        p.low = d["low"]
+        p.start = d["start"]
+        p.ordered = d["ordered"]
+        p.pool = tuple(decode(x, boards) for x in d["pool"])
         return p
 
 

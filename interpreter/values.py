@@ -141,38 +141,51 @@ def encode(v):
 
 def decode(d, boards=None):
     """JSON data -> value; raises ValueError on anything that is not an encoded value."""
-    if isinstance(d, dict) and "$board" in d:
-        if not boards or d["$board"] not in boards:
-            raise ValueError(f"unknown board {d['$board']!r}")
-        return boards[d["$board"]]
-    if d is None or isinstance(d, (bool, int, str)):
+    if d.__class__ in _PLAIN:
         return d
     if isinstance(d, float):
         raise ValueError("numbers in a save file are whole numbers")
     if isinstance(d, list):
-        return tuple(decode(x, boards) for x in d)
+        return tuple([x if x.__class__ in _PLAIN else decode(x, boards) for x in d])
     if isinstance(d, dict):
+        if "$board" in d and len(d) == 1:
+            name = d["$board"]
+            if not boards or not isinstance(name, str) or name not in boards:
+                raise ValueError(f"unknown board {str(name)[:40]!r}")
+            return boards[name]
         if "$set" in d and len(d) == 1:
-            return frozenset(decode(x, boards) for x in _list(d["$set"]))
+            return frozenset(_key(decode(x, boards)) for x in _list(d["$set"]))
         if "$map" in d and len(d) == 1:
             out = {}
             for pair in _list(d["$map"]):
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError("a map entry is a [key, value] pair")
-                out[decode(pair[0], boards)] = decode(pair[1], boards)
+                out[_key(decode(pair[0], boards))] = decode(pair[1], boards)
             return out
         if "$piece" in d:
             kind, pid = d["$piece"], d.get("id")
             if len(d) != 2 or not isinstance(kind, str) or pid.__class__ is not int or pid < 1:
                 raise ValueError("a piece is {\"$piece\": KIND, \"id\": NUMBER from 1}")
             return Piece(kind, pid)
-        if "$pile" in d:
+        if "$pile" in d and set(d) <= {"$pile", "known", "pool"}:
             kind = d["$pile"]
-            if kind not in ("deck", "bag", "list"):
-                raise ValueError(f"unknown pile kind {kind!r}")
+            if kind not in ("deck", "bag"):
+                raise ValueError(f"unknown pile kind {str(kind)[:40]!r}")
             return Pile(kind, [decode(x, boards) for x in _list(d.get("known", []))],
                         [decode(x, boards) for x in _list(d.get("pool", []))])
     raise ValueError(f"not a rulelang value: {str(d)[:40]}")
+
+
+_PLAIN = frozenset({type(None), bool, int, str})
+
+
+def _key(v):
+    """A value that can be a set item or a map key (maps cannot)."""
+    try:
+        hash(v)
+    except TypeError:
+        raise ValueError(f"a map cannot be a set item or a map key: {fmt(v)[:40]}") from None
+    return v
 
 
 def _list(x):

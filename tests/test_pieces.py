@@ -309,7 +309,7 @@ def mid_game_save():
     (lambda d: d["data"]["#Ship"]["$map"][0][1].__setitem__(1, 7), "outside 0..3"),
     (lambda d: d["data"]["#Ship"]["$map"][0][1].__setitem__(2, 7), "not a str"),
     (lambda d: d["data"]["#Ship"]["$map"][0][1].pop(), "must have 4 field values"),
-    (lambda d: d["data"].pop("#Ship"), "variables differ"),
+    (lambda d: d["data"].pop("#Ship"), 'has no "#Ship"'),
     (lambda d: d["pending"]["options"][0][1][1].__setitem__(0, {"$piece": "Ship", "id": 0}), "piece is"),
 ])
 def test_loading_checks_pieces(change, message):
@@ -374,5 +374,7 @@ def test_a_save_whose_pending_choice_names_a_piece_never_made_is_refused():
     g.apply("pick")
     d = json.loads(g.to_json())
     d["pending"]["options"][0] = ["Ship#9", {"$piece": "Ship", "id": 9}]
-    with pytest.raises(rulelang.GameError, match="Ship#9, .* never made"):
+    # refused either as a piece never made or as a decision the rules do not offer here (saves.py
+    # rebuilds the pending decision from the state and compares)
+    with pytest.raises(rulelang.GameError, match="Ship#9, .* never made|not the decision the rules offer"):
         rs.load_game(json.dumps(d))
