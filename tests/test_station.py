@@ -15,7 +15,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATION = os.path.join(ROOT, "games", "station.rules")
 RULEBOOK = os.path.normpath(os.path.join(ROOT, "..", "shared", "rulebooks", "station.md"))
 ENDINGS = {"40 VP", "all 9 sectors", "alien supply"}
-VARIANTS = [(), ("first_play",), ("friendly",), ("first_play", "friendly")]
+VARIANTS = [(), ("first_play",), ("friendly",), ("first_play", "friendly"), ("invented_hub_bonuses",),
+            ("first_play", "friendly", "invented_hub_bonuses")]
 MAX_DECISIONS = 20_000
 
 
@@ -66,7 +67,7 @@ def test_the_file_and_its_variants_load_clean(variants):
         diags = [d for d in diags if not (d.code == "W306" and "cannot read the rulebook" in d.message)]
     assert diags == [], [d.render() for d in diags]
     rs = rulelang.load(STATION, variants=variants)
-    assert rs.variants == ("first_play", "friendly")
+    assert rs.variants == ("first_play", "friendly", "invented_hub_bonuses")
     assert rs.player_counts == (2, 3, 4)
     assert ENDINGS <= set(rs.endings)
 
@@ -130,3 +131,66 @@ def test_explicit_chance_game_survives_a_round_trip(station):
         g.apply(pick.choice(g.legal_actions()))
     text = g.to_json()
     assert station.load_game(text).to_json() == text
+
+
+def _past_setup(rs, players, seed):
+    """A random game up to the first turn (after the draft, the hub choice and the start bonuses)."""
+    g = rs.new_game(players, seed=seed)
+    pick = random.Random(seed)
+    while not all(a.id.startswith(("use_", "income")) for a in g.legal_actions()):
+        g.apply(pick.choice(g.legal_actions()))
+    return g
+
+
+# Hubs whose start bonus is an alien (in the invented variant they also give a sector).
+ALIEN_HUBS = {"hb10", "hb11", "hb12", "ha07", "ha08", "ha09"}
+
+
+def test_base_game_start_bonus_gives_no_sector(station):
+    # S-1.4 names resources, a diplomacy step, a ship and an alien as start bonuses, never a sector:
+    # every station is empty at the first turn, and an alien bonus stands on the hub meanwhile.
+    seen = 0
+    for players in (2, 3, 4):
+        for seed in range(6):
+            v = _past_setup(station, players, seed).view(None)["vars"]
+            assert v["station"] == [[] for _ in range(players)], (players, seed)
+            for h in v["hub"]:
+                if str(h) in ALIEN_HUBS:
+                    seen += 1
+    assert seen > 0, "no random game chose a hub with an alien bonus: the test checks nothing"
+
+
+def test_invented_variant_keeps_the_sector_bonus():
+    rs = rulelang.load(STATION, variants=("invented_hub_bonuses",))
+    seen = 0
+    for players in (2, 3, 4):
+        for seed in range(6):
+            v = _past_setup(rs, players, seed).view(None)["vars"]
+            for p, h in enumerate(v["hub"]):
+                if str(h) in ALIEN_HUBS:
+                    seen += 1
+                    assert len(v["station"][p]) == 1, (players, seed, h)
+                else:
+                    assert v["station"][p] == [], (players, seed, h)
+    assert seen > 0
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_income_places_no_free_human(station, players):
+    # S-11: income gives gems and orange-habitat goods; humans leave the supply only when recruited
+    # on an explore ship (S-6), never at income.
+    incomes = 0
+    for seed in range(4):
+        g = station.new_game(players, seed=seed)
+        pick = random.Random(seed)
+        at_income = None  # the human supply when the running income action began
+        while not g.is_over():
+            a = pick.choice(g.legal_actions())
+            humans = g.view(None)["vars"]["humans"]
+            if a.id.startswith(("use_", "income")):  # a new turn: the previous income is complete
+                if at_income is not None:
+                    assert humans == at_income, (players, seed, len(g.log))
+                at_income = humans if a.id == "income" else None
+                incomes += a.id == "income"
+            g.apply(a)
+    assert incomes > 0
