@@ -82,8 +82,10 @@ def test_check_missing_file_is_one_line(fake, tmp_path):
     assert r.stdout == ""
     r = run("check", "--json", missing)
     assert r.exit_code == 1 and json.loads(r.stdout)[0]["code"] == "E000"  # the fake's check raises OSError
-    r = run("check", tmp_path)
-    assert r.exit_code == 1 and "is a directory" in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run("check", empty)  # a folder is its *.rules files; none is a one-line failure
+    assert r.exit_code == 1 and r.stderr.strip() == f"rulelang: {empty}: no .rules files in this folder"
 
 
 def test_usage_error_exit_2():
