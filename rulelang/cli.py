@@ -132,7 +132,8 @@ def _unknown_variants(path: str, diags, from_log: bool = False) -> None:
     unknown = [d for d in diags if getattr(d, "code", "") == "E106"]
     if not unknown:
         return
-    names = ", ".join(d.message.split("'")[1] if d.message.count("'") >= 2 else d.message for d in unknown)
+    names = ", ".join(f"'{d.message.split(chr(39))[1]}'" if d.message.count("'") >= 2 else d.message
+                      for d in unknown)
     hint = unknown[0].hint
     known = hint.split(": ", 1)[1] if ": " in hint else "none"
     has = f"its variants are: {known}" if known != "none" else "it has no variants"
