@@ -64,14 +64,17 @@ class FileProblem(Exception):
     quotes the file's content."""
 
 
-def read_limited(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_limited(path: str, limit: int = MAX_FILE_BYTES, follow: bool = True) -> bytes:
     """The bytes of a regular file, reading at most ``limit + 1`` bytes: special files (devices,
     FIFOs, sockets) and folders are refused without reading, a FIFO cannot block (``O_NONBLOCK``).
-    Raises FileProblem."""
+    ``follow=False`` refuses a symbolic link as the last component (for a path already resolved
+    and checked, so that a link swapped in afterwards is not followed). Raises FileProblem."""
     problem = bad_name(path)
     if problem:
         raise FileProblem(problem)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
@@ -119,11 +122,12 @@ def within(path: str, root: str) -> bool:
         return False
 
 
-def read_source(path: str):
-    """Read a rule file as text. Returns (text, diagnostic-or-None)."""
+def read_source(path: str, real: Optional[str] = None):
+    """Read a rule file as text (from ``real``, its resolved path, when given: not following a
+    symbolic link swapped in since). Returns (text, diagnostic-or-None)."""
     src = Source("", path)
     try:
-        data = read_limited(path)
+        data = read_limited(real or path, follow=real is None)
     except FileProblem as e:
         msg = str(e)
         if msg == "no such file":
@@ -143,6 +147,16 @@ def read_source(path: str):
         return None, src.diag("E012", "the file is not valid UTF-8 text", line, 1, hint="save it as UTF-8")
 
 
+def _rules_before(text: str, line: int) -> bool:
+    """Whether some rule text (a line that is neither blank nor a comment) comes before ``line``:
+    a file whose first error comes before any rule is not taken for rule text."""
+    for ln in text.splitlines()[: max(0, line - 1)]:
+        stripped = ln.strip()
+        if stripped and not stripped.startswith("#"):
+            return True
+    return False
+
+
 class Merger:
     def __init__(self, root=None):
         self.diags = []
@@ -160,7 +174,7 @@ class Merger:
         """Return the list of items of a file with its `extends` parents expanded (parents first).
         ``via`` is the `extends` declaration naming this file (None for the top file)."""
         if text is None:
-            text, d = read_source(path)
+            text, d = read_source(path, os.path.realpath(path) if via is not None else None)
             if d:
                 if via is None:
                     self.diags.append(d)
@@ -175,10 +189,10 @@ class Merger:
         module, diags = parse(text, path)
         if via is not None:
             errors = [d for d in diags if d.severity == ERROR]
-            if (module is None or errors) and (not errors or min(d.line for d in errors) <= 1):
+            if (module is None or errors) and not _rules_before(text, min((d.line for d in errors), default=1)):
                 # not rule text at all: say so without quoting a line of it
                 self.err(via, "E016", f"'{show_path(via.path)}' is not a rule file (it does not parse as rules "
-                                      f"from its first line)",
+                                      f"from its first line on)",
                          hint="'extends' names another .rules file; run 'rulelang check' on that file to see why")
                 return []
         self.sources[path] = Source(text, path)

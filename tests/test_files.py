@@ -79,6 +79,13 @@ def test_extends_of_a_file_that_is_not_rule_text_does_not_quote_it(tmp_path, nam
     assert_no_secret(diags)
 
 
+def test_an_extended_file_of_comments_then_secrets_is_not_quoted(tmp_path):
+    (tmp_path / "conf.rules").write_text("# settings\n\n" + SECRET)
+    diags = diagnostics(house(tmp_path / "h", "../conf.rules"), root=tmp_path)
+    assert codes(diags) == ["E016"]
+    assert_no_secret(diags)
+
+
 def test_extends_that_leaves_the_folder_is_refused_unless_the_root_is_wider(tmp_path):
     (tmp_path / "base").mkdir()
     (tmp_path / "base" / "ttt.rules").write_text(TICTACTOE)
