@@ -16,13 +16,13 @@ class Placeholder:
     what: str
 
 
-def _compile(path, text, variants):
+def _compile(path, text, variants, root=None):
     """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics)."""
     from .checker import check_program
     from .program import build_program
 
     try:
-        prog, diags = build_program(path, text, tuple(variants))
+        prog, diags = build_program(path, text, tuple(variants), root=root)
     except RecursionError:
         return None, [Source(text or "", path).diag("E006", "the file is nested too deeply to read", 1, 1)]
     if prog is None or any(d.severity == ERROR for d in diags):
@@ -51,7 +51,7 @@ def _compile(path, text, variants):
 
     def reload(other_variants):
         """The same rules with other variants."""
-        again, more = _compile(path, text, other_variants)
+        again, more = _compile(path, text, other_variants, root)
         if again is None:
             raise RuleError(_order(more))
         return again
@@ -63,26 +63,30 @@ def _order(diags):
     return sorted(diags, key=lambda d: (d.path, d.line, d.column, d.code))
 
 
-def load(path, variants=()):
-    """Load a rule file (following `extends`), with the named variants applied. Raises RuleError."""
+def load(path, variants=(), root=None):
+    """Load a rule file (following `extends`), with the named variants applied. Raises RuleError.
+
+    `extends` paths must stay inside ``root`` (default: the file's folder); with ``root`` given, the
+    header's `rulebook` must too (see "Files and paths" in docs/language.md)."""
     path = os.fspath(path)
-    rs, diags = _compile(path, None, variants)
+    rs, diags = _compile(path, None, variants, root)
     if rs is None:
         raise RuleError(_order(diags))
     return rs
 
 
-def loads(text, name="<string>", variants=()):
-    """Load rules from a string. Raises RuleError."""
+def loads(text, name="<string>", variants=(), root=None):
+    """Load rules from a string. Raises RuleError. `extends` paths are relative to ``name``'s
+    folder and stay inside ``root`` (default: that folder, the current one for "<string>")."""
     if not isinstance(text, str):
         raise TypeError("loads() takes the rule text as a str")
-    rs, diags = _compile(name, text, variants)
+    rs, diags = _compile(name, text, variants, root)
     if rs is None:
         raise RuleError(_order(diags))
     return rs
 
 
-def check(path, variants=(), text=None):
-    """Every diagnostic (errors and warnings) of a rule file, without raising."""
-    _, diags = _compile(os.fspath(path), text, variants)
+def check(path, variants=(), text=None, root=None):
+    """Every diagnostic (errors and warnings) of a rule file, without raising (``root`` as for load)."""
+    _, diags = _compile(os.fspath(path), text, variants, root)
     return _order(diags)

@@ -13,15 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 
 import click
 
-from rulelang.diagnostics import ERROR, NOTE, WARNING, Diagnostic
+from rulelang.diagnostics import ERROR, NOTE, WARNING, Diagnostic, printable
 
 LOG_FORMAT = "rulelang-log"
 LOG_VERSION = 1
+MAX_LOG_BYTES = 64 * 1024 * 1024  # a log of 100,000 decisions is ~5 MB
+MAX_LOG_DIGITS = 30  # digits of a number in a log (seeds are far shorter)
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -46,7 +49,7 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except Fail as exc:
             if exc.message:
-                click.echo(f"rulelang: {exc.message}", err=True)
+                click.echo(f"rulelang: {printable(exc.message)}", err=True)
             ctx.exit(exc.code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
@@ -93,16 +96,22 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _unreadable(path: str) -> str:
-    """Why ``path`` cannot be read as a rule file, or ``""`` if it can."""
-    if not os.path.exists(path):
-        return "no such file"
-    if os.path.isdir(path):
-        return "is a directory"
+    """Why ``path`` cannot be read as a rule file, or ``""`` if it can (never opens it: a FIFO
+    must not block)."""
     try:
-        with open(path, "rb"):
-            pass
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
     except OSError as exc:
         return exc.strerror or str(exc)
+    except ValueError:
+        return "not a valid file name"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if not os.access(path, os.R_OK):
+        return "permission denied"
     return ""
 
 
@@ -112,12 +121,34 @@ def _require_file(path: str, what: str = "file") -> None:
         raise Fail(f"{path}: cannot read {what}: {problem}")
 
 
-def _load_rules(path: str, variants) -> object:
+def _root_kw(root) -> dict:
+    """``root=`` for the API when ``--root`` was given (else nothing: the API default)."""
+    return {"root": root} if root else {}
+
+
+def _unknown_variants(path: str, diags, from_log: bool = False) -> None:
+    """Raise a usage error (or, for a log's variants, a failure) for an unknown variant (E106):
+    it is a mistake on the command line, not at a position of the rule file."""
+    unknown = [d for d in diags if getattr(d, "code", "") == "E106"]
+    if not unknown:
+        return
+    names = ", ".join(f"'{d.message.split(chr(39))[1]}'" if d.message.count("'") >= 2 else d.message
+                      for d in unknown)
+    hint = unknown[0].hint
+    known = hint.split(": ", 1)[1] if ": " in hint else "none"
+    has = f"its variants are: {known}" if known != "none" else "it has no variants"
+    if from_log:
+        raise Fail(f"the log names variant {names}, which {path} does not have ({has})")
+    raise Fail(f"--variant {names}: {path} has no such variant ({has})", EXIT_USAGE)
+
+
+def _load_rules(path: str, variants, root=None, from_log: bool = False) -> object:
     """Load a ruleset; rule errors print their diagnostics on stderr and exit 1."""
     _require_file(path)
     try:
-        return _api().load(path, variants=tuple(variants))
+        return _api().load(path, variants=tuple(variants), **_root_kw(root))
     except _rule_error_type() as exc:
+        _unknown_variants(path, getattr(exc, "diagnostics", ()), from_log)
         click.echo(exc.render() if hasattr(exc, "render") else str(exc), err=True)
         raise Fail("") from None
     except OSError as exc:
@@ -205,9 +236,15 @@ def _seat_list(seats) -> str:
 
 variant_option = click.option("--variant", "variants", multiple=True, metavar="V",
                               help="Activate a variant declared by the rules (repeatable).")
+root_option = click.option("--root", metavar="DIR", type=click.Path(file_okay=False),
+                           help="The folder that 'extends' and 'rulebook' paths must stay inside "
+                                "(default: 'extends' stays in the rule file's folder).")
+
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=None, package_name="rulelang", prog_name="rulelang",
+                      message="%(prog)s %(version)s")
 def cli():
     """rulelang: check, play, simulate, replay and test board game rule files."""
 
@@ -222,28 +259,30 @@ def main(argv=None):
 @cli.command()
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @variant_option
+@root_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the diagnostics.")
 @click.option("--placeholders", is_flag=True, help="Also list every placeholder component value.")
 @click.option("--explore", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also play N random games per player count, reporting stuck positions, run-time errors "
                    "and games that do not end.")
 @click.pass_context
-def check(ctx, files, variants, as_json, placeholders, explore):
-    """Check rule files and report their errors and warnings (exit 1 on any error)."""
+def check(ctx, files, variants, root, as_json, placeholders, explore):
+    """Check rule files and report their errors and warnings (exit 1 on any error).
+    A folder is checked as every *.rules file below it."""
     items = []
     failed = False
-    for path in files:
-        diags, marks = _check_one(path, variants, placeholders)
+    for path in _rule_files(files):
+        diags, marks = _check_one(path, variants, placeholders, root)
         if explore and not any(d.severity == ERROR for d in diags) and not _unreadable(path):
             from .explore import explore as run_explore
 
-            diags = diags + run_explore(_api().load(path, variants=tuple(variants)), path, explore,
-                                        variants=tuple(variants))
+            diags = diags + run_explore(_api().load(path, variants=tuple(variants), **_root_kw(root)), path,
+                                        explore, variants=tuple(variants))
         errors = sum(1 for d in diags if d.severity == ERROR)
         failed = failed or errors > 0
         problem = _unreadable(path)
         if problem and not as_json:
-            click.echo(f"rulelang: {path}: cannot read file: {problem}", err=True)
+            click.echo(f"rulelang: {printable(path)}: cannot read file: {problem}", err=True)
             continue
         if as_json:
             items.extend(d.to_dict() for d in diags)
@@ -259,18 +298,33 @@ def check(ctx, files, variants, as_json, placeholders, explore):
             parts.append(_plural(notes, "note"))
         if placeholders and not errors:
             parts.append(_plural(len(marks), "placeholder"))
-        click.echo(f"{path}: {', '.join(parts)}")
+        click.echo(f"{printable(path)}: {', '.join(parts)}")
     if as_json:
         click.echo(json.dumps(items, indent=2))
     ctx.exit(EXIT_FAIL if failed else 0)
 
 
-def _check_one(path, variants, want_placeholders):
+def _rule_files(paths) -> list:
+    """The files named on the command line, each folder replaced by the *.rules files below it
+    (sorted; a folder without any is a failure)."""
+    out = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = _scenario_files(path)
+            if not found:
+                raise Fail(f"{path}: no .rules files in this folder")
+            out.extend(found)
+        else:
+            out.append(path)
+    return out
+
+
+def _check_one(path, variants, want_placeholders, root=None):
     """(diagnostics, placeholders) of one file.  For an unreadable file the first diagnostic is
     about that (the core's own ``E011``-style one, else an ``E000`` made here) and its
     ``severity`` is an error; ``_unreadable(path)`` tells the caller to print one line instead."""
     try:
-        diags = list(_api().check(path, variants=tuple(variants)))
+        diags = list(_api().check(path, variants=tuple(variants), **_root_kw(root)))
     except OSError as exc:
         diags = [Diagnostic(path=path, line=1, column=1, code="E000",
                             message=f"cannot read file: {exc.strerror or exc}")]
@@ -280,9 +334,10 @@ def _check_one(path, variants, want_placeholders):
             diags = [Diagnostic(path=path, line=1, column=1, code="E000", message=f"cannot read file: {problem}")]
         return diags, []
     marks = []
+    _unknown_variants(path, diags)
     if want_placeholders and not any(d.severity == ERROR for d in diags):
         try:
-            marks = list(_api().load(path, variants=tuple(variants)).placeholders)
+            marks = list(_api().load(path, variants=tuple(variants), **_root_kw(root)).placeholders)
         except _rule_error_type() as exc:  # check said fine but load disagrees: show why
             diags.extend(d for d in exc.diagnostics if d not in diags)
     return diags, marks
@@ -307,15 +362,19 @@ def _placeholder_dict(p) -> dict:
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--log", "log_path", metavar="PATH", help="Write a JSON log of the game (for replay).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end instead of narrating.")
+@root_option
 @click.pass_context
-def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions, log_path, as_json):
+def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions, log_path, as_json, root):
     """Play one game with agents, narrating each decision."""
     from interpreter.agents import ChanceAgent, agent_seed, make_agent, seat_name
     from interpreter.simulate import play_game
 
-    ruleset = _load_rules(file, variants)
+    names = [n.strip().lower() for n in agents_spec.split(",")]
+    if not all(names):
+        raise Fail(f"--agents {agents_spec!r}: an agent name is empty (give names separated by commas, "
+                   "e.g. random,human)", EXIT_USAGE)
+    ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
-    names = [n.strip().lower() for n in agents_spec.split(",") if n.strip()]
     if len(names) == 1:
         names = names * players
     if len(names) != players:
@@ -389,44 +448,93 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
 
 # --- replay -------------------------------------------------------------------------------------
 
+def _log_number(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_LOG_DIGITS:
+        raise _BadLog(f"a number with {len(text)} digits")
+    return int(text)
+
+
+def _log_float(text: str):
+    if len(text) > 2 * MAX_LOG_DIGITS:
+        raise _BadLog(f"a number with {len(text)} digits")
+    return float(text)
+
+
+def _log_constant(text: str):
+    raise _BadLog(f"'{text}' is not a JSON number")
+
+
+class _BadLog(Exception):
+    pass
+
+
 def _read_log(path: str) -> dict:
+    """A log file written by ``play --log``, checked: every problem is a one-line ``Fail``."""
+    from rulelang.program import FileProblem, read_limited
+
     _require_file(path, "log")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Fail(f"{path}: cannot read log: {getattr(exc, 'strerror', None) or exc}") from None
+        raw = read_limited(path, MAX_LOG_BYTES)
+    except FileProblem as exc:
+        raise Fail(f"{path}: cannot read log: {exc}") from None
+    bad = f"{path}: not a rulelang log"
+    if b"\x00" in raw:
+        raise Fail(f"{bad} (it is a binary file)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Fail(f"{bad} (it is not UTF-8 text)") from None
+    try:
+        data = json.loads(text, parse_int=_log_number, parse_float=_log_float, parse_constant=_log_constant)
+    except _BadLog as exc:
+        raise Fail(f"{bad}: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise Fail(f"{path}: not a rulelang log: invalid JSON at line {exc.lineno}") from None
+        raise Fail(f"{bad}: invalid JSON at line {exc.lineno}") from None
+    except RecursionError:
+        raise Fail(f"{bad}: the JSON is nested too deeply") from None
     if not isinstance(data, dict):
-        raise Fail(f"{path}: not a rulelang log: expected a JSON object")
+        raise Fail(f"{bad}: expected a JSON object")
     missing = [k for k in ("players", "seed", "log") if k not in data]
     if missing:
-        raise Fail(f"{path}: not a rulelang log: missing {', '.join(missing)}")
+        raise Fail(f"{bad}: missing {', '.join(missing)}")
     whole = (lambda v: isinstance(v, int) and not isinstance(v, bool))
     variants = data.get("variants") or []
     if not whole(data["players"]) or not whole(data["seed"]):
-        raise Fail(f"{path}: not a rulelang log: players and seed must be whole numbers")
+        raise Fail(f"{bad}: players and seed must be whole numbers")
+    if not 1 <= data["players"] <= 1000:
+        raise Fail(f"{bad}: players must be a player count, not {data['players']}")
     if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
-        raise Fail(f"{path}: not a rulelang log: variants must be a list of names")
-    try:
-        data["log"] = [_entry(e) for e in data["log"]]
-        data["variants"] = list(variants)
-    except (TypeError, ValueError, KeyError, AttributeError):
-        raise Fail(f"{path}: not a rulelang log: malformed players, seed, variants or log") from None
+        raise Fail(f"{bad}: variants must be a list of names")
+    if data.get("chance") not in (None, "sampled", "explicit"):
+        raise Fail(f"{bad}: chance must be \"sampled\" or \"explicit\"")
+    for key in ("game", "final_sha256", "error", "end_reason"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise Fail(f"{bad}: {key} must be text")
+    if not isinstance(data["log"], list):
+        raise Fail(f"{bad}: log must be a list of decisions")
+    entries = []
+    for k, e in enumerate(data["log"]):
+        if not (isinstance(e, dict) and set(e) == {"player", "action"} and whole(e["player"])
+                and isinstance(e["action"], str)):
+            raise Fail(f"{bad}: decision {k + 1} of the log is not "
+                       '{"player": <seat number>, "action": "<action id>"}')
+        entries.append({"player": e["player"], "action": e["action"]})
+    data["log"] = entries
+    data["variants"] = list(variants)
     return data
 
 
 @cli.command()
 @click.argument("file")
 @click.argument("log_file", metavar="LOG")
+@root_option
 @click.pass_context
-def replay(ctx, file, log_file):
+def replay(ctx, file, log_file, root):
     """Re-play a game log made by `play --log` and verify it decision by decision."""
     from interpreter.agents import seat_name
 
     data = _read_log(log_file)
-    ruleset = _load_rules(file, data["variants"])
+    ruleset = _load_rules(file, data["variants"], root, from_log=True)
     name = getattr(ruleset, "name", None)
     if data.get("game") and name and data["game"] != name:
         raise Fail(f"{log_file}: the log is of game '{data['game']}' but {file} is '{name}'")
@@ -451,8 +559,17 @@ def replay(ctx, file, log_file):
             game.apply(entry["action"])
         except errors as exc:
             raise Fail(f"replay failed at {step}: {_first_line(exc)}") from None
-    if _entries(game) != recorded:
+        if len(game.log) <= k or _entries(game)[k] != entry:
+            raise Fail(f"replay diverged at {step}: the game recorded it differently")
+    have = _entries(game)
+    if len(have) > len(recorded):  # chance events the game resolved after the last recorded decision
+        if have[:len(recorded)] != recorded:
+            raise Fail(f"replay diverged: the game log has {len(game.log)} decisions, the file {len(recorded)}")
+    elif have != recorded:
         raise Fail(f"replay diverged: the game log has {len(game.log)} decisions, the file {len(recorded)}")
+    if not game.is_over() and not data.get("error"):
+        raise Fail(f"{log_file}: the log is short: it ends after {_plural(len(recorded), 'decision')}, "
+                   f"before the game does (it is {seat_name(game.current_player)}'s decision)")
     verified = ""
     if data.get("final_sha256"):
         if _state_hash(game) != data["final_sha256"]:
@@ -476,15 +593,16 @@ def replay(ctx, file, log_file):
 @variant_option
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@root_option
 @click.pass_context
-def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json):
+def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json, root):
     """Play many games between random agents and summarise them (exit 1 if any game failed)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from interpreter.simulate import WorkerError, simulate as run
 
-    ruleset = _load_rules(file, variants)
+    ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
     console = Console(stderr=True)
     show = console.is_terminal and not as_json
@@ -502,8 +620,11 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         bar.update(task, completed=done)
 
     try:
+        import functools
+
+        loader = functools.partial(_api().load, root=root) if root else None
         summary = run(file, players, games, seed=seed, workers=workers, variants=tuple(variants),
-                      max_decisions=max_decisions, ruleset=ruleset, progress=on_progress)
+                      max_decisions=max_decisions, ruleset=ruleset, progress=on_progress, loader=loader)
     except WorkerError as exc:
         raise Fail(str(exc)) from None
     finally:
@@ -581,10 +702,12 @@ def test_command(ctx, paths):
     rule_error = _rule_error_type()
     game_errors = _game_error_types()
     passed = failed = 0
+    missing = []
     for top in paths:
-        if not os.path.exists(top):
-            click.echo(f"FAIL {top}: no such file or directory")
-            failed += 1
+        problem = "" if os.path.isdir(top) else _unreadable(top)
+        if problem:  # a file error, not a failing scenario
+            click.echo(f"rulelang: {printable(top)}: cannot read file: {problem}", err=True)
+            missing.append(top)
             continue
         for path in _scenario_files(top):
             try:
@@ -609,7 +732,9 @@ def test_command(ctx, paths):
                 else:
                     failed += 1
                     click.echo(f"FAIL {r.path}:{r.line} {r.name}: {r.message}")
+    if missing and passed + failed == 0:
+        raise Fail("")
     click.echo(f"{passed} passed, {failed} failed")
     if passed + failed == 0:
         raise Fail("no scenarios found")
-    ctx.exit(EXIT_FAIL if failed else 0)
+    ctx.exit(EXIT_FAIL if failed or missing else 0)

@@ -17,6 +17,24 @@ NOTE = "note"
 MAX_SHOWN = 100  # characters of a source line shown under a diagnostic
 
 
+def printable(text) -> str:
+    """``text`` safe to print on any terminal: control characters (but tab) and lone surrogates
+    (from a file name that is not valid text) are written as escapes."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\t" or (ch.isprintable() and not 0xD800 <= o <= 0xDFFF):
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}")
+    return "".join(out)
+
+
 @attrs.define(frozen=True)
 class Diagnostic:
     path: str
@@ -31,7 +49,8 @@ class Diagnostic:
     source_line: str = ""
 
     def render(self, color: bool = False) -> str:
-        head = f"{self.path}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
+        head = (f"{printable(self.path)}:{self.line}:{self.column}: {self.severity}[{self.code}]: "
+                f"{printable(self.message)}")
         out = [head]
         if self.source_line:
             text = self.source_line.rstrip("\n").expandtabs(4)
@@ -48,20 +67,20 @@ class Diagnostic:
             out.append(f" {num} | {text}")
             out.append(" " + " " * len(num) + " | " + " " * (col - 1) + "^" * width)
         if self.hint:
-            out.append(f"  hint: {self.hint}")
+            out.append(f"  hint: {printable(self.hint)}")
         return "\n".join(out)
 
     def to_dict(self) -> dict:
         return {
-            "path": self.path,
+            "path": printable(self.path),
             "line": self.line,
             "column": self.column,
             "end_line": self.end_line,
             "end_column": self.end_column,
             "code": self.code,
             "severity": self.severity,
-            "message": self.message,
-            "hint": self.hint,
+            "message": printable(self.message),
+            "hint": printable(self.hint),
         }
 
     def __str__(self) -> str:

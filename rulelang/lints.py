@@ -5,7 +5,6 @@ through checker.warn / checker.err. Add a lint by writing one function here.
 """
 from __future__ import annotations
 
-import os
 import re
 
 from . import ast as A
@@ -106,16 +105,11 @@ SECTION_RE = re.compile(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", re.M)
 
 
 def rulebook_sections(c):
-    game = c.prog.game
-    if game is None or not game.rulebook:
-        return None
-    base = os.path.dirname(game.span.path) or "."
-    path = os.path.normpath(os.path.join(base, game.rulebook))
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return set(SECTION_RE.findall(fh.read()))
-    except OSError:
-        return None
+    """The section ids of the header's rulebook, or why it was not read (see program.read_rulebook)."""
+    from .program import read_rulebook
+
+    text, problem = read_rulebook(c.prog)
+    return (None, problem) if text is None else (set(SECTION_RE.findall(text)), None)
 
 
 @lint("W306")
@@ -123,9 +117,9 @@ def unknown_citations(c, code):
     game = c.prog.game
     if game is None or not game.rulebook:
         return
-    ids = rulebook_sections(c)
+    ids, problem = rulebook_sections(c)
     if ids is None:
-        c.warn(game.span, code, f"cannot read the rulebook '{game.rulebook}'; citations are not checked",
+        c.warn(game.span, code, f"cannot read the rulebook '{game.rulebook}' ({problem}); citations are not checked",
                hint="the path is relative to this file")
         return
     for node in _cited_nodes(c.prog):

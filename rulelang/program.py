@@ -8,12 +8,13 @@ statements to a procedure, phase, setup, flow or an action's effect.
 from __future__ import annotations
 
 import os
+import stat
 from typing import Optional
 
 import attrs
 
 from . import ast as A
-from .diagnostics import ERROR, Source
+from .diagnostics import ERROR, Source, printable
 from .parser import parse
 
 MAX_EXTENDS_DEPTH = 16
@@ -35,26 +36,107 @@ class Program:
     variants: dict = attrs.Factory(dict)  # name -> VariantDecl (declared anywhere in the files)
     active_variants: tuple = ()
     order: list = attrs.Factory(list)  # declaration names in source order
+    root: str = ""  # the folder `extends` stays inside
+    rulebook_root: Optional[str] = None  # the folder `rulebook` stays inside (None: any .md file, by a relative path)
 
     def of_kind(self, kind):
         return [d for d in self.decls.values() if d.kind == kind]
 
 
-def read_source(path: str):
-    """Read a rule file as text. Returns (text, diagnostic-or-None)."""
+def show_path(path) -> str:
+    """A path as it may be shown in a message: no control characters, no lone surrogates."""
+    return printable(path)
+
+
+def bad_name(path) -> str:
+    """Why ``path`` cannot be a file name at all (a NUL byte, a lone surrogate), or ``""``."""
+    if "\x00" in path:
+        return "the path contains a NUL character"
+    try:
+        os.fsencode(path)
+    except (UnicodeError, ValueError):
+        return "the path is not valid text"
+    return ""
+
+
+class FileProblem(Exception):
+    """A file that cannot be read as a rule file or rulebook; ``str()`` is a message that never
+    quotes the file's content."""
+
+
+def read_limited(path: str, limit: int = MAX_FILE_BYTES, follow: bool = True) -> bytes:
+    """The bytes of a regular file, reading at most ``limit + 1`` bytes: special files (devices,
+    FIFOs, sockets) and folders are refused without reading, a FIFO cannot block (``O_NONBLOCK``).
+    ``follow=False`` refuses a symbolic link as the last component (for a path already resolved
+    and checked, so that a link swapped in afterwards is not followed). Raises FileProblem."""
+    problem = bad_name(path)
+    if problem:
+        raise FileProblem(problem)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise FileProblem("no such file") from None
+    except IsADirectoryError:
+        raise FileProblem("this is a folder, not a file") from None
+    except OSError as e:
+        raise FileProblem(f"cannot read the file ({e.strerror or 'error'})") from None
+    except ValueError:
+        raise FileProblem("the path is not valid text") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise FileProblem("this is a folder, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise FileProblem("this is a device, pipe or socket, not a regular file")
+        if st.st_size > limit:
+            raise FileProblem(f"file is too large ({st.st_size} bytes; the limit is {limit})")
+        chunks, got = [], 0
+        while got <= limit:
+            try:
+                chunk = os.read(fd, min(1 << 16, limit + 1 - got))
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > limit:
+            raise FileProblem(f"file is too large (more than {limit} bytes; the limit is {limit})")
+        return b"".join(chunks)
+    except OSError as e:
+        raise FileProblem(f"cannot read the file ({e.strerror or 'error'})") from None
+    finally:
+        os.close(fd)
+
+
+def within(path: str, root: str) -> bool:
+    """Whether ``path``, with every symbolic link resolved, lies inside the folder ``root``."""
+    real = os.path.realpath(path)
+    top = os.path.realpath(root)
+    try:
+        return os.path.commonpath([real, top]) == top
+    except ValueError:
+        return False
+
+
+def read_source(path: str, real: Optional[str] = None):
+    """Read a rule file as text (from ``real``, its resolved path, when given: not following a
+    symbolic link swapped in since). Returns (text, diagnostic-or-None)."""
     src = Source("", path)
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            return None, src.diag("E010", f"file is too large ({size} bytes; the limit is {MAX_FILE_BYTES})", 1, 1)
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return None, src.diag("E011", "no such file", 1, 1, hint="check the path")
-    except IsADirectoryError:
-        return None, src.diag("E011", "this is a folder, not a rule file", 1, 1)
-    except OSError as e:
-        return None, src.diag("E011", f"cannot read the file ({e.strerror})", 1, 1)
+        data = read_limited(real or path, follow=real is None)
+    except FileProblem as e:
+        msg = str(e)
+        if msg == "no such file":
+            return None, src.diag("E011", "no such file", 1, 1, hint="check the path")
+        if msg.startswith("file is too large"):
+            return None, src.diag("E010", msg, 1, 1)
+        if msg.startswith("this is a folder"):
+            return None, src.diag("E011", "this is a folder, not a rule file", 1, 1)
+        return None, src.diag("E011", msg, 1, 1)
     if b"\x00" in data:
         return None, src.diag("E012", "this is a binary file, not a rule file", 1, 1,
                               hint="rule files are UTF-8 text")
@@ -65,10 +147,21 @@ def read_source(path: str):
         return None, src.diag("E012", "the file is not valid UTF-8 text", line, 1, hint="save it as UTF-8")
 
 
+def _rules_before(text: str, line: int) -> bool:
+    """Whether some rule text (a line that is neither blank nor a comment) comes before ``line``:
+    a file whose first error comes before any rule is not taken for rule text."""
+    for ln in text.splitlines()[: max(0, line - 1)]:
+        stripped = ln.strip()
+        if stripped and not stripped.startswith("#"):
+            return True
+    return False
+
+
 class Merger:
-    def __init__(self):
+    def __init__(self, root=None):
         self.diags = []
         self.sources = {}
+        self.root = root  # the folder every `extends` must stay inside (set by build_program)
 
     def err(self, node, code, message, hint="", severity=ERROR):
         span = node.span
@@ -77,40 +170,81 @@ class Merger:
                                    end_line=span.end_line, end_column=span.end_column))
 
     # -------------------------------------------------------------- files
-    def load_file(self, path, text=None, depth=0, chain=()):
-        """Return the list of items of a file with its `extends` parents expanded (parents first)."""
+    def load_file(self, path, text=None, depth=0, chain=(), via=None):
+        """Return the list of items of a file with its `extends` parents expanded (parents first).
+        ``via`` is the `extends` declaration naming this file (None for the top file)."""
         if text is None:
-            text, d = read_source(path)
+            text, d = read_source(path, os.path.realpath(path) if via is not None else None)
             if d:
-                self.diags.append(d)
+                if via is None:
+                    self.diags.append(d)
+                else:
+                    self.err(via, d.code, f"the base rule file '{show_path(via.path)}' cannot be used: {d.message}",
+                             hint=d.hint)
                 return []
         elif len(text) > MAX_FILE_BYTES:
             self.diags.append(Source("", path).diag(
                 "E010", f"the rules are too large ({len(text)} characters; the limit is {MAX_FILE_BYTES})", 1, 1))
             return []
         module, diags = parse(text, path)
+        if via is not None:
+            errors = [d for d in diags if d.severity == ERROR]
+            if (module is None or errors) and not _rules_before(text, min((d.line for d in errors), default=1)):
+                # not rule text at all: say so without quoting a line of it
+                self.err(via, "E016", f"'{show_path(via.path)}' is not a rule file (it does not parse as rules "
+                                      f"from its first line on)",
+                         hint="'extends' names another .rules file; run 'rulelang check' on that file to see why")
+                return []
         self.sources[path] = Source(text, path)
         self.diags.extend(diags)
         if module is None:
             return []
         items = []
+        here = os.path.realpath(path)
         for item in module.items:
             if isinstance(item, A.ExtendsDecl):
                 if depth >= MAX_EXTENDS_DEPTH:
                     self.err(item, "E013", "too many nested 'extends'", hint="a file extends another at most 16 deep")
                     continue
-                base = os.path.normpath(os.path.join(os.path.dirname(path) or ".", item.path))
-                if os.path.abspath(base) in chain or os.path.abspath(base) == os.path.abspath(path):
-                    self.err(item, "E014", f"'{item.path}' extends itself (a cycle of extends)")
+                base = self.resolve_extends(item, path)
+                if base is None:
                     continue
-                if not os.path.exists(base):
-                    self.err(item, "E011", f"the base rule file '{item.path}' does not exist",
-                             hint="paths in 'extends' are relative to this file")
+                real = os.path.realpath(base)
+                if real in chain or real == here:
+                    self.err(item, "E014", f"'{show_path(item.path)}' extends itself (a cycle of extends)")
                     continue
-                items.extend(self.load_file(base, None, depth + 1, chain + (os.path.abspath(path),)))
+                items.extend(self.load_file(base, None, depth + 1, chain + (here,), via=item))
             else:
                 items.append(item)
         return items
+
+    def resolve_extends(self, item, path):
+        """The path of the file an `extends` names, or None (with a diagnostic) if it may not be read."""
+        raw = item.path
+        shown = show_path(raw)
+        problem = bad_name(raw)
+        if problem:
+            self.err(item, "E015", f"'{shown}' cannot be a file name: {problem}")
+            return None
+        if os.path.isabs(raw) or raw.startswith("~"):
+            self.err(item, "E015", f"'extends' takes a path relative to this file, not '{shown}'",
+                     hint="name a .rules file in this folder or below it")
+            return None
+        if not raw.endswith(".rules"):
+            self.err(item, "E015", f"'{shown}' is not a .rules file",
+                     hint="'extends' names another rule file, whose name ends in .rules")
+            return None
+        base = os.path.normpath(os.path.join(os.path.dirname(path) or ".", raw))
+        if not within(base, self.root):
+            self.err(item, "E015", f"'{shown}' is outside the rules folder",
+                     hint=f"'extends' may only name files inside {show_path(self.root)} (the folder of the "
+                          "top file, unless a wider one is given with --root or root=)")
+            return None
+        if not os.path.lexists(base):
+            self.err(item, "E011", f"the base rule file '{shown}' does not exist",
+                     hint="paths in 'extends' are relative to this file")
+            return None
+        return base
 
     # -------------------------------------------------------------- merge
     def add(self, prog: Program, item, origin: str):
@@ -233,11 +367,19 @@ class Merger:
             prog.members[name] = item
 
 
-def build_program(path: str, text: Optional[str] = None, variants=()):
-    """Parse a file (and its `extends` chain), apply variants. Returns (Program or None, diagnostics)."""
-    m = Merger()
+def default_root(path: str) -> str:
+    """The folder `extends` must stay inside when no root is given: the top file's folder."""
+    return os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+
+
+def build_program(path: str, text: Optional[str] = None, variants=(), root=None):
+    """Parse a file (and its `extends` chain), apply variants. Returns (Program or None, diagnostics).
+
+    ``root`` is the folder that `extends` (and, when given, `rulebook`) paths must stay inside; by
+    default the top file's folder (see "Files and paths" in docs/language.md)."""
+    m = Merger(os.path.abspath(os.fspath(root)) if root is not None else default_root(path))
     items = m.load_file(path, text)
-    prog = Program(path=path, sources=m.sources)
+    prog = Program(path=path, sources=m.sources, root=m.root, rulebook_root=m.root if root is not None else None)
     if not items and any(d.severity == ERROR for d in m.diags):
         return None, m.diags
     for item in items:
@@ -261,3 +403,34 @@ def build_program(path: str, text: Optional[str] = None, variants=()):
         m.diags.append(src.diag("E107", "the file has no 'game' header", 1, 1,
                                 hint='start the file with: game "Name" { players 2..4 }'))
     return prog, m.diags
+
+
+MAX_RULEBOOK_BYTES = MAX_FILE_BYTES
+
+
+def read_rulebook(prog: Program):
+    """The text of the header's rulebook, for the citation lint only: (text, None) or (None, why not).
+
+    Only a regular Markdown file (name ending in .md, at most 1 MB of UTF-8 text) named by a path
+    relative to the top file is read; with an explicit root it must lie inside it. Nothing of its
+    text but the section ids of its headings is ever shown."""
+    game = prog.game
+    raw = game.rulebook
+    problem = bad_name(raw)
+    if problem:
+        return None, problem
+    if os.path.isabs(raw) or raw.startswith("~"):
+        return None, "not read: the path must be relative to this file"
+    if not raw.lower().endswith(".md"):
+        return None, "not read: a rulebook is a Markdown file ending in .md"
+    path = os.path.normpath(os.path.join(os.path.dirname(game.span.path) or ".", raw))
+    if prog.rulebook_root is not None and not within(path, prog.rulebook_root):
+        return None, "not read: it is outside the rules folder given as root"
+    try:
+        data = read_limited(path, MAX_RULEBOOK_BYTES)
+    except FileProblem as e:
+        return None, str(e)
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, "the file is not UTF-8 text"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import os
 import subprocess
 import sys
@@ -82,8 +83,10 @@ def test_check_missing_file_is_one_line(fake, tmp_path):
     assert r.stdout == ""
     r = run("check", "--json", missing)
     assert r.exit_code == 1 and json.loads(r.stdout)[0]["code"] == "E000"  # the fake's check raises OSError
-    r = run("check", tmp_path)
-    assert r.exit_code == 1 and "is a directory" in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run("check", empty)  # a folder is its *.rules files; none is a one-line failure
+    assert r.exit_code == 1 and r.stderr.strip() == f"rulelang: {empty}: no .rules files in this folder"
 
 
 def test_usage_error_exit_2():
@@ -393,3 +396,151 @@ def test_real_test_command(in_root, tmp_path):
     assert r.exit_code == 1
     assert any(line.startswith(f"FAIL {bad}:") for line in r.stdout.splitlines())
     assert r.stdout.splitlines()[-1].endswith(" passed, 1 failed")
+
+
+# --- the command line's own errors (issue "Trust", part 6) ----------------------------------------
+
+def test_version_from_package_metadata():
+    from importlib.metadata import version
+
+    r = run("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"rulelang {version('rulelang')}"
+
+
+def test_empty_agent_name_is_a_usage_error(fake):
+    path = fake()
+    for spec in ("random,,", ",random", "random, ,first"):
+        r = run("play", path, "--players", 3, "--agents", spec)
+        assert r.exit_code == 2, (spec, r.output)
+        assert r.stderr.count("\n") == 1 and "agent name is empty" in r.stderr
+
+
+@real
+def test_unknown_variant_is_a_usage_error_without_a_position(in_root):
+    for command in (["check"], ["play", "--players", "2"], ["simulate", "--games", "1"]):
+        r = run(*command, TICTACTOE, "--variant", "nosuch")
+        assert r.exit_code == 2, (command, r.output)
+        assert "'nosuch'" in r.stderr and "no variants" in r.stderr
+        assert ":1:1:" not in r.output and "E106" not in r.output
+    station = "games/station.rules"
+    r = run("check", station, "--variant", "nosuch")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    for name in rulelang.load(station).variants:
+        assert name in r.stderr
+
+
+@real
+def test_check_a_folder_checks_every_rule_file_below_it(in_root):
+    r = run("check", "games/examples")
+    assert r.exit_code == 0, r.output
+    summaries = [line for line in r.stdout.splitlines() if ": 0 errors" in line]
+    files = sorted(str(p.relative_to(ROOT)) for p in Path(ROOT, "games", "examples").rglob("*.rules"))
+    assert len(files) >= 2
+    assert summaries == [f"{f}: 0 errors, 0 warnings" for f in files]
+    r = run("check", "--json", "games/examples")
+    assert r.exit_code == 0 and json.loads(r.stdout) == []
+
+
+@real
+@pytest.mark.skipif(not _has_scenarios(), reason="interpreter.scenarios is not available yet")
+def test_test_of_a_missing_file_is_a_file_error(in_root, tmp_path):
+    missing = tmp_path / "nosuch.rules"
+    r = run("test", missing)
+    assert r.exit_code == 1
+    assert r.stderr.strip() == f"rulelang: {missing}: cannot read file: no such file"
+    assert "FAIL" not in r.stdout and "failed" not in r.stdout
+    r = run("test", TICTACTOE, missing)  # the others still run; the exit code still says it
+    assert r.exit_code == 1 and "cannot read file" in r.stderr
+    assert r.stdout.splitlines()[-1].endswith(" passed, 0 failed")
+
+
+@pytest.fixture
+def ttt_log(in_root, tmp_path):
+    log = tmp_path / "log.json"
+    r = run("play", TICTACTOE, "--players", 2, "--seed", 3, "--log", log)
+    assert r.exit_code == 0, r.output
+    return log
+
+
+def _replay_fails(log, *pieces):
+    r = run("replay", TICTACTOE, log)
+    assert r.exit_code == 1, r.output
+    assert r.stderr.count("\n") == 1, r.stderr
+    for piece in pieces:
+        assert piece in r.stderr, r.stderr
+    return r.stderr
+
+
+@real
+def test_replay_of_a_short_log_says_it_is_short(ttt_log):
+    data = json.loads(ttt_log.read_text())
+    data["log"] = data["log"][:3]
+    ttt_log.write_text(json.dumps(data))
+    err = _replay_fails(ttt_log, "short", "ends after 3 decisions")
+    assert "diverged" not in err
+    del data["final_sha256"]
+    ttt_log.write_text(json.dumps(data))
+    _replay_fails(ttt_log, "short")
+
+
+@real
+@pytest.mark.parametrize("player", [True, "1", 1.0, [1], None])
+def test_replay_rejects_an_entry_with_a_wrong_player(ttt_log, player):
+    data = json.loads(ttt_log.read_text())
+    assert data["log"][1]["player"] == 1
+    data["log"][1]["player"] = player
+    ttt_log.write_text(json.dumps(data))
+    _replay_fails(ttt_log, "decision 2")
+
+
+@real
+def test_replay_rejects_an_entry_of_the_other_player(ttt_log):
+    data = json.loads(ttt_log.read_text())
+    data["log"][1]["player"] = 0
+    ttt_log.write_text(json.dumps(data))
+    _replay_fails(ttt_log, "decision 2")
+
+
+@real
+@pytest.mark.parametrize("content", [
+    bytes(range(256)) * 4,
+    b"\x89PNG\r\n\x1a\n" + bytes(200),
+    "{\"players\": 2}".encode("utf-16"),
+])
+def test_replay_of_a_binary_file_is_not_a_log(ttt_log, content):
+    ttt_log.write_bytes(content)
+    err = _replay_fails(ttt_log, "not a rulelang log")
+    assert "codec" not in err and "utf-8" not in err.lower()
+
+
+@real
+@pytest.mark.parametrize("text", [
+    '{"players": Infinity, "seed": 0, "log": []}',
+    '{"players": 2, "seed": NaN, "log": []}',
+    '{"players": 2, "seed": -Infinity, "log": []}',
+    '{"players": 2, "seed": %s, "log": []}' % ("9" * 5000),
+    '{"players": 2, "seed": 0, "log": [{"player": %s, "action": "x"}]}' % ("1" * 5000),
+    '{"players": 2, "seed": 0, "log": %s}' % ("[" * 100_000 + "]" * 100_000),
+    '{"players": 2, "seed": 0, "log": %s}' % ("{\"a\": " * 100_000 + "1" + "}" * 100_000),
+    '{"players": 0, "seed": 0, "log": []}',
+    '{"players": 2, "seed": 0, "log": [], "chance": ["x"]}',
+])
+def test_replay_of_a_hostile_log_is_one_line(ttt_log, text):
+    ttt_log.write_text(text)
+    err = _replay_fails(ttt_log, "not a rulelang log")
+    assert "internal error" not in err
+
+
+@real
+def test_root_option_widens_where_extends_may_reach(in_root, tmp_path):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "house").mkdir()
+    (tmp_path / "base" / "ttt.rules").write_text(open(TICTACTOE).read())
+    house = tmp_path / "house" / "h.rules"
+    house.write_text('extends "../base/ttt.rules"\n')
+    r = run("check", house)
+    assert r.exit_code == 1 and "error[E015]" in r.stdout
+    r = run("check", "--root", tmp_path, house)
+    assert r.exit_code == 0, r.output
+    r = run("play", "--root", tmp_path, house, "--players", 2, "--json")
+    assert r.exit_code == 0, r.output

@@ -166,7 +166,7 @@ def test_variables_of_the_wrong_type(station):
         ("fleet", [[], "x"], ["data.fleet[1] is \"x\", not a list"]),
         ("fleet", [[], ["nope"]], ["data.fleet[1][0] is \"nope\", not a Ship"]),
         ("trigger_seat", 7, ["data.trigger_seat is 7, not a player"]),
-        ("collecting", 1, ["data.collecting is 1, not true or false"]),
+        ("humans", False, ["data.humans is false, not an int"]),
         ("alien_bag", [1, 2], ["data.alien_bag[0] is 1, not a Kind"]),
         ("alien_bag", {"$pile": "deck", "known": [], "pool": []}, ["data.alien_bag", "not a bag"]),
         ("used", [{"$set": [{"$map": []}]}, {"$set": []}], ["data.used", "a map cannot be a set item"]),
@@ -351,7 +351,8 @@ def test_bad_json_gets_one_line(station):
     refused(station, "[" + "0," * 1_000_001 + "0]", "more than 1,000,000 values")
     refused(station, good.replace('"turns":0', '"turns":' + "9" * 5000), "too many digits")
     refused(station, good.replace('"turns":0', '"turns":' + "9" * 4000), "turns is 9999")
-    refused(station, good.replace('"placed_now":[]', '"placed_now":' + "[" * 200 + "]" * 200),
+    assert '"station":[[],[]]' in good  # no sector built yet: nest one seat's list too deep
+    refused(station, good.replace('"station":[[],[]]', '"station":[' + "[" * 200 + "]" * 200 + ',[]]'),
             "data is nested more than 100 deep")
     refused(station, good.replace('"notes":[]', '"notes":' + "[" * 200 + "]" * 200), "notes[0] is a list")
     refused(station, b"\xff\xfe", "not UTF-8")

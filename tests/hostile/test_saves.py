@@ -242,7 +242,8 @@ for case in ARGS["cases"]:
         attempt("text", " " * (65 * 1024 * 1024) + json.dumps(good))
     elif case == "data":
         g2 = dict(good)
-        g2["data"] = {**good["data"], "placed_now": list(range(2_000_000))}
+        name = next(k for k, v in good["data"].items() if isinstance(v, list))  # a list variable of the rules
+        g2["data"] = {**good["data"], name: list(range(2_000_000))}
         attempt("data", json.dumps(g2))
     elif case == "nesting":
         attempt("nesting", compact.replace('"notes":[]', '"notes":' + "[" * 1_000_000 + "]" * 1_000_000))
@@ -251,7 +252,8 @@ for case in ARGS["cases"]:
     elif case == "log":
         attempt("log", json.dumps({**good, "log": [{"player": 0, "action": "x" * 1000}] * 60_000}))
     elif case == "containers":
-        attempt("containers", compact.replace('"placed_now":[]', '"placed_now":[' + "[]," * 2_000_000 + "0]"))
+        assert '"notes":[]' in compact
+        attempt("containers", compact.replace('"notes":[]', '"notes":[' + "[]," * 2_000_000 + '"x"]'))
     elif case == "bytes":
         attempt("bytes", b"\xff" * 70_000_000)
 '''
