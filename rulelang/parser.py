@@ -92,7 +92,10 @@ class _Builder(Transformer):
         return (int(c[0]),)
 
     def pc_range(self, c):
-        return tuple(range(int(c[0]), int(c[1]) + 1))
+        low, high = int(c[0]), int(c[1])
+        if high - low > 10_000:  # too many to list: the loader reports the limit on player counts
+            return (low, high)
+        return tuple(range(low, high + 1))
 
     def pc_list(self, c):
         return tuple(sorted({int(x) for x in c}))
