@@ -97,6 +97,7 @@ class Ruleset:
         self.triggers = {}
         xc = ExprCompiler(self)
         self._xc = xc
+        self._board_nodes = 0  # nodes of the boards built so far
         self._build_static(program, xc)
         sc = StmtCompiler(self, xc)
         self.consts = [(d.name, xc.const_value(d.name)) for d in program.decls.values()
@@ -173,8 +174,8 @@ class Ruleset:
                         if v.__class__ is int and not 1 <= v <= 200:
                             raise Located(f"board '{d.name}' needs sizes from 1 to 200, not {v}", d.spec.span)
                     count = B.node_count(d.spec.func.ident, pos, kws)
-                    if count is not None:
-                        nodes = self._charge_nodes(d, count, d.spec.span)
+                    if count is not None:  # before building it
+                        self._charge_nodes(d, count, d.spec.span)
                     try:
                         board = gen(d.name, *pos, **kws)
                     except Exception as e:  # noqa: BLE001 - any failure of a generator is a rule error here
@@ -192,12 +193,12 @@ class Ruleset:
                     self._charge_nodes(d, len(self.boards[d.name].nodes), d.span)
 
     def _charge_nodes(self, d, count, span):
-        self._board_nodes = getattr(self, "_board_nodes", 0) + count
+        """Count a board's nodes against MAX_BOARD_NODES (for all the boards together)."""
+        self._board_nodes += count
         if self._board_nodes > B.MAX_BOARD_NODES:
             raise Located(f"board '{d.name}' has {count:,} nodes; the boards of a game hold at most "
                           f"{B.MAX_BOARD_NODES:,} nodes in all", span, code="E503",
                           hint="use a smaller board")
-        return self._board_nodes
 
     def _static_eval(self, xc, expr, G):
         try:
