@@ -173,4 +173,23 @@ def from_edges(name, chains, node_attrs):
     return Board(name, g, ())
 
 
+# nodes each generator makes, from its arguments (checked before building: see MAX_BOARD_NODES)
+NODE_COUNTS = {
+    "square_grid": lambda rows, cols, diagonals=False: rows * cols,
+    "hex_grid": lambda radius: 3 * radius * radius + 3 * radius + 1,
+    "hex_rect": lambda rows, cols: rows * cols,
+    "line": lambda n: n,
+}
+MAX_BOARD_NODES = 50_000  # nodes of all the boards of a game together
+
+
+def node_count(kind, args, kwargs):
+    """How many nodes `kind(*args, **kwargs)` would make, or None if the arguments do not fit it."""
+    try:
+        n = NODE_COUNTS[kind](*args, **kwargs)
+    except (TypeError, KeyError):
+        return None
+    return n if n.__class__ is int else None
+
+
 GENERATORS = {"square_grid": square_grid, "hex_grid": hex_grid, "hex_rect": hex_rect, "line": line}

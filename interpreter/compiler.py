@@ -26,6 +26,10 @@ MAX_PICKS = 10_000  # the most dice rolled or items drawn by one statement
 MAX_ITEMS = 1_000_000  # the longest list, range or text a rule may build
 MAX_INT = 1 << 62  # the largest number (in size) a rule may compute
 WORK_BUDGET = 1_000_000  # items handled by comprehensions and function calls between two decisions
+# load-time limits (checked before the memory is taken; reported as E503 where the rule file asks for it)
+MAX_FIXED_ITEMS = 4_000_000  # items of all the values computed when the rules load (constants, literal ranges)
+MAX_ACTION_CHOICES = 100_000  # candidate choices of one action: the product of its parameter domains
+MAX_ACTION_ID = 300  # characters of one action id, such as "place(0,1)"
 
 
 class Code:
@@ -44,11 +48,13 @@ class Code:
 
 
 class Located(Exception):
-    """A run-time rule error with the rule-file position where it happened."""
+    """A rule error with the rule-file position where it happened (at load: diagnostic `code`)."""
 
-    def __init__(self, message, span):
+    def __init__(self, message, span, code="E501", hint=""):
         self.message = message
         self.span = span
+        self.code = code
+        self.hint = hint
         super().__init__(f"{span.where()}: {message}" if span else message)
 
 
@@ -57,17 +63,45 @@ class ExprCompiler:
     def __init__(self, rs):
         self.rs = rs  # the Ruleset being built: tables, boards, functions
         self._fixed_consts = {}
+        self._const_values = {}  # a fixed constant's value, computed once
+        self.fixed_items = 0  # items of the values computed at load (see MAX_FIXED_ITEMS)
 
     def compile(self, e):
         m = getattr(self, "x_" + type(e).__name__)
         f = m(e)
         if self.is_constant(e) and not isinstance(e, A.Literal):
-            try:
-                v = f(None, {})
-            except Exception:  # noqa: BLE001 - leave the error to run time, where it gets a position
-                return f
+            v = self.fold(f, e)
             f = _constant(v)
         return f
+
+    def fold(self, f, e):
+        """The value of a constant expression, computed now: an error in it is an error in the rule file."""
+        try:
+            v = f(None, {})
+        except Located:
+            raise
+        except (RuleRuntimeError, ArithmeticError, TypeError, ValueError, KeyError, IndexError) as err:
+            raise Located(f"this fixed value cannot be computed: {err}", e.span, code="E502",
+                          hint="it uses only fixed values, so it is computed when the rules load") from None
+        if not isinstance(e, (A.Name, A.Placeholder)):  # a name or a bracket shares a value already counted
+            self.charge(_size(v), e.span)
+        return v
+
+    def charge(self, n, span, what="values computed when the rules load"):
+        """Count `n` more items of fixed data kept by the ruleset; too many is a load error (E503)."""
+        self.fixed_items += n
+        if self.fixed_items > MAX_FIXED_ITEMS:
+            raise Located(f"the {what} hold more than {MAX_FIXED_ITEMS:,} items in all", span, code="E503",
+                          hint="use smaller ranges and lists, or compute them while the game runs")
+
+    def const_value(self, name):
+        """The compiled value of a constant: a fixed one is computed once and shared."""
+        if self.const_is_fixed(name):
+            if name not in self._const_values:
+                self._const_values[name] = self.compile(self.rs.program.decls[name].value)(None, {})
+            value = self._const_values[name]
+            return lambda G, L: value
+        return self.compile(self.rs.program.decls[name].value)
 
     def const_is_fixed(self, name):
         """Whether a constant's value is known when compiling (it does not use player_count)."""
@@ -113,8 +147,7 @@ class ExprCompiler:
             return lambda G, L: G.data[n]
         if ref == "const":
             if self.const_is_fixed(n):
-                value = self.compile(self.rs.program.decls[n].value)(None, {})
-                return lambda G, L: value
+                return self.const_value(n)
             return lambda G, L: G.consts[n]
         if ref == "member":
             return lambda G, L: n
@@ -453,6 +486,15 @@ def _guarded(name, impl):
 
 def _constant(v):
     return lambda G, L: v
+
+
+def _size(v):
+    """Items held directly by a value (its elements were counted when they were computed)."""
+    if v.__class__ in (tuple, frozenset, dict, str):
+        return len(v)
+    if isinstance(v, Pile):
+        return len(v)
+    return 1
 
 
 def _contains(coll, x):
@@ -1024,6 +1066,12 @@ class CompiledAction:
         self.fixed_options = None
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools
+            # the longest id combines the longest value of each domain: check it before listing them all
+            longest = len(name) + len(domains) + 1 + sum(max((len(fmt(v)) for v in d.values), default=0)
+                                                         for d in domains)
+            if longest > MAX_ACTION_ID:
+                raise Located(_long_id(name, longest), span, code="E503",
+                              hint="action ids are written into every log: use shorter values, such as row names")
             combos = itertools.product(*[d.values for d in domains])
             self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
                                   for vals in combos]
@@ -1086,7 +1134,10 @@ class CompiledAction:
         def rec(i, vals):
             if i == n:
                 if ok():
-                    out.append((name + "(" + ",".join(fmt(v) for v in vals) + ")", (name, tuple(vals))))
+                    aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
+                    if len(aid) > MAX_ACTION_ID:
+                        raise Located(_long_id(name, len(aid)), self.span)
+                    out.append((aid, (name, tuple(vals))))
                 return
             try:
                 d = self.domains[i]
@@ -1111,6 +1162,11 @@ class CompiledAction:
         if not args:
             return self.name
         return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
+
+
+def _long_id(name, length):
+    return (f"an id of action '{name}' would be {length:,} characters long; "
+            f"ids are at most {MAX_ACTION_ID} characters")
 
 
 class _Fixed:

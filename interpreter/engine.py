@@ -12,14 +12,15 @@ import json
 import os
 
 from rulelang import ast as A
+from rulelang.parser import MAX_PLAYERS  # the most players a game may be for
 
 from . import boards as B
 from . import pieces as P
 from . import rng as R
 from . import saves as _saves
 from .builtins import RuleRuntimeError
-from .compiler import (END, RETURN, SUSPEND, WORK_BUDGET, _DONE, Code, CompiledAction, CompiledFunction,
-                       ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get, too_much)
+from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, WORK_BUDGET, _DONE, Code, CompiledAction,
+                       CompiledFunction, ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get, too_much)
 from .errors import GameError, IllegalAction
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
@@ -78,6 +79,10 @@ class Ruleset:
         game = program.game
         self.name = game.title
         self.player_counts = tuple(game.player_counts) or (2,)
+        for n in self.player_counts:
+            if not 1 <= n <= MAX_PLAYERS:
+                raise Located(f"a game is for 1 to {MAX_PLAYERS} players, not {n:,}", game.span, code="E327",
+                              hint="list the player counts the rulebook allows, such as 'players 2..4'")
         self.variants = tuple(program.variants)
         self.active_variants = tuple(program.active_variants)
         self.step_budget = step_budget
@@ -96,9 +101,11 @@ class Ruleset:
         self.triggers = {}
         xc = ExprCompiler(self)
         self._xc = xc
+        self._board_nodes = 0  # nodes of the boards built so far
         self._build_static(program, xc)
         sc = StmtCompiler(self, xc)
-        self.consts = [(d.name, xc.compile(d.value)) for d in program.decls.values() if isinstance(d, A.ConstDecl)]
+        self.consts = [(d.name, xc.const_value(d.name)) for d in program.decls.values()
+                       if isinstance(d, A.ConstDecl)]
         self.vars = []
         for d in program.decls.values():
             if isinstance(d, A.VarDecl):
@@ -173,6 +180,9 @@ class Ruleset:
                     for v in list(pos) + list(kws.values()):
                         if v.__class__ is int and not 1 <= v <= 200:
                             raise Located(f"board '{d.name}' needs sizes from 1 to 200, not {v}", d.spec.span)
+                    count = B.node_count(d.spec.func.ident, pos, kws)
+                    if count is not None:  # before building it
+                        self._charge_nodes(d, count, d.spec.span)
                     try:
                         board = gen(d.name, *pos, **kws)
                     except Exception as e:  # noqa: BLE001 - any failure of a generator is a rule error here
@@ -187,6 +197,15 @@ class Ruleset:
                 else:
                     attrs = [(n, {a.name: self._static_eval(xc, a.value, G) for a in args}) for n, args, _ in d.nodes]
                     self.boards[d.name] = B.from_edges(d.name, d.edges, attrs)
+                    self._charge_nodes(d, len(self.boards[d.name].nodes), d.span)
+
+    def _charge_nodes(self, d, count, span):
+        """Count a board's nodes against MAX_BOARD_NODES (for all the boards together)."""
+        self._board_nodes += count
+        if self._board_nodes > B.MAX_BOARD_NODES:
+            raise Located(f"board '{d.name}' has {count:,} nodes; the boards of a game hold at most "
+                          f"{B.MAX_BOARD_NODES:,} nodes in all", span, code="E503",
+                          hint="use a smaller board")
 
     def _static_eval(self, xc, expr, G):
         try:
@@ -196,13 +215,21 @@ class Ruleset:
 
     def _compile_action(self, d, xc, sc):
         domains = []
+        sizes = []  # the number of choices of each parameter, where it is known when loading
         for p in d.params:
             if p.domain is not None and xc.is_constant(p.domain):
                 domains.append(_Fixed(xc.compile(p.domain)(None, {})))
+                sizes.append(len(domains[-1].values))
             elif p.domain is not None:
                 domains.append(xc.compile(p.domain))
+                sizes.append(None)
             else:
+                sizes.append(self._type_domain_size(p))
+                _check_choices(d, sizes)  # before listing a typed range
                 domains.append(self._type_domain(p))
+        choices = _check_choices(d, sizes)
+        if d.params and None not in sizes:
+            xc.charge(choices, d.span, "choices listed when the rules load")
         requires = [(xc.compile(r.test), r.span) for r in d.requires]
         costs = [(Place(xc, c.target), xc.compile(c.amount)) for c in d.costs]
         name = d.name
@@ -221,6 +248,21 @@ class Ruleset:
         self.codes[cid] = code
         self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code, d.text,
                                             d.span)
+
+    def _type_domain_size(self, p):
+        t = p.type
+        if isinstance(t, A.TypeRange):
+            return max(0, t.high - t.low + 1)
+        if t.name == "bool":
+            return 2
+        if t.name == "player":
+            return max(self.player_counts)
+        decl = self.program.decls.get(t.name)
+        if isinstance(decl, A.EnumDecl):
+            return len(decl.members)
+        if isinstance(decl, A.RecordDecl):
+            return sum(len(rs) for tname, rs in self.table_rows.items() if self.program.decls[tname].record == t.name)
+        return 0
 
     def _type_domain(self, p):
         t = p.type
@@ -274,6 +316,20 @@ class Ruleset:
 
     def load_game(self, json_text):
         return Game.from_json(self, json_text)
+
+
+def _check_choices(d, sizes):
+    """The product of the known domain sizes of action `d`; more than MAX_ACTION_CHOICES is a load error."""
+    total = 1
+    for n in sizes:
+        if n is not None:
+            total *= n
+    if total > MAX_ACTION_CHOICES:
+        shown = " × ".join(f"{n:,}" for n in sizes if n is not None)
+        raise Located(f"action '{d.name}' has {total:,} possible choices ({shown}); an action may have at most "
+                      f"{MAX_ACTION_CHOICES:,}", d.span, code="E503",
+                      hint="give its parameters smaller domains, or choose in steps with 'choose'")
+    return total
 
 
 def _counts_text(counts):

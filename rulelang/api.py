@@ -41,7 +41,8 @@ def _compile(path, text, variants, root=None):
         rs = Ruleset(prog, checker)
     except Located as e:
         src = prog.sources.get(e.span.path) or Source("", e.span.path)
-        return None, diags + [src.diag("E501", e.message, e.span.line, e.span.column)]
+        return None, diags + [src.diag(e.code, e.message, e.span.line, e.span.column, hint=e.hint,
+                                       end_line=e.span.end_line, end_column=e.span.end_column)]
     except RecursionError:
         return None, diags + [Source(text or "", path).diag("E006", "the rules are nested too deeply to compile", 1, 1)]
     rs.placeholders = [Placeholder(s.path, s.line, s.column, what) for s, what in

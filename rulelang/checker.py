@@ -17,6 +17,10 @@ from .diagnostics import ERROR, WARNING, Source
 from .checker_pieces import PieceChecks
 from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUES, VALUES
 
+MAX_SUGGESTIONS = 100  # did-you-mean hints computed per file; later unknown names get the plain hint
+MAX_SUGGESTED_NAME = 100  # longer names get no did-you-mean hint
+MAX_SUGGEST_WORK = 200_000  # names compared for did-you-mean hints per file (then no more hints)
+
 KEYWORD_HINTS = {"true", "false", "none"}
 
 
@@ -78,6 +82,9 @@ class Checker(PieceChecks):
         self.endless_loops = []  # loops with no break/return/end_game inside (lints decide)
         self._placeholder_what = ""  # what a ?value inside a table row stands for
         self._lambda_ok = False  # a function value is being passed straight to a built-in
+        self._suggestions = 0  # did-you-mean hints computed so far
+        self._suggest_work = 0  # candidate names looked at for them
+        self._decl_order = None  # declaration name -> position in the file (built once)
 
     # ------------------------------------------------------------------ reporting
     def err(self, span, code, message, hint="", severity=ERROR):
@@ -89,7 +96,22 @@ class Checker(PieceChecks):
         self.err(span, code, message, hint, severity=WARNING)
 
     def suggest(self, name, candidates):
-        close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.7)
+        """A did-you-mean hint. `candidates` may be a function giving them (only called when needed).
+        At most MAX_SUGGESTIONS per file are computed, so that a file of many unknown names checks fast."""
+        if (self._suggestions >= MAX_SUGGESTIONS or self._suggest_work >= MAX_SUGGEST_WORK
+                or len(name) > MAX_SUGGESTED_NAME):
+            return ""
+        self._suggestions += 1
+        if callable(candidates):
+            candidates = candidates()
+        n = len(name)
+        # difflib's ratio is at most 2*min(lengths)/(sum of lengths): skip names that cannot reach the cutoff
+        pool = [c for c in candidates if 2 * min(n, len(c)) >= 0.69 * (n + len(c))]
+        self._suggest_work += len(candidates) + len(pool)
+        if self._suggest_work > MAX_SUGGEST_WORK:
+            return ""
+        pool.sort()
+        close = difflib.get_close_matches(name, pool, n=1, cutoff=0.7)
         return f"did you mean '{close[0]}'?" if close else ""
 
     # ------------------------------------------------------------------ entry
@@ -203,7 +225,9 @@ class Checker(PieceChecks):
     def check_decl(self, d):
         if isinstance(d, A.ConstDecl):
             t = self.expr(d.value, Scope(), Context("const", pure=True))
-            order = {name: i for i, name in enumerate(self.prog.order)}
+            if self._decl_order is None:
+                self._decl_order = {name: i for i, name in enumerate(self.prog.order)}
+            order = self._decl_order
             for n in A.walk(d.value):
                 if isinstance(n, A.Name) and n.ref == "const" and order.get(n.ident, -1) >= order.get(d.name, 0):
                     self.err(n.span, "E211", f"constant '{d.name}' uses '{n.ident}', which is declared "
@@ -259,7 +283,7 @@ class Checker(PieceChecks):
         rec = self.prog.decls.get(d.record)
         if not isinstance(rec, A.RecordDecl):
             self.err(d.span, "E202", f"table '{d.name}' names '{d.record}', which is not a record",
-                     hint=self.suggest(d.record, [r.name for r in self.prog.of_kind("record")]) or
+                     hint=self.suggest(d.record, lambda: [r.name for r in self.prog.of_kind("record")]) or
                      "declare: record NAME { field: type, ... }")
             return
         fields = {f.name: f for f in rec.fields}
@@ -641,7 +665,7 @@ class Checker(PieceChecks):
             d = self.prog.decls.get(name)
             if not isinstance(d, A.ActionDecl):
                 self.err(s.span, "E206", f"'{name}' is not an action",
-                         hint=self.suggest(name, [a.name for a in self.prog.of_kind("action")]) or "declare it: action NAME(...) { ... }")
+                         hint=self.suggest(name, lambda: [a.name for a in self.prog.of_kind("action")]) or "declare it: action NAME(...) { ... }")
             else:
                 self.offered.add(name)
                 self.calls.setdefault(self._current, set()).add("action:" + name)
@@ -701,7 +725,7 @@ class Checker(PieceChecks):
             return
         if not isinstance(d, A.EventDecl):
             self.err(s.span, "E204", f"unknown event '{s.event}'",
-                     hint=self.suggest(s.event, [e.name for e in self.prog.of_kind("event")]) or "declare it: event NAME(params)")
+                     hint=self.suggest(s.event, lambda: [e.name for e in self.prog.of_kind("event")]) or "declare it: event NAME(params)")
             return
         self.emitted.add(s.event)
         if len(s.args) != len(d.params):
@@ -841,8 +865,7 @@ class Checker(PieceChecks):
         if n in FUNCTIONS:
             self.err(e.span, "E208", f"'{n}' is a built-in function: call it, {n}(...)")
             return T.ANY
-        candidates = scope.all_names() | set(self.globals) | set(VALUES)
-        hint = self.suggest(n, candidates)
+        hint = self.suggest(n, lambda: scope.all_names() | set(self.globals) | set(VALUES))
         if not hint and n in SCENARIO_VALUES:
             hint = f"'{n}' is only known in scenarios"
         self.err(e.span, "E201", f"unknown name '{n}'", hint=hint or "declare it with const, var, enum, table or let")
@@ -980,9 +1003,8 @@ class Checker(PieceChecks):
         if n in self.prog.decls and isinstance(self.prog.decls[n], A.ActionDecl):
             self.err(e.span, "E405", f"'{n}' is an action: players take actions through 'offer'")
             return T.ANY
-        candidates = set(FUNCTIONS) | {d.name for d in self.prog.of_kind("function")}
         self.err(f.span, "E210", f"unknown function '{n}'",
-                 hint=self.suggest(n, candidates) or "declare it: function NAME(params) = EXPR")
+                 hint=self.suggest(n, lambda: set(FUNCTIONS) | {d.name for d in self.prog.of_kind("function")}) or "declare it: function NAME(params) = EXPR")
         for a in e.args:
             self.expr(a.value, scope, ctx)
         return T.ERROR
