@@ -14,7 +14,7 @@ from rulelang import ast as A
 
 from . import boards as B
 from . import rng as R
-from .builtins import RuleRuntimeError
+from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, check_time, start_work
 from .compiler import (END, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, ExprCompiler,
                        Located, Pending, Place, StmtCompiler, _Fixed)
 from .errors import GameError, IllegalAction
@@ -25,6 +25,8 @@ DEFAULT_STEP_BUDGET = 2_000_000
 DEFAULT_CASCADE_DEPTH = 64
 MAX_FRAMES = 400
 MAX_NOTES = 500
+MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
+TIME_CHECK_STEPS = 4096  # steps between two looks at the clock in _run
 
 
 class Frame:
@@ -69,8 +71,10 @@ class Action:
 
 # ============================================================================ ruleset
 class Ruleset:
-    def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH):
+    def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
+                 time_limit=TIME_LIMIT):
         self.program = program
+        self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game
         self.name = game.title
         self.player_counts = tuple(game.player_counts) or (2,)
@@ -135,6 +139,9 @@ class Ruleset:
             data = {}
             fdepth = 0
             work = 0
+            work_mark = TIME_CHECK_EVERY
+            deadline = float("inf")
+            time_limit = TIME_LIMIT
 
         G = _Static()
         for d in program.decls.values():
@@ -327,7 +334,10 @@ class Game:
         self.notes = []
         self.turns = 0
         self.fdepth = 0
-        self.work = 0  # items handled since the last decision (see compiler.WORK_BUDGET)
+        self.work = 0  # units of work since the last decision (see builtins.WORK_BUDGET)
+        self.work_mark = 0  # the next value of work at which the budget and the clock are checked
+        self.deadline = 0.0  # the CPU time (time.process_time) at which the rules stop
+        start_work(self)  # setting up counts as the first stretch of work
         self.scenario = None
         self.error = None
         self._actions = None
@@ -387,7 +397,13 @@ class Game:
             return False
         return k is not None and (-1 in k or player in k)
 
+    @property
+    def time_limit(self):
+        return self.rs.time_limit
+
     def note(self, text):
+        if len(text) > MAX_NOTE_CHARS:
+            text = text[:MAX_NOTE_CHARS] + "..."
         self.notes.append(text)
         if len(self.notes) > MAX_NOTES:
             del self.notes[0]
@@ -411,10 +427,12 @@ class Game:
     # ------------------------------------------------------------------ the machine
     def _run(self, budget=None):
         budget = budget or self.rs.step_budget
-        self.work = 0
+        start_work(self)
         self.fdepth = 0
         frames = self.frames
         steps = 0
+        # the clock is read every TIME_CHECK_STEPS steps: `limit` is the next step count to look at
+        limit = min(budget, TIME_CHECK_STEPS)
         fr = None
         pc = 0
         try:
@@ -433,9 +451,12 @@ class Game:
                 n = len(ops)
                 while pc < n:
                     steps += 1
-                    if steps > budget:
-                        raise RuleRuntimeError(
-                            f"the rules ran {budget:,} steps without needing a decision (an endless loop?)")
+                    if steps > limit:
+                        if steps > budget:
+                            raise RuleRuntimeError(
+                                f"the rules ran {budget:,} steps without needing a decision (an endless loop?)")
+                        check_time(self)
+                        limit = min(budget, steps + TIME_CHECK_STEPS)
                     r = ops[pc](self, L)
                     if r is None:
                         pc += 1
@@ -577,6 +598,7 @@ class Game:
         self._actions = None
         fr = self.frames[-1]
         op = fr.code.ops[fr.pc - 1]
+        start_work(self)
         try:
             r = op.resume(self, fr.locals, value)
         except RuleRuntimeError as e:
@@ -597,7 +619,7 @@ class Game:
     def scores(self):
         if self.rs.score_fn is None:
             return [0] * self.n
-        self.work = 0
+        start_work(self)
         self.fdepth = 0
         param, f = self.rs.score_fn
         where = self.rs.program.score.span.where()
@@ -605,6 +627,9 @@ class Game:
             out = [f(self, {param: p}) for p in range(self.n)]
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"{where}: while scoring: {e}") from None
+        except RecursionError:
+            raise GameError(f"{where}: while scoring: the score nests too deeply (a function calling itself "
+                            "without end?)") from None
         for p, v in enumerate(out):
             if v.__class__ is not int:
                 raise GameError(f"{where}: the score of P{p} is {fmt(v)}, not a number")
@@ -615,11 +640,16 @@ class Game:
             return [()] * self.n
         param, f = self.rs.tiebreak_fn
         out = []
+        start_work(self)
+        self.fdepth = 0
         for p in range(self.n):
             try:
                 v = f(self, {param: p})
             except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
                 raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: {e}") from None
+            except RecursionError:
+                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: the tiebreak nests "
+                                "too deeply (a function calling itself without end?)") from None
             out.append(tuple(v) if isinstance(v, tuple) else (v,))
         return out
 
