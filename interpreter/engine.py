@@ -454,7 +454,8 @@ class Game:
                     if steps > limit:
                         if steps > budget:
                             raise RuleRuntimeError(
-                                f"the rules ran {budget:,} steps without needing a decision (an endless loop?)")
+                                f"the rules ran {budget:,} steps without needing a decision, the step budget "
+                                "(an endless loop?)")
                         check_time(self)
                         limit = min(budget, steps + TIME_CHECK_STEPS)
                     r = ops[pc](self, L)
