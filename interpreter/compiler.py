@@ -1233,6 +1233,12 @@ class StmtCompiler:
                     v = f(G, L)
                     place.set(G, L, v)
                     _check_root(G, L, place, v)
+            elif place.pile_kind is not None:  # a list stored in a bag or set is sorted or hashed
+                def assign(G, L):
+                    v = f(G, L)
+                    if v.__class__ is tuple:
+                        charge(G, (len(v) + 1) * (len(v).bit_length() + 1))
+                    place.set(G, L, v)
             else:
                 def assign(G, L):
                     place.set(G, L, f(G, L))

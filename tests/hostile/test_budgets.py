@@ -24,6 +24,7 @@ var s: set[int] = {{}}
 var m: map[int, int] = {{}}
 var mm: map[int, list[int]] = {{}}
 var d: deck[int] = []
+var bg: bag[int] = []
 var t: str = "ab"
 var k: int = 0
 var big: list[any] = []
@@ -103,6 +104,7 @@ STATEMENT_BOMBS = {
     "roll": ("", "let r = roll 10000 of 1..6", WORK),
     "draw": ("", "d = xs  let c = draw 10000 from d", WORK),
     "shuffle": ("d = xs", "shuffle d", WORK),
+    "bag assignment": ("", "bg = xs", WORK),
     "log": ("", "log xs", WORK),
     "emit chain": ("", "emit ping(0)", "triggers set off triggers"),
     "recursion": ("", "k = fan(60)", WORK),
