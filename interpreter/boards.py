@@ -109,6 +109,7 @@ class Board:
         best = 1
         adj = self.adj
         two = len(n) == 2
+        walked = 0
         for d in self.directions:
             length = 1
             for sign in (1, -1):
@@ -120,11 +121,13 @@ class Board:
                         nxt = tuple(c + sign * o for c, o in zip(cur, d))
                     if nxt not in adj or (where is not None and not where(nxt)):
                         break
-                    charge(G, 1)
+                    walked += 1
                     length += 1
                     cur = nxt
             if length > best:
                 best = length
+        if walked > 8:
+            charge(G, walked)
         return best
 
 

@@ -34,10 +34,12 @@ def too_slow(G):
 
 
 def start_work(G):
-    """Reset the work budget and the clock: called when the rules start running after a decision."""
+    """Reset the work budget and the clock: called when the rules start running after a decision.
+    The clock starts at the first look (a few thousand steps in), so that a quick decision never
+    reads it."""
     G.work = 0
     G.work_mark = TIME_CHECK_EVERY
-    G.deadline = time.process_time() + G.time_limit
+    G.deadline = None
 
 
 def over(G):
@@ -49,7 +51,10 @@ def over(G):
 
 
 def check_time(G):
-    if time.process_time() > G.deadline:
+    now = time.process_time()
+    if G.deadline is None:
+        G.deadline = now + G.time_limit
+    elif now > G.deadline:
         raise too_slow(G)
 
 
@@ -63,6 +68,7 @@ def charge(G, n):
 
 _SCALARS = (int, str, bool, type(None))
 _CONTAINERS = (tuple, frozenset, dict, Pile)
+CONTAINERS = frozenset(_CONTAINERS)  # `x.__class__ in CONTAINERS` is the quick test
 
 
 def measure(v):
@@ -87,7 +93,7 @@ def measure(v):
         size = 1
         depth = 0
         for y in parts:
-            if y.__class__ in _CONTAINERS:
+            if y.__class__ in CONTAINERS:
                 s, dd = walk(y, d + 1)
                 size += s
                 if dd >= depth:
@@ -102,14 +108,14 @@ def measure(v):
         memo[id(x)] = (size, depth)
         return size, depth
 
-    if v.__class__ not in _CONTAINERS:
+    if v.__class__ not in CONTAINERS:
         return 1, 0
     return walk(v, 0)
 
 
 def check_value(G, v):
     """Stop a value that breaks the size or depth limit, and charge its size as work."""
-    if v.__class__ in _CONTAINERS:
+    if v.__class__ in CONTAINERS:
         size, _ = measure(v)
         charge(G, size)
     return v
@@ -118,7 +124,7 @@ def check_value(G, v):
 def check_items(G, items):
     """check_value for a freshly built list/set/map given its items: scalars only cost their number."""
     for x in items:
-        if x.__class__ in _CONTAINERS:
+        if x.__class__ in CONTAINERS:
             return check_value(G, items)
     charge(G, len(items))
     return items
@@ -126,7 +132,7 @@ def check_items(G, items):
 
 def deep_cost(v):
     """The work of reading every part of a value (hashing, comparing, printing it)."""
-    if v.__class__ in _CONTAINERS:
+    if v.__class__ in CONTAINERS:
         return measure(v)[0]
     if v.__class__ is str:
         return 1 + len(v) // 64
@@ -455,7 +461,7 @@ def _sorting(args):
 
 
 def _boards(args):
-    return len(args)
+    return 1
 
 
 COSTS = {name: _shallow for name in IMPLS}
@@ -468,5 +474,7 @@ COSTS.update({name: _boards for name in ("nodes", "neighbors", "adjacent", "attr
                                          "path_exists", "group", "groups", "line_length", "next_player",
                                          "previous_player", "players_from", "is_eliminated", "seat", "abs",
                                          "clamp")})
+# the built-ins whose own work is constant (graph searches charge their visits themselves)
+FLAT_COST = frozenset(name for name, cost in COSTS.items() if cost is _boards)
 # results that may be bigger or deeper than their inputs are checked against the value limits
 GROWS = frozenset({"copies", "award_by_rank", "groups"})

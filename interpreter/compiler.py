@@ -15,7 +15,7 @@ import re
 
 from rulelang import ast as A
 
-from .builtins import (_CONTAINERS, COSTS, GROWS, IMPLS, MAX_INT, WORK_BUDGET, RuleRuntimeError, _cost_of, _items,
+from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, WORK_BUDGET, RuleRuntimeError, _cost_of, _items,
                        charge, check_items, check_value, deep_cost, over, too_much)
 from .values import Pile, fmt, readable, skey
 
@@ -171,7 +171,7 @@ class ExprCompiler:
             return lambda G, L: lf(G, L) or rf(G, L)
         if op in ("==", "!=") and self.is_constant(e.right):
             v = rf(None, {})
-            if v.__class__ in _CONTAINERS:  # comparing with a constant list: at most its size
+            if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
                 cost = deep_cost(v)
                 if op == "==":
                     def eq_const(G, L):
@@ -193,18 +193,16 @@ class ExprCompiler:
         if op == "==":
             def eq(G, L):
                 a = lf(G, L)
-                b = rf(G, L)
-                if a.__class__ in _CONTAINERS and b.__class__ is a.__class__ and a is not b:
-                    charge(G, _eq_cost(a, b))
-                return a == b
+                if a.__class__ in CONTAINERS:
+                    return _equal(G, a, rf(G, L))
+                return a == rf(G, L)
             return eq
         if op == "!=":
             def ne(G, L):
                 a = lf(G, L)
-                b = rf(G, L)
-                if a.__class__ in _CONTAINERS and b.__class__ is a.__class__ and a is not b:
-                    charge(G, _eq_cost(a, b))
-                return a != b
+                if a.__class__ in CONTAINERS:
+                    return not _equal(G, a, rf(G, L))
+                return a != rf(G, L)
             return ne
         if op in ("<", "<=", ">", ">="):
             import operator
@@ -229,8 +227,10 @@ class ExprCompiler:
                     raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
                 if b - a >= MAX_ITEMS:
                     raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
-                if b >= a:
-                    charge(G, b - a + 1)
+                if b >= a and G is not None:
+                    G.work += b - a + 1
+                    if G.work > G.work_mark:
+                        over(G)
                 return tuple(range(a, b + 1))
             return rng
 
@@ -300,7 +300,7 @@ class ExprCompiler:
                 fn = rs.functions[name]
                 return run_body(G, fn, {pname: f(G, L) for pname, f in zip(fn.params, pos)})
             return call_user
-        impl = _guarded(name, IMPLS[name])
+        impl = _guarded(name, IMPLS[name], len(e.args))
         pos = [f for n, f in args if n is None]
         kws = [(n, f) for n, f in args if n is not None]
         if not kws:
@@ -364,7 +364,9 @@ class ExprCompiler:
             def pair(G, L):
                 x = a(G, L)
                 y = b(G, L)
-                if x.__class__ in _CONTAINERS or y.__class__ in _CONTAINERS:
+                if x.__class__ is int and y.__class__ is int:  # coordinates: the common case
+                    return (x, y)
+                if x.__class__ in CONTAINERS or y.__class__ in CONTAINERS:
                     return check_value(G, (x, y))
                 return (x, y)
             return pair
@@ -432,12 +434,16 @@ class ExprCompiler:
         if len(names) == 1:
             # the common case, [f(x) for x in xs if test(x)], without the generator: a plain loop
             n0 = names[0]
+            # [x for x in xs if ...] holds items of xs only: it cannot outgrow its source
+            same_items = isinstance(e.element, A.Name) and e.element.ident == n0
 
             def mk_list(G, L):
                 s = src(G, L)
                 if s.__class__ is tuple:
                     items = s
-                    charge(G, len(items) + 1)
+                    G.work += len(items) + 1
+                    if G.work > G.work_mark:
+                        over(G)
                 else:
                     charge(G, _cost_of(s))
                     items = _items(s)
@@ -452,24 +458,39 @@ class ExprCompiler:
                         L2[n0] = x
                         if cond(G, L2):
                             out.append(el(G, L2))
-                return check_items(G, tuple(out))
+                if not same_items:
+                    for x in out:
+                        if x.__class__ in CONTAINERS:
+                            return check_value(G, tuple(out))
+                return tuple(out)
             return mk_list
         return lambda G, L: check_items(G, tuple([el(G, L2) for L2 in pairs(G, L)]))
 
 
-def _eq_cost(a, b):
-    """The work of comparing two collections of one kind: nothing when their lengths differ."""
-    if len(a) != len(b):
-        return 1
-    return deep_cost(a)
+def _equal(G, a, b):
+    """a == b for a list, set, map or pile a: comparing two of one kind and length reads them whole."""
+    if b.__class__ is a.__class__ and a is not b and len(a) == len(b):
+        charge(G, deep_cost(a))
+    return a == b
 
 
-def _guarded(name, impl):
+def _guarded(name, impl, nargs=0):
     """A built-in whose Python errors (a wrong kind of value) become rule errors naming the built-in.
     It charges the work budget in proportion to its input first (builtins.COSTS); a result that can
     outgrow its input is measured against the value limits."""
     cost = COSTS[name]
     grows = name in GROWS
+    if name in FLAT_COST or (name == "count" and nargs == 1):  # constant work: one unit per call
+        def flat(G, *args, **kws):
+            if G is not None:
+                G.work += 1
+                if G.work > G.work_mark:
+                    over(G)
+            try:
+                return impl(G, *args, **kws)
+            except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:
+                raise _builtin_error(name, args, e) from None
+        return flat
 
     def call(G, *args, **kws):
         if G is not None:
@@ -479,14 +500,18 @@ def _guarded(name, impl):
         try:
             r = impl(G, *args, **kws)
         except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:
-            shown = ", ".join(fmt(a) for a in args if not callable(a))
-            if len(shown) > 200:
-                shown = shown[:200] + "..."
-            raise RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}") from None
+            raise _builtin_error(name, args, e) from None
         if grows:
             check_value(G, r)
         return r
     return call
+
+
+def _builtin_error(name, args, e):
+    shown = ", ".join(fmt(a) for a in args if not callable(a))
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
+    return RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}")
 
 
 def _constant(v):
@@ -498,10 +523,10 @@ def _contains(coll, x, G=None):
     if c is tuple or c is Pile:  # a list is searched item by item
         n = len(coll)
         if n > 8:
-            charge(G, n * (deep_cost(x) if x.__class__ in _CONTAINERS else 1))
+            charge(G, n * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
         return x in coll
     if c is frozenset or c is dict:  # one look-up by hash
-        if x.__class__ in _CONTAINERS:
+        if x.__class__ in CONTAINERS:
             charge(G, deep_cost(x))
         return x in coll
     if c is str:
@@ -513,8 +538,8 @@ def _contains(coll, x, G=None):
 
 
 def _arith(op, a, b, G=None):
-    if a.__class__ in _CONTAINERS or a.__class__ is str:  # list + list copies both
-        n = len(a) + (len(b) if b.__class__ in _CONTAINERS or b.__class__ is str else 1)
+    if a.__class__ in CONTAINERS or a.__class__ is str:  # list + list copies both
+        n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)
         if a.__class__ is str:
             n //= 64
         charge(G, n)
@@ -709,11 +734,11 @@ def _expr_text(e):
 def _check_root(G, L, place, v):
     """After a write of a list, set or map into part of a variable: the whole variable keeps to the
     value limits (size, depth)."""
-    if v.__class__ in _CONTAINERS:
+    if v.__class__ in CONTAINERS:
         check_value(G, G.data[place.name] if place.is_var else L[place.name])
     else:
         root = G.data[place.name] if place.is_var else L[place.name]
-        charge(G, len(root) if root.__class__ in _CONTAINERS else 1)  # the copy of the outer list or map
+        charge(G, len(root) if root.__class__ in CONTAINERS else 1)  # the copy of the outer list or map
 
 
 def _copy_cost(coll):
@@ -742,7 +767,7 @@ def add_item(coll, x, G=None):
 
 def remove_item(coll, x, G=None):
     if G is not None:
-        charge(G, _copy_cost(coll) * (deep_cost(x) if x.__class__ in _CONTAINERS else 1))
+        charge(G, _copy_cost(coll) * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
     if isinstance(coll, tuple):
         if x not in coll:
             raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
@@ -1229,10 +1254,19 @@ class StmtCompiler:
         f = self.xc.compile(s.value)
         if s.op == "=":
             if place.keys:
+                pname, pvar = place.name, place.is_var
+
                 def assign(G, L):
                     v = f(G, L)
                     place.set(G, L, v)
-                    _check_root(G, L, place, v)
+                    if v.__class__ in CONTAINERS:
+                        _check_root(G, L, place, v)
+                    else:  # the outer list or map was copied
+                        root = G.data[pname] if pvar else L[pname]
+                        if root.__class__ in CONTAINERS:
+                            G.work += len(root)
+                            if G.work > G.work_mark:
+                                over(G)
             elif place.pile_kind is not None:  # a list stored in a bag or set is sorted or hashed
                 def assign(G, L):
                     v = f(G, L)
@@ -1308,7 +1342,9 @@ class StmtCompiler:
 
         def init(G, L):
             v = src(G, L)
-            charge(G, _cost_of(v))
+            G.work += len(v) + 1 if v.__class__ is tuple else _cost_of(v)
+            if G.work > G.work_mark:
+                over(G)
             if len(names) == 2:
                 if isinstance(v, dict):
                     L[items_n] = tuple((k, v[k]) for k in sorted(v, key=skey))
@@ -1428,7 +1464,7 @@ class StmtCompiler:
         def add(G, L):
             x = f(G, L)
             place.set(G, L, add_item(place.get(G, L), x, G))  # place.set checks ranges
-            if x.__class__ in _CONTAINERS:
+            if x.__class__ in CONTAINERS:
                 _check_root(G, L, place, x)
         c.emit(add, s.span)
 
@@ -1446,7 +1482,7 @@ class StmtCompiler:
             x = f(G, L)
             src.set(G, L, remove_item(src.get(G, L), x, G))
             dst.set(G, L, add_item(dst.get(G, L), x, G))
-            if x.__class__ in _CONTAINERS:
+            if x.__class__ in CONTAINERS:
                 _check_root(G, L, dst, x)
         c.emit(move, s.span)
 

@@ -140,7 +140,7 @@ class Ruleset:
             fdepth = 0
             work = 0
             work_mark = TIME_CHECK_EVERY
-            deadline = float("inf")
+            deadline = float("inf")  # no time limit while building tables and boards
             time_limit = TIME_LIMIT
 
         G = _Static()
@@ -336,7 +336,7 @@ class Game:
         self.fdepth = 0
         self.work = 0  # units of work since the last decision (see builtins.WORK_BUDGET)
         self.work_mark = 0  # the next value of work at which the budget and the clock are checked
-        self.deadline = 0.0  # the CPU time (time.process_time) at which the rules stop
+        self.deadline = None  # the CPU time (time.process_time) at which the rules stop; set at the first look
         start_work(self)  # setting up counts as the first stretch of work
         self.scenario = None
         self.error = None
