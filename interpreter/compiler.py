@@ -387,7 +387,7 @@ class ExprCompiler:
                 v = vf(G, L)
                 if v is not None:
                     out[kf(G, L)] = v
-            return check_value(G, out) if out else out
+            return _check_map(G, out)
         return mk
 
     def x_EmptyLit(self, e):
@@ -429,7 +429,7 @@ class ExprCompiler:
                     v = val(G, L2)
                     if v is not None:
                         out[el(G, L2)] = v
-                return check_value(G, out)
+                return _check_map(G, out)
             return mk_map
         if len(names) == 1:
             # the common case, [f(x) for x in xs if test(x)], without the generator: a plain loop
@@ -465,6 +465,14 @@ class ExprCompiler:
                 return tuple(out)
             return mk_list
         return lambda G, L: check_items(G, tuple([el(G, L2) for L2 in pairs(G, L)]))
+
+
+def _check_map(G, m):
+    """A map just built: measured against the value limits when it holds lists, sets or maps."""
+    for k, v in m.items():
+        if k.__class__ in CONTAINERS or v.__class__ in CONTAINERS:
+            return check_value(G, m)
+    return m
 
 
 def _equal(G, a, b):
