@@ -15,8 +15,9 @@ import re
 
 from rulelang import ast as A
 
-from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, WORK_BUDGET, RuleRuntimeError, _cost_of, _items,
-                       charge, check_items, check_value, deep_cost, over, too_much)
+from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
+                       charge, check_items, check_value, deep_cost, over)
+from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
 from .values import Pile, fmt, readable, skey
 
 SUSPEND = "suspend"
@@ -364,7 +365,7 @@ class ExprCompiler:
             def pair(G, L):
                 x = a(G, L)
                 y = b(G, L)
-                if x.__class__ is int and y.__class__ is int:  # coordinates: the common case
+                if x.__class__ is int is y.__class__:  # coordinates: the common case
                     return (x, y)
                 if x.__class__ in CONTAINERS or y.__class__ in CONTAINERS:
                     return check_value(G, (x, y))

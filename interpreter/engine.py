@@ -427,7 +427,9 @@ class Game:
     # ------------------------------------------------------------------ the machine
     def _run(self, budget=None):
         budget = budget or self.rs.step_budget
-        start_work(self)
+        self.work = 0  # start_work(self), inline: the work budget and the clock start again
+        self.work_mark = TIME_CHECK_EVERY
+        self.deadline = None
         self.fdepth = 0
         frames = self.frames
         steps = 0
