@@ -489,23 +489,19 @@ def _guarded(name, impl, nargs=0):
     outgrow its input is measured against the value limits."""
     cost = COSTS[name]
     grows = name in GROWS
-    if name in FLAT_COST or (name == "count" and nargs == 1):  # constant work: one unit per call
+    if name in FLAT_COST or (name == "count" and nargs == 1):
+        # constant work: a call repeats only inside a loop, comprehension or function, which count it
         def flat(G, *args, **kws):
-            if G is not None:
-                G.work += 1
-                if G.work > G.work_mark:
-                    over(G)
             try:
                 return impl(G, *args, **kws)
             except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:
                 raise _builtin_error(name, args, e) from None
         return flat
 
-    def call(G, *args, **kws):
-        if G is not None:
-            G.work += cost(args)
-            if G.work > G.work_mark:
-                over(G)
+    def call(G, *args, **kws):  # G is a game here: calls are never folded into constants
+        G.work += cost(args)
+        if G.work > G.work_mark:
+            over(G)
         try:
             r = impl(G, *args, **kws)
         except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:

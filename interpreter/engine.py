@@ -26,7 +26,7 @@ DEFAULT_CASCADE_DEPTH = 64
 MAX_FRAMES = 400
 MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
-TIME_CHECK_STEPS = 4096  # steps between two looks at the clock in _run
+TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 
 
 class Frame:
