@@ -10,6 +10,7 @@ from collections import deque
 
 import networkx as nx
 
+from .builtins import charge
 from .values import skey
 
 SQUARE_DIRS = [(0, 1), (1, 0)]
@@ -31,7 +32,8 @@ class Board:
         return self.graph.nodes[n].get(name, default)
 
     # -------------------------------------------------------------- searches (predicates are callables)
-    def reachable(self, start, steps, through=None):
+    # G (a game, or None) is charged one unit of work per node visited and per edge followed.
+    def reachable(self, start, steps, through=None, G=None):
         """Nodes within `steps` moves of start, every node entered passing `through` (start excluded)."""
         if start not in self.adj:
             return ()
@@ -42,13 +44,24 @@ class Board:
             d = dist[n]
             if d >= steps:
                 continue
+            charge(G, len(self.adj[n]) + 1)
             for m in self.adj[n]:
                 if m not in dist and (through is None or through(m)):
                     dist[m] = d + 1
                     q.append(m)
-        return tuple(n for n in self.nodes if n in dist and n != start)
+        return self._in_order(dist, start, G)
 
-    def distance(self, a, b, through=None):
+    def _in_order(self, found, leave_out, G):
+        """The nodes in `found` (but leave_out) in board order, by the cheaper of two ways (same result)."""
+        n = len(found)
+        cost = n * n.bit_length()
+        if cost < len(self.nodes):
+            charge(G, cost + 1)
+            return tuple(sorted((x for x in found if x != leave_out), key=skey))
+        charge(G, len(self.nodes))
+        return tuple(x for x in self.nodes if x in found and x != leave_out)
+
+    def distance(self, a, b, through=None, G=None):
         """Shortest number of steps from a to b; every node strictly between passes `through`."""
         if a not in self.adj or b not in self.adj:
             return None
@@ -58,6 +71,7 @@ class Board:
         q = deque([a])
         while q:
             n = q.popleft()
+            charge(G, len(self.adj[n]) + 1)
             for m in self.adj[n]:
                 if m in dist:
                     continue
@@ -68,31 +82,34 @@ class Board:
                     q.append(m)
         return None
 
-    def group(self, n, where=None):
+    def group(self, n, where=None, G=None):
         if n not in self.adj or (where is not None and not where(n)):
             return ()
         seen = {n}
         q = deque([n])
         while q:
             x = q.popleft()
+            charge(G, len(self.adj[x]) + 1)
             for m in self.adj[x]:
                 if m not in seen and (where is None or where(m)):
                     seen.add(m)
                     q.append(m)
-        return tuple(x for x in self.nodes if x in seen)
+        return self._in_order(seen, None, G)
 
-    def groups(self, where=None):
+    def groups(self, where=None, G=None):
+        charge(G, (len(self.nodes) + self.graph.number_of_edges()) * 2)
         keep = [n for n in self.nodes if where is None or where(n)]
         sub = self.graph.subgraph(keep)
         comps = [tuple(sorted(c, key=skey)) for c in nx.connected_components(sub)]
         return tuple(sorted(comps, key=lambda c: skey(c[0])))
 
-    def line_length(self, n, where=None):
+    def line_length(self, n, where=None, G=None):
         if n not in self.adj or not self.directions or (where is not None and not where(n)):
             return 0
         best = 1
         adj = self.adj
         two = len(n) == 2
+        walked = 0
         for d in self.directions:
             length = 1
             for sign in (1, -1):
@@ -104,10 +121,13 @@ class Board:
                         nxt = tuple(c + sign * o for c, o in zip(cur, d))
                     if nxt not in adj or (where is not None and not where(nxt)):
                         break
+                    walked += 1
                     length += 1
                     cur = nxt
             if length > best:
                 best = length
+        if walked > 8:
+            charge(G, walked)
         return best
 
 

@@ -6,11 +6,137 @@ the engine adds the rule-file position.
 """
 from __future__ import annotations
 
-from .values import Pile, fmt, readable, skey
+import time
+
+from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey
+
+WORK_BUDGET = 1_000_000  # units of work (items handled) between two decisions
+TIME_LIMIT = 10.0  # seconds of CPU time between two decisions (Ruleset.time_limit)
+TIME_CHECK_EVERY = 20_000  # units of work between two looks at the clock
+MAX_INT = 1 << 62  # the largest number (in size) a rule may compute
 
 
 class RuleRuntimeError(Exception):
     """A rule did something impossible at run time; the engine adds where."""
+
+
+# ============================================================================ the work budget
+# G.work counts units of work since the last decision; G.work_mark is the next count at which
+# over() looks at the budget and the clock, so charging is one add and one compare.
+def too_much():
+    return RuleRuntimeError(f"more than {WORK_BUDGET:,} steps of computation before one decision, the work "
+                            "budget (comprehensions, loops or built-ins over too much, or functions nested too deep?)")
+
+
+def too_slow(G):
+    return RuleRuntimeError(f"the rules computed for more than {G.time_limit:g} seconds of CPU time before one "
+                            "decision, the time limit (an endless or very long computation?)")
+
+
+def start_work(G):
+    """Reset the work budget and the clock: called when the rules start running after a decision.
+    The clock starts at the first look (a few thousand steps in), so that a quick decision never
+    reads it."""
+    G.work = 0
+    G.work_mark = TIME_CHECK_EVERY
+    G.deadline = None
+
+
+def over(G):
+    """G.work passed G.work_mark: stop if the budget or the time is spent, else set the next mark."""
+    if G.work > WORK_BUDGET:
+        raise too_much()
+    check_time(G)
+    G.work_mark = min(G.work + TIME_CHECK_EVERY, WORK_BUDGET)
+
+
+def check_time(G):
+    now = time.process_time()
+    if G.deadline is None:
+        G.deadline = now + G.time_limit
+    elif now > G.deadline:
+        raise too_slow(G)
+
+
+def charge(G, n):
+    """Count n units of work (G is None while constants are folded: nothing is counted then)."""
+    if G is not None:
+        G.work += n
+        if G.work > G.work_mark:
+            over(G)
+
+
+_SCALARS = (int, str, bool, type(None))
+_CONTAINERS = (tuple, frozenset, dict, Pile)
+CONTAINERS = frozenset(_CONTAINERS)  # `x.__class__ in CONTAINERS` is the quick test
+
+
+def measure(v):
+    """(size, depth) of a value: size counts every item, a part shared n times counted n times; the walk
+    is memoised by id() so shared parts are walked once. Stops early past the limits."""
+    memo = {}
+
+    def walk(x, d):
+        if d > MAX_DEPTH:
+            raise RuleRuntimeError(f"a value nested more than {MAX_DEPTH} deep, the depth limit (a list "
+                                   "holding itself over and over?)")
+        got = memo.get(id(x))
+        if got is not None:
+            return got
+        c = x.__class__
+        if c is dict:
+            parts = [y for kv in x.items() for y in kv]
+        elif c is Pile:
+            parts = x.known + x.pool
+        else:
+            parts = x
+        size = 1
+        depth = 0
+        for y in parts:
+            if y.__class__ in CONTAINERS:
+                s, dd = walk(y, d + 1)
+                size += s
+                if dd >= depth:
+                    depth = dd + 1
+            else:
+                size += 1
+                if depth == 0:
+                    depth = 1
+            if size > MAX_SIZE:
+                raise RuleRuntimeError(f"a value of more than {MAX_SIZE:,} items in all, the size limit (parts "
+                                       "that appear several times count each time)")
+        memo[id(x)] = (size, depth)
+        return size, depth
+
+    if v.__class__ not in CONTAINERS:
+        return 1, 0
+    return walk(v, 0)
+
+
+def check_value(G, v):
+    """Stop a value that breaks the size or depth limit, and charge its size as work."""
+    if v.__class__ in CONTAINERS:
+        size, _ = measure(v)
+        charge(G, size)
+    return v
+
+
+def check_items(G, items):
+    """check_value for a freshly built list/set/map given its items: scalars only cost their number."""
+    for x in items:
+        if x.__class__ in CONTAINERS:
+            return check_value(G, items)
+    charge(G, len(items))
+    return items
+
+
+def deep_cost(v):
+    """The work of reading every part of a value (hashing, comparing, printing it)."""
+    if v.__class__ in CONTAINERS:
+        return measure(v)[0]
+    if v.__class__ is str:
+        return 1 + len(v) // 64
+    return 1
 
 
 def _items(xs):
@@ -43,6 +169,8 @@ def b_sum(G, xs):
         if not isinstance(x, int) or x is None:
             raise RuleRuntimeError(f"sum() of a list holding {fmt(x)}")
         total += x
+        if not -MAX_INT < total < MAX_INT:
+            raise RuleRuntimeError(f"sum() is too large a number (numbers stay below 2^62 in size)")
     return total
 
 
@@ -153,8 +281,7 @@ def b_to_list(G, xs):
 def b_copies(G, x, n):
     if not isinstance(n, int) or n < 0 or n > 100_000:
         raise RuleRuntimeError(f"copies() needs a count from 0 to 100000, not {fmt(n)}")
-    G.work += n
-    return (x,) * n
+    return check_value(G, (x,) * n)
 
 
 def b_slice(G, xs, start, end=None):
@@ -220,27 +347,27 @@ def b_attr(G, b, n, name, default=None):
 
 
 def b_distance(G, b, n, m, through=None):
-    return _board(G, b).distance(n, m, through)
+    return _board(G, b).distance(n, m, through, G)
 
 
 def b_reachable(G, b, n, steps, through=None):
-    return _board(G, b).reachable(n, steps, through)
+    return _board(G, b).reachable(n, steps, through, G)
 
 
 def b_path_exists(G, b, n, m, through=None):
-    return _board(G, b).distance(n, m, through) is not None
+    return _board(G, b).distance(n, m, through, G) is not None
 
 
 def b_group(G, b, n, where=None):
-    return _board(G, b).group(n, where)
+    return _board(G, b).group(n, where, G)
 
 
 def b_groups(G, b, where=None):
-    return _board(G, b).groups(where)
+    return _board(G, b).groups(where, G)
 
 
 def b_line_length(G, b, n, where=None):
-    return _board(G, b).line_length(n, where)
+    return _board(G, b).line_length(n, where, G)
 
 
 def b_award_by_rank(G, values, prizes, ties="split"):
@@ -282,9 +409,72 @@ def b_award_by_rank(G, values, prizes, ties="split"):
 
 def b_text(G, *args):
     out = " ".join(x if isinstance(x, str) else readable(x) for x in args)
+    charge(G, len(out) // 16)
     if len(out) > 1_000_000:
         raise RuleRuntimeError("text() would be longer than 1,000,000 characters")
     return out
 
 
 IMPLS = {name[2:]: fn for name, fn in globals().items() if name.startswith("b_")}
+
+
+# ============================================================================ what each built-in costs
+# COSTS[name](args) is the work charged before a built-in runs, in proportion to its input; calls of
+# function arguments (x => ...) are charged as they happen, graph searches per node they visit.
+def _cost_of(a):
+    """Walking a collection once: a list costs its length; a set or map is sorted (by every part of
+    its items) before it is walked."""
+    c = a.__class__
+    if c is tuple:
+        return len(a) + 1
+    if c is frozenset or c is dict:
+        return deep_cost(a) * len(a).bit_length() + 1
+    if c is Pile:
+        return len(a) + 1
+    if c is str:
+        return len(a) // 64 + 1
+    return 1
+
+
+def _shallow(args):
+    n = 0
+    for a in args:
+        n += _cost_of(a)
+    return n
+
+
+def _deep(args):
+    """Items are hashed, compared or printed: every part of them counts."""
+    n = 0
+    for a in args:
+        n += _cost_of(a) + deep_cost(a)
+    return n
+
+
+def _sorting(args):
+    """Sorting by skey: every part of every item, times log n comparisons."""
+    n = 0
+    for a in args:
+        size = len(a) if a.__class__ in _CONTAINERS else 1
+        n += (_cost_of(a) + deep_cost(a)) * (size.bit_length() + 1)
+    return n
+
+
+def _boards(args):
+    return 1
+
+
+COSTS = {name: _shallow for name in IMPLS}
+COSTS.update({name: _deep for name in ("count_of", "index_of", "to_set", "max", "min", "text")})
+COSTS.update({name: _sorting for name in ("sorted", "keys", "values", "award_by_rank")})
+COSTS["count"] = lambda args: 1 if len(args) == 1 else _shallow(args)  # count(xs) is only a length
+COSTS["get"] = lambda args: deep_cost(args[1]) + 1 if len(args) > 1 else 1  # one look-up by a key
+COSTS["copies"] = lambda args: 1  # its result is measured (and charged) whole
+COSTS.update({name: _boards for name in ("nodes", "neighbors", "adjacent", "attr", "distance", "reachable",
+                                         "path_exists", "group", "groups", "line_length", "next_player",
+                                         "previous_player", "players_from", "is_eliminated", "seat", "abs",
+                                         "clamp")})
+# the built-ins whose own work is constant (graph searches charge their visits themselves)
+FLAT_COST = frozenset(name for name, cost in COSTS.items() if cost is _boards)
+# results that may be bigger or deeper than their inputs are checked against the value limits
+GROWS = frozenset({"copies", "award_by_rank", "groups"})

@@ -15,7 +15,9 @@ import re
 
 from rulelang import ast as A
 
-from .builtins import IMPLS, RuleRuntimeError, _items
+from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
+                       charge, check_items, check_value, deep_cost, over)
+from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
 from .values import Pile, Piece, fmt, readable, skey
 
 SUSPEND = "suspend"
@@ -24,8 +26,7 @@ END = "end"
 MAX_FUNCTION_DEPTH = 200
 MAX_PICKS = 10_000  # the most dice rolled or items drawn by one statement
 MAX_ITEMS = 1_000_000  # the longest list, range or text a rule may build
-MAX_INT = 1 << 62  # the largest number (in size) a rule may compute
-WORK_BUDGET = 1_000_000  # items handled by comprehensions and function calls between two decisions
+# MAX_INT and WORK_BUDGET live in builtins.py (with the other run-time limits) and are imported above
 # load-time limits (checked before the memory is taken; reported as E503 where the rule file asks for it)
 MAX_FIXED_ITEMS = 4_000_000  # items of all the values computed when the rules load (constants, literal ranges)
 MAX_ACTION_CHOICES = 100_000  # candidate choices of one action: the product of its parameter domains
@@ -207,13 +208,39 @@ class ExprCompiler:
             return lambda G, L: lf(G, L) or rf(G, L)
         if op in ("==", "!=") and self.is_constant(e.right):
             v = rf(None, {})
+            if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
+                cost = deep_cost(v)
+                if op == "==":
+                    def eq_const(G, L):
+                        a = lf(G, L)
+                        if a.__class__ is v.__class__:
+                            charge(G, cost)
+                        return a == v
+                    return eq_const
+
+                def ne_const(G, L):
+                    a = lf(G, L)
+                    if a.__class__ is v.__class__:
+                        charge(G, cost)
+                    return a != v
+                return ne_const
             if op == "==":
                 return lambda G, L: lf(G, L) == v
             return lambda G, L: lf(G, L) != v
         if op == "==":
-            return lambda G, L: lf(G, L) == rf(G, L)
+            def eq(G, L):
+                a = lf(G, L)
+                if a.__class__ in CONTAINERS:
+                    return _equal(G, a, rf(G, L))
+                return a == rf(G, L)
+            return eq
         if op == "!=":
-            return lambda G, L: lf(G, L) != rf(G, L)
+            def ne(G, L):
+                a = lf(G, L)
+                if a.__class__ in CONTAINERS:
+                    return not _equal(G, a, rf(G, L))
+                return a != rf(G, L)
+            return ne
         if op in ("<", "<=", ">", ">="):
             import operator
             cmp = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
@@ -227,9 +254,9 @@ class ExprCompiler:
                     raise RuleRuntimeError(f"cannot compare {fmt(a)} {op} {fmt(b)}") from None
             return compare
         if op == "in":
-            return lambda G, L: _contains(rf(G, L), lf(G, L))
+            return lambda G, L: _contains(rf(G, L), lf(G, L), G)
         if op == "not in":
-            return lambda G, L: not _contains(rf(G, L), lf(G, L))
+            return lambda G, L: not _contains(rf(G, L), lf(G, L), G)
         if op == "..":
             def rng(G, L):
                 a, b = lf(G, L), rf(G, L)
@@ -237,15 +264,15 @@ class ExprCompiler:
                     raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
                 if b - a >= MAX_ITEMS:
                     raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
-                if G is not None and b >= a:
+                if b >= a and G is not None:
                     G.work += b - a + 1
-                    if G.work > WORK_BUDGET:
-                        raise too_much()
+                    if G.work > G.work_mark:
+                        over(G)
                 return tuple(range(a, b + 1))
             return rng
 
         def arith(G, L):
-            return _arith(op, lf(G, L), rf(G, L))
+            return _arith(op, lf(G, L), rf(G, L), G)
         if op == "+":
             def add(G, L):
                 a = lf(G, L)
@@ -254,7 +281,7 @@ class ExprCompiler:
                     r = a + b
                     if -MAX_INT < r < MAX_INT:
                         return r
-                return _arith("+", a, b)
+                return _arith("+", a, b, G)
             return add
         return arith
 
@@ -271,8 +298,8 @@ class ExprCompiler:
 
             def fn(x):
                 G.work += 1
-                if G.work > WORK_BUDGET:
-                    raise too_much()
+                if G.work > G.work_mark:
+                    over(G)
                 L2[p] = x
                 return body(G, L2)
             return fn
@@ -290,8 +317,8 @@ class ExprCompiler:
                 if G.fdepth > MAX_FUNCTION_DEPTH:
                     raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
                 G.work += 1
-                if G.work > WORK_BUDGET:
-                    raise too_much()
+                if G.work > G.work_mark:
+                    over(G)
                 G.fdepth += 1
                 value = fn.body(G, L2)
                 G.fdepth -= 1
@@ -310,7 +337,7 @@ class ExprCompiler:
                 fn = rs.functions[name]
                 return run_body(G, fn, {pname: f(G, L) for pname, f in zip(fn.params, pos)})
             return call_user
-        impl = _guarded(name, IMPLS[name])
+        impl = _guarded(name, IMPLS[name], len(e.args))
         pos = [f for n, f in args if n is None]
         kws = [(n, f) for n, f in args if n is not None]
         if not kws:
@@ -372,20 +399,27 @@ class ExprCompiler:
         return field
 
     def x_TupleLit(self, e):
+        # a list holding lists is measured against the value limits (size and depth) when built
         fs = [self.compile(x) for x in e.items]
         if len(fs) == 2:
             a, b = fs
-            return lambda G, L: (a(G, L), b(G, L))
-        if len(fs) == 3:
-            a, b, c = fs
-            return lambda G, L: (a(G, L), b(G, L), c(G, L))
-        return lambda G, L: tuple([f(G, L) for f in fs])
+
+            def pair(G, L):
+                x = a(G, L)
+                y = b(G, L)
+                if x.__class__ is int is y.__class__:  # coordinates: the common case
+                    return (x, y)
+                if x.__class__ in CONTAINERS or y.__class__ in CONTAINERS:
+                    return check_value(G, (x, y))
+                return (x, y)
+            return pair
+        return lambda G, L: check_items(G, tuple([f(G, L) for f in fs]))
 
     x_ListLit = x_TupleLit
 
     def x_SetLit(self, e):
         fs = [self.compile(x) for x in e.items]
-        return lambda G, L: frozenset(f(G, L) for f in fs)
+        return lambda G, L: check_items(G, frozenset([f(G, L) for f in fs]))
 
     def x_MapLit(self, e):
         fs = [(self.compile(k), self.compile(v)) for k, v in e.entries]
@@ -396,7 +430,7 @@ class ExprCompiler:
                 v = vf(G, L)
                 if v is not None:
                     out[kf(G, L)] = v
-            return out
+            return _check_map(G, out)
         return mk
 
     def x_EmptyLit(self, e):
@@ -413,9 +447,7 @@ class ExprCompiler:
 
         def pairs(G, L):
             s = src(G, L)
-            G.work += len(s) if s.__class__ in (tuple, dict, frozenset) else 1
-            if G.work > WORK_BUDGET:
-                raise too_much()
+            charge(G, _cost_of(s))
             L2 = dict(L)
             if len(names) == 2:
                 if isinstance(s, dict):
@@ -440,18 +472,24 @@ class ExprCompiler:
                     v = val(G, L2)
                     if v is not None:
                         out[el(G, L2)] = v
-                return out
+                return _check_map(G, out)
             return mk_map
         if len(names) == 1:
             # the common case, [f(x) for x in xs if test(x)], without the generator: a plain loop
             n0 = names[0]
+            # [x for x in xs if ...] holds items of xs only: it cannot outgrow its source
+            same_items = isinstance(e.element, A.Name) and e.element.ident == n0
 
             def mk_list(G, L):
                 s = src(G, L)
-                items = s if s.__class__ is tuple else _items(s)
-                G.work += len(items)
-                if G.work > WORK_BUDGET:
-                    raise too_much()
+                if s.__class__ is tuple:
+                    items = s
+                    G.work += len(items) + 1
+                    if G.work > G.work_mark:
+                        over(G)
+                else:
+                    charge(G, _cost_of(s))
+                    items = _items(s)
                 L2 = dict(L)
                 out = []
                 if cond is None:
@@ -463,25 +501,64 @@ class ExprCompiler:
                         L2[n0] = x
                         if cond(G, L2):
                             out.append(el(G, L2))
+                if not same_items:
+                    for x in out:
+                        if x.__class__ in CONTAINERS:
+                            return check_value(G, tuple(out))
                 return tuple(out)
             return mk_list
-        return lambda G, L: tuple(el(G, L2) for L2 in pairs(G, L))
+        return lambda G, L: check_items(G, tuple([el(G, L2) for L2 in pairs(G, L)]))
 
 
-def too_much():
-    return RuleRuntimeError(f"more than {WORK_BUDGET:,} steps of computation before one decision "
-                            "(comprehensions or functions nested too deep, or over too much?)")
+def _check_map(G, m):
+    """A map just built: measured against the value limits when it holds lists, sets or maps."""
+    for k, v in m.items():
+        if k.__class__ in CONTAINERS or v.__class__ in CONTAINERS:
+            return check_value(G, m)
+    return m
 
 
-def _guarded(name, impl):
-    """A built-in whose Python errors (a wrong kind of value) become rule errors naming the built-in."""
-    def call(G, *args, **kws):
+def _equal(G, a, b):
+    """a == b for a list, set, map or pile a: comparing two of one kind and length reads them whole."""
+    if b.__class__ is a.__class__ and a is not b and len(a) == len(b):
+        charge(G, deep_cost(a))
+    return a == b
+
+
+def _guarded(name, impl, nargs=0):
+    """A built-in whose Python errors (a wrong kind of value) become rule errors naming the built-in.
+    It charges the work budget in proportion to its input first (builtins.COSTS); a result that can
+    outgrow its input is measured against the value limits."""
+    cost = COSTS[name]
+    grows = name in GROWS
+    if name in FLAT_COST or (name == "count" and nargs == 1):
+        # constant work: a call repeats only inside a loop, comprehension or function, which count it
+        def flat(G, *args, **kws):
+            try:
+                return impl(G, *args, **kws)
+            except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:
+                raise _builtin_error(name, args, e) from None
+        return flat
+
+    def call(G, *args, **kws):  # G is a game here: calls are never folded into constants
+        G.work += cost(args)
+        if G.work > G.work_mark:
+            over(G)
         try:
-            return impl(G, *args, **kws)
+            r = impl(G, *args, **kws)
         except (TypeError, ValueError, IndexError, AttributeError, KeyError) as e:
-            shown = ", ".join(fmt(a) for a in args if not callable(a))
-            raise RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}") from None
+            raise _builtin_error(name, args, e) from None
+        if grows:
+            check_value(G, r)
+        return r
     return call
+
+
+def _builtin_error(name, args, e):
+    shown = ", ".join(fmt(a) for a in args if not callable(a))
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
+    return RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}")
 
 
 def _constant(v):
@@ -497,22 +574,45 @@ def _size(v):
     return 1
 
 
-def _contains(coll, x):
+def _contains(coll, x, G=None):
+    c = coll.__class__
+    if c is tuple or c is Pile:  # a list is searched item by item
+        n = len(coll)
+        if n > 8:
+            charge(G, n * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
+        return x in coll
+    if c is frozenset or c is dict:  # one look-up by hash
+        if x.__class__ in CONTAINERS:
+            charge(G, deep_cost(x))
+        return x in coll
+    if c is str:
+        charge(G, len(coll) // 64)
+        return x in coll
     if coll is None:
         raise RuleRuntimeError("'in' on none")
-    if isinstance(coll, (tuple, frozenset, dict, Pile, str)):
-        return x in coll
     raise RuleRuntimeError(f"'in' needs a collection, not {fmt(coll)}")
 
 
-def _arith(op, a, b):
+def _arith(op, a, b, G=None):
+    if a.__class__ in CONTAINERS or a.__class__ is str:  # list + list copies both
+        n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)
+        if a.__class__ is str:
+            n //= 64
+        charge(G, n)
     r = _arith_raw(op, a, b)
     if r.__class__ is int:
         if not -MAX_INT < r < MAX_INT:
-            raise RuleRuntimeError(f"{fmt(a)} {op} {fmt(b)} is too large a number")
+            raise RuleRuntimeError(f"{_short(a)} {op} {_short(b)} is too large a number")
     elif r.__class__ in (tuple, str, frozenset) and len(r) > MAX_ITEMS:
         raise RuleRuntimeError(f"a list or text of more than {MAX_ITEMS:,} items")
+    elif r.__class__ is not str:
+        check_value(G, r)
     return r
+
+
+def _short(v):
+    t = fmt(v)
+    return t if len(t) <= 60 else t[:60] + "..."
 
 
 def _arith_raw(op, a, b):
@@ -599,6 +699,10 @@ class Place:
         self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
         # a variable whose places can be revealed: writing a place forgets what was known of it
         self.watch = self.is_var and xc.rs.visibility.get(self.name) in ("known", "owner")
+
+    def root(self, G, L):
+        """The whole value this place is part of (what a write into it copies)."""
+        return G.data[self.name] if self.is_var else L[self.name]
 
     def get(self, G, L):
         c = G.data[self.name] if self.is_var else L[self.name]
@@ -703,7 +807,29 @@ def _expr_text(e):
 
 
 # ============================================================================ collections
-def add_item(coll, x):
+def _check_root(G, L, place, v):
+    """After a write of a list, set or map into part of a variable: the whole variable keeps to the
+    value limits (size, depth)."""
+    if v.__class__ in CONTAINERS:
+        check_value(G, place.root(G, L))
+    else:
+        root = place.root(G, L)
+        charge(G, len(root) if root.__class__ in CONTAINERS else 1)  # the copy of the outer list or map
+
+
+def _copy_cost(coll):
+    """Adding to or removing from a collection copies it (a pile's pool is kept sorted)."""
+    c = coll.__class__
+    if c is Pile:
+        return (len(coll) + 1) * (len(coll).bit_length() + 1)
+    if c is tuple or c is frozenset:
+        return len(coll) + 1
+    return 1
+
+
+def add_item(coll, x, G=None):
+    if G is not None:
+        charge(G, _copy_cost(coll))
     if isinstance(coll, tuple):
         return coll + (x,)
     if isinstance(coll, frozenset):
@@ -715,7 +841,9 @@ def add_item(coll, x):
     raise RuleRuntimeError(f"cannot add to {fmt(coll)}")
 
 
-def remove_item(coll, x):
+def remove_item(coll, x, G=None):
+    if G is not None:
+        charge(G, _copy_cost(coll) * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
     if isinstance(coll, tuple):
         if x not in coll:
             raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
@@ -959,7 +1087,9 @@ class RandomOp:
         p = Pending("chance", -1, [], "draw" if self.is_draw else "roll", self.target)
         p.need = n
         p.single = self.count is None
+        charge(G, n)
         faces = () if self.is_draw else tuple(_items(self.source(G, L)))
+        charge(G, len(faces))
         if not self.is_draw and not faces:
             raise RuleRuntimeError("roll of an empty list of faces")
         p.pool = self.place.keys_now(G, L) if self.is_draw else faces
@@ -984,6 +1114,7 @@ class RandomOp:
                 faces = pile.pool
             else:
                 faces = p.pool
+            charge(G, len(faces) + 1)
             if len(set(faces)) == 1:
                 self._take(G, L, p, faces[0])
                 continue
@@ -1003,13 +1134,14 @@ class RandomOp:
         if p.single:
             L[self.target] = p.acc[0] if p.acc else None
         else:
-            L[self.target] = tuple(p.acc)
+            L[self.target] = check_items(G, tuple(p.acc))
         return None
 
     def _take(self, G, L, p, value):
         p.acc.append(value)
         if self.is_draw:
             pile = self.place.get_at(G, L, p.pool)
+            charge(G, _copy_cost(pile))
             if isinstance(pile, tuple):
                 self.place.set_at(G, L, p.pool, pile[1:])
             else:
@@ -1247,15 +1379,36 @@ class StmtCompiler:
         place = Place(self.xc, s.target)
         f = self.xc.compile(s.value)
         if s.op == "=":
-            def assign(G, L):
-                place.set(G, L, f(G, L))
+            if place.keys:
+                def assign(G, L):
+                    v = f(G, L)
+                    place.set(G, L, v)
+                    if v.__class__ in CONTAINERS:
+                        _check_root(G, L, place, v)
+                    else:  # the outer list or map was copied
+                        root = place.root(G, L)
+                        if root.__class__ in CONTAINERS:
+                            G.work += len(root)
+                            if G.work > G.work_mark:
+                                over(G)
+            elif place.pile_kind is not None:  # a list stored in a bag or set is sorted or hashed
+                def assign(G, L):
+                    v = f(G, L)
+                    if v.__class__ is tuple:
+                        charge(G, (len(v) + 1) * (len(v).bit_length() + 1))
+                    place.set(G, L, v)
+            else:
+                def assign(G, L):
+                    place.set(G, L, f(G, L))
         else:
             op = "+" if s.op == "+=" else "-"
 
             def assign(G, L):
                 cur = place.get(G, L)
                 val = f(G, L)
-                place.set(G, L, _arith(op, cur, val))
+                place.set(G, L, _arith(op, cur, val, G))
+                if place.keys:
+                    _check_root(G, L, place, val)
         c.emit(assign, s.span)
 
     def s_ExprStmt(self, c, s):
@@ -1313,6 +1466,9 @@ class StmtCompiler:
 
         def init(G, L):
             v = src(G, L)
+            G.work += len(v) + 1 if v.__class__ is tuple else _cost_of(v)
+            if G.work > G.work_mark:
+                over(G)
             if len(names) == 2:
                 if isinstance(v, dict):
                     L[items_n] = tuple((k, v[k]) for k in sorted(v, key=skey))
@@ -1421,18 +1577,25 @@ class StmtCompiler:
             pile = place.get(G, L)
             if not isinstance(pile, Pile):
                 raise RuleRuntimeError(f"cannot shuffle {fmt(pile)}")
+            charge(G, _cost_of(pile) * (len(pile).bit_length() + 1))  # the pool is kept sorted
             place.set(G, L, Pile(pile.kind, (), pile.items()))
         c.emit(shuffle, s.span)
 
     def s_Add(self, c, s):
         place = Place(self.xc, s.target)
         f = self.xc.compile(s.item)
-        c.emit(lambda G, L: place.set(G, L, add_item(place.get(G, L), f(G, L))), s.span)  # place.set checks ranges
+
+        def add(G, L):
+            x = f(G, L)
+            place.set(G, L, add_item(place.get(G, L), x, G))  # place.set checks ranges
+            if x.__class__ in CONTAINERS:
+                _check_root(G, L, place, x)
+        c.emit(add, s.span)
 
     def s_Remove(self, c, s):
         place = Place(self.xc, s.source)
         f = self.xc.compile(s.item)
-        c.emit(lambda G, L: place.set(G, L, remove_item(place.get(G, L), f(G, L))), s.span)
+        c.emit(lambda G, L: place.set(G, L, remove_item(place.get(G, L), f(G, L), G)), s.span)
 
     def s_Move(self, c, s):
         src = Place(self.xc, s.source)
@@ -1441,8 +1604,10 @@ class StmtCompiler:
 
         def move(G, L):
             x = f(G, L)
-            src.set(G, L, remove_item(src.get(G, L), x))
-            dst.set(G, L, add_item(dst.get(G, L), x))
+            src.set(G, L, remove_item(src.get(G, L), x, G))
+            dst.set(G, L, add_item(dst.get(G, L), x, G))
+            if x.__class__ in CONTAINERS:
+                _check_root(G, L, dst, x)
         c.emit(move, s.span)
 
     def s_Reveal(self, c, s):
@@ -1492,7 +1657,12 @@ class StmtCompiler:
         fs = [self.xc.compile(x) for x in s.items]
 
         def log(G, L):
-            G.note(" ".join(v if isinstance(v, str) else readable(v) for v in (f(G, L) for f in fs)))
+            vals = [f(G, L) for f in fs]
+            for v in vals:
+                charge(G, deep_cost(v))
+            text = " ".join(v if isinstance(v, str) else readable(v) for v in vals)
+            charge(G, len(text) // 16)
+            G.note(text)
         c.emit(log, s.span)
 
     def s_Play(self, c, s):

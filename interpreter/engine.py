@@ -18,9 +18,9 @@ from . import boards as B
 from . import pieces as P
 from . import rng as R
 from . import saves as _saves
-from .builtins import RuleRuntimeError
-from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, WORK_BUDGET, _DONE, Code, CompiledAction,
-                       CompiledFunction, ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get, too_much)
+from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
+from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
+                       ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get)
 from .errors import GameError, IllegalAction
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
@@ -29,7 +29,8 @@ DEFAULT_STEP_BUDGET = 2_000_000
 DEFAULT_CASCADE_DEPTH = 64
 MAX_FRAMES = 400
 MAX_NOTES = 500
-MAX_NOTE_CHARS = 10_000
+MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
+TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 
 
 class Frame:
@@ -74,8 +75,10 @@ class Action:
 
 # ============================================================================ ruleset
 class Ruleset:
-    def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH):
+    def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
+                 time_limit=TIME_LIMIT):
         self.program = program
+        self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game
         self.name = game.title
         self.player_counts = tuple(game.player_counts) or (2,)
@@ -149,6 +152,9 @@ class Ruleset:
             data = {}
             fdepth = 0
             work = 0
+            work_mark = TIME_CHECK_EVERY
+            deadline = float("inf")  # no time limit while building tables and boards
+            time_limit = TIME_LIMIT
 
         G = _Static()
         for d in program.decls.values():
@@ -396,7 +402,10 @@ class Game:
         self.notes = []
         self.turns = 0
         self.fdepth = 0
-        self.work = 0  # items handled since the last decision (see compiler.WORK_BUDGET)
+        self.work = 0  # units of work since the last decision (see builtins.WORK_BUDGET)
+        self.work_mark = 0  # the next value of work at which the budget and the clock are checked
+        self.deadline = None  # the CPU time (time.process_time) at which the rules stop; set at the first look
+        start_work(self)  # setting up counts as the first stretch of work
         self.scenario = None
         self.error = None
         self._actions = None
@@ -495,9 +504,7 @@ class Game:
             del self.known[name]
 
     def _charge(self, n):
-        self.work += n
-        if self.work > WORK_BUDGET:
-            raise too_much()
+        charge(self, n)
 
     def _known_to(self, name, player):
         """The places of variable `name` known to `player`, and every place that holds one of them."""
@@ -509,6 +516,10 @@ class Game:
                 for i in range(len(path)):
                     inner.add(path[:i])
         return seen, inner
+
+    @property
+    def time_limit(self):
+        return self.rs.time_limit
 
     def note(self, text):
         if len(text) > MAX_NOTE_CHARS:
@@ -536,10 +547,14 @@ class Game:
     # ------------------------------------------------------------------ the machine
     def _run(self, budget=None):
         budget = budget or self.rs.step_budget
-        self.work = 0
+        self.work = 0  # start_work(self), inline: the work budget and the clock start again
+        self.work_mark = TIME_CHECK_EVERY
+        self.deadline = None
         self.fdepth = 0
         frames = self.frames
         steps = 0
+        # the clock is read every TIME_CHECK_STEPS steps: `limit` is the next step count to look at
+        limit = min(budget, TIME_CHECK_STEPS)
         fr = None
         pc = 0
         try:
@@ -558,9 +573,13 @@ class Game:
                 n = len(ops)
                 while pc < n:
                     steps += 1
-                    if steps > budget:
-                        raise RuleRuntimeError(
-                            f"the rules ran {budget:,} steps without needing a decision (an endless loop?)")
+                    if steps > limit:
+                        if steps > budget:
+                            raise RuleRuntimeError(
+                                f"the rules ran {budget:,} steps without needing a decision, the step budget "
+                                "(an endless loop?)")
+                        check_time(self)
+                        limit = min(budget, steps + TIME_CHECK_STEPS)
                     r = ops[pc](self, L)
                     if r is None:
                         pc += 1
@@ -702,6 +721,7 @@ class Game:
         self._actions = None
         fr = self.frames[-1]
         op = fr.code.ops[fr.pc - 1]
+        start_work(self)
         try:
             r = op.resume(self, fr.locals, value)
         except RuleRuntimeError as e:
@@ -722,7 +742,7 @@ class Game:
     def scores(self):
         if self.rs.score_fn is None:
             return [0] * self.n
-        self.work = 0
+        start_work(self)
         self.fdepth = 0
         param, f = self.rs.score_fn
         where = self.rs.program.score.span.where()
@@ -730,6 +750,9 @@ class Game:
             out = [f(self, {param: p}) for p in range(self.n)]
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"{where}: while scoring: {e}") from None
+        except RecursionError:
+            raise GameError(f"{where}: while scoring: the score nests too deeply (a function calling itself "
+                            "without end?)") from None
         for p, v in enumerate(out):
             if v.__class__ is not int:
                 raise GameError(f"{where}: the score of P{p} is {fmt(v)}, not a number")
@@ -740,11 +763,16 @@ class Game:
             return [()] * self.n
         param, f = self.rs.tiebreak_fn
         out = []
+        start_work(self)
+        self.fdepth = 0
         for p in range(self.n):
             try:
                 v = f(self, {param: p})
             except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
                 raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: {e}") from None
+            except RecursionError:
+                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: the tiebreak nests "
+                                "too deeply (a function calling itself without end?)") from None
             out.append(tuple(v) if isinstance(v, tuple) else (v,))
         return out
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from rulelang import ast as A
 
 from .builtins import RuleRuntimeError
-from .compiler import WORK_BUDGET, Place, _get, _set_path, range_check, too_much
+from .builtins import charge
+from .compiler import Place, _get, _set_path, range_check
 from .values import Pile, Piece, fmt, to_plain
 
 MAX_PIECES = 100_000  # live pieces in one game (all kinds together)
@@ -114,9 +115,7 @@ def read_field(G, ref, name):
 def live(G, name):
     """The live pieces of a kind, in creation order; charges the work budget like a list of that size."""
     ids = G.data["#" + name]
-    G.work += len(ids) + 1
-    if G.work > WORK_BUDGET:
-        raise too_much()
+    charge(G, len(ids) + 1)
     return tuple(Piece(name, i) for i in ids)
 
 
@@ -139,9 +138,7 @@ def compile_new(xc, e):
     key, next_key, name = kind.key, kind.next_key, kind.name
 
     def new(G, L):
-        G.work += 1 + len(makers)
-        if G.work > WORK_BUDGET:
-            raise too_much()
+        charge(G, 1 + len(makers))
         if count_live(G) >= MAX_PIECES:
             raise RuleRuntimeError(f"more than {MAX_PIECES:,} pieces at once: destroy pieces that left the game")
         values = []
@@ -210,6 +207,9 @@ class PieceFieldPlace(Place):
         if self.fi is None:
             raise RuleRuntimeError(f"cannot change {self.text}: a piece's id is fixed")
         return ref.id
+
+    def root(self, G, L):
+        return G.data[self.name][self._id(G, L)][self.fi]  # the field's value (the pieces are not copied)
 
     def get(self, G, L):
         c = G.data[self.name][self._id(G, L)][self.fi]

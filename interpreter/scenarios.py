@@ -16,7 +16,7 @@ import rulelang
 from rulelang import ast as A
 from rulelang.diagnostics import RuleError
 
-from .builtins import RuleRuntimeError
+from .builtins import RuleRuntimeError, start_work
 from .compiler import StmtCompiler
 from .errors import GameError, IllegalAction
 from .values import fmt, readable
@@ -101,7 +101,7 @@ def _exec(G, code, L):
     pc = 0
     ops = code.ops
     steps = 0
-    G.work = 0
+    start_work(G)
     while pc < len(ops):
         steps += 1
         if steps > SCENARIO_STEP_BUDGET:

@@ -6,6 +6,9 @@ makes a new dict), and Pile (decks and bags). Players are ints (seats, 0-based).
 """
 from __future__ import annotations
 
+MAX_SIZE = 1_000_000  # the most items one value may hold in all, shared parts counted each time they appear
+MAX_DEPTH = 100  # the deepest a value may nest (a list in a list in a list ...)
+
 
 class Pile:
     """A deck or a bag. `known` is an ordered part (top first); `pool` is an unordered part whose
@@ -139,14 +142,17 @@ def encode(v):
     raise TypeError(f"cannot serialize a {type(v).__name__}")
 
 
-def decode(d, boards=None):
+def decode(d, boards=None, depth=0):
     """JSON data -> value; raises ValueError on anything that is not an encoded value."""
     if d.__class__ in _PLAIN:
         return d
     if isinstance(d, float):
         raise ValueError("numbers in a save file are whole numbers")
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"a value nested more than {MAX_DEPTH} deep")
+    depth += 1
     if isinstance(d, list):
-        return tuple([x if x.__class__ in _PLAIN else decode(x, boards) for x in d])
+        return tuple([x if x.__class__ in _PLAIN else decode(x, boards, depth) for x in d])
     if isinstance(d, dict):
         if "$board" in d and len(d) == 1:
             name = d["$board"]
@@ -154,13 +160,13 @@ def decode(d, boards=None):
                 raise ValueError(f"unknown board {str(name)[:40]!r}")
             return boards[name]
         if "$set" in d and len(d) == 1:
-            return frozenset(_key(decode(x, boards)) for x in _list(d["$set"]))
+            return frozenset(_key(decode(x, boards, depth)) for x in _list(d["$set"]))
         if "$map" in d and len(d) == 1:
             out = {}
             for pair in _list(d["$map"]):
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError("a map entry is a [key, value] pair")
-                out[_key(decode(pair[0], boards))] = decode(pair[1], boards)
+                out[_key(decode(pair[0], boards, depth))] = decode(pair[1], boards, depth)
             return out
         if "$piece" in d:
             kind, pid = d["$piece"], d.get("id")
@@ -171,8 +177,8 @@ def decode(d, boards=None):
             kind = d["$pile"]
             if kind not in ("deck", "bag"):
                 raise ValueError(f"unknown pile kind {str(kind)[:40]!r}")
-            return Pile(kind, [decode(x, boards) for x in _list(d.get("known", []))],
-                        [decode(x, boards) for x in _list(d.get("pool", []))])
+            return Pile(kind, [decode(x, boards, depth) for x in _list(d.get("known", []))],
+                        [decode(x, boards, depth) for x in _list(d.get("pool", []))])
     raise ValueError(f"not a rulelang value: {str(d)[:40]}")
 
 

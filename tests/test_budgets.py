@@ -1,0 +1,143 @@
+"""Every step of run-time work is counted: the issue's short rule files that ran for hours, blew up or
+crashed must stop quickly with a GameError naming the limit. Each runs in a bounded child process, so
+that a regression fails the test instead of hanging the run."""
+from __future__ import annotations
+
+import pytest
+
+import rulelang
+from rulelang import GameError
+from tests.hostile.bounded import run_bounded
+
+CHILD = '''
+import time
+import rulelang
+from rulelang import GameError
+rs = rulelang.loads(ARGS["text"])
+start = time.process_time()
+try:
+    g = rs.new_game(2)
+    g.to_json()
+    g.view(0)
+    g.winners()
+    print("NO ERROR")
+except GameError as e:
+    print("GameError:", e)
+print("cpu", round(time.process_time() - start, 2))
+'''
+
+
+def run(text, seconds=10):
+    return run_bounded(CHILD, {"text": text}, seconds=seconds)
+
+
+def stops_with(out, words):
+    assert out.ok, out.explain()
+    assert "GameError:" in out.stdout and words in out.stdout, out.explain()
+    assert "\n" not in out.stdout.split("GameError:")[1].split("\ncpu")[0]  # one line
+    assert float(out.stdout.split("cpu")[-1]) < 5, out.explain()
+
+
+def five_lines(body, decl="var xs: list[int] = []"):
+    return f'''game "T" {{ players 2 }}
+board b = square_grid(200, 200)
+{decl}
+var m: map[int, int] = {{}}
+flow {{ xs = [i for i in 1..100000]  m = {{i: i for i in 1..1000}}  loop {{ {body} }} }}
+'''
+
+
+@pytest.mark.parametrize("body", [
+    "let y = sum(xs)",
+    "let y = sorted(xs)",
+    "let y = award_by_rank(m, [5, 3, 1])",
+    "let y = reachable(b, (0, 0), 400)",
+    "let y = to_set(xs)",
+    "let r = roll 10000 of 1..6",
+])
+def test_builtins_in_a_loop_charge_the_work_budget(body):
+    stops_with(run(five_lines(body)), "the work budget")
+
+
+@pytest.mark.parametrize("after", ["let y = x == [x, x]", "log x", "let y = to_set([x])", ""])
+def test_a_value_sharing_itself_stops_at_a_limit_when_built(after):
+    out = run(f'''game "T" {{ players 2 }}
+var x: list[any] = []
+flow {{ repeat 60 times {{ x = [x, x] }}  {after} }}
+''')
+    stops_with(out, "before one decision")
+
+
+def test_a_value_nested_too_deep_stops_at_the_depth_limit():
+    out = run('''game "T" { players 2 }
+var x: list[any] = []
+flow { repeat 100000 times { x = [x] } }
+''')
+    stops_with(out, "nested more than 100 deep, the depth limit")
+
+
+def test_a_value_just_inside_the_depth_limit_is_fine():
+    rs = rulelang.loads('''game "T" { players 2 }
+var x: list[any] = []
+flow { repeat 99 times { x = [x] }  end_game "done" }
+''')
+    g = rs.new_game(2)
+    assert g.is_over() and g.end_reason == "done"
+    assert "[[[[" in g.to_json()
+    g.view(0)
+
+
+@pytest.mark.parametrize("where", ["score p = f(150)", "score p = 0\ntiebreak p = f(150)"])
+def test_score_and_tiebreak_recursion_is_a_rule_error(where):
+    out = run(f'''game "T" {{ players 2 }}
+function f(n) = if n <= 0 then 0 else max(count([1], x => f(n - 1) > 0), 0) + 1
+flow {{ end_game "x" }}
+{where}
+''')
+    stops_with(out, "nests too deeply")
+
+
+def test_sum_respects_the_number_limit():
+    out = run('''game "T" { players 2 }
+var x: int = 1
+flow { repeat 20000 times { x = sum([x, x]) }  end_game "x" }
+''')
+    stops_with(out, "sum() is too large a number")
+
+
+def test_the_time_limit_is_per_decision_and_configurable():
+    rs = rulelang.loads('''game "T" { players 2 }
+var k: int = 0
+flow { loop { k += 1 } }
+''')
+    rs.time_limit = 0.05
+    with pytest.raises(GameError) as err:
+        rs.new_game(2)
+    assert "0.05 seconds of CPU time" in str(err.value) and "the time limit" in str(err.value)
+
+
+def test_the_time_limit_starts_again_at_each_decision():
+    import time
+    rs = rulelang.loads('''game "T" { players 2 }
+var k: int = 0
+action go { effect { k += 1 } }
+flow { loop { turn 0 { offer [go] to 0 } } }
+''')
+    rs.time_limit = 0.2
+    g = rs.new_game(2)
+    start = time.process_time()
+    while time.process_time() - start < 0.3:  # more CPU time than the limit passes between decisions
+        pass
+    g.apply("go")
+    assert g.view(0)["vars"]["k"] == 1
+
+
+def test_ordinary_work_is_far_below_the_budget():
+    # a few thousand items per decision, sorting and searching included, stays well inside the budget
+    rs = rulelang.loads('''game "T" { players 2 }
+board b = square_grid(30, 30)
+var k: int = 0
+flow { k = count(sorted([i * 7 % 101 for i in 1..5000])) + count(reachable(b, (0, 0), 60))  end_game "x" }
+''')
+    g = rs.new_game(2)
+    assert g.view(0)["vars"]["k"] == 5000 + 899
