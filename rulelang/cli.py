@@ -353,7 +353,9 @@ def _placeholder_dict(p) -> dict:
 @cli.command()
 @click.argument("file")
 @click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Game seed (agents are seeded from it).")
+@click.option("--seed", type=int, default=None,
+              help="Game seed, 0 to 2^64-1 (agents are seeded from it). Default: 64 random bits from the system, "
+                   "so nobody can guess the hidden cards; the seed used is printed and logged for replay.")
 @variant_option
 @click.option("--agents", "agents_spec", default="random", show_default=True, metavar="A,B,...",
               help="Agents by seat: random, first or human (one name applies to every seat).")
@@ -375,6 +377,8 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
                    "e.g. random,human)", EXIT_USAGE)
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little")
     if len(names) == 1:
         names = names * players
     if len(names) != players:

@@ -544,3 +544,19 @@ def test_root_option_widens_where_extends_may_reach(in_root, tmp_path):
     assert r.exit_code == 0, r.output
     r = run("play", "--root", tmp_path, house, "--players", 2, "--json")
     assert r.exit_code == 0, r.output
+
+
+@real
+def test_play_without_a_seed_takes_a_large_one_from_the_system_and_logs_it(in_root, tmp_path):
+    """A game without --seed must not be seed 0 (a seat could try small seeds against what it sees);
+    the seed used is printed and logged, so the game replays."""
+    seeds = set()
+    for i in range(3):
+        log = tmp_path / f"g{i}.json"
+        r = run("play", "games/examples/connect4.rules", "--log", log)
+        assert r.exit_code == 0, r.output
+        seed = json.loads(log.read_text())["seed"]
+        assert f"seed {seed}" in r.stdout.splitlines()[0]
+        seeds.add(seed)
+        assert run("replay", "games/examples/connect4.rules", log).exit_code == 0
+    assert len(seeds) == 3 and min(seeds) > 2 ** 20
