@@ -672,6 +672,17 @@ def _set(c, k, v):
 
 
 # ============================================================================ places (lvalues)
+def index_chain(xc, target):
+    """`x[a][b]` -> ([compiled a, compiled b], x): the index steps of a place and what they index."""
+    keys = []
+    root = target
+    while isinstance(root, A.Index):
+        keys.append(xc.compile(root.index))
+        root = root.target
+    keys.reverse()
+    return keys, root
+
+
 class Place:
     """Something assignable: a variable or local, with an optional chain of [index] steps (a field of a
     piece is a PieceFieldPlace, see pieces.py)."""
@@ -684,21 +695,18 @@ class Place:
         return object.__new__(cls)
 
     def __init__(self, xc, target):
-        keys = []
-        root = target
-        while isinstance(root, A.Index):
-            keys.append(xc.compile(root.index))
-            root = root.target
-        keys.reverse()
-        self.keys = keys
+        self.keys, root = index_chain(xc, target)
         self.name = root.ident
         self.is_var = root.ref == "var"
-        ty = target.ty
         self.text = _expr_text(target)
-        self.check = range_check(ty, self.text)  # None when no bounded number is inside the type
-        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
+        self.typed(target.ty)
         # a variable whose places can be revealed: writing a place forgets what was known of it
         self.watch = self.is_var and xc.rs.visibility.get(self.name) in ("known", "owner")
+
+    def typed(self, ty):
+        """The checks a write into a place of type `ty` needs."""
+        self.check = range_check(ty, self.text)  # None when no bounded number is inside the type
+        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
 
     def root(self, G, L):
         """The whole value this place is part of (what a write into it copies)."""

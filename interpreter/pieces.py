@@ -14,7 +14,7 @@ from rulelang import ast as A
 
 from .builtins import RuleRuntimeError
 from .builtins import charge
-from .compiler import Place, _get, _set_path, range_check
+from .compiler import Place, _get, _set_path, index_chain, range_check
 from .values import Pile, Piece, fmt, to_plain
 
 MAX_PIECES = 100_000  # live pieces in one game (all kinds together)
@@ -180,23 +180,15 @@ class PieceFieldPlace(Place):
     Its keys (keys_now) are (id, field position, index...), the path of the place in G.data["#KIND"]."""
 
     def __init__(self, xc, target):
-        keys = []
-        root = target
-        while isinstance(root, A.Index):
-            keys.append(xc.compile(root.index))
-            root = root.target
-        keys.reverse()
-        self.keys = keys
+        self.keys, root = index_chain(xc, target)
         self.kind = kind = xc.rs.pieces[root.target.ty.name]
         self.ref = xc.compile(root.target)
         self.field = root.name
         self.fi = kind.index.get(root.name)
         self.name = kind.key
         self.is_var = False
-        ty = target.ty
-        self.text = f"{kind.name}.{root.name}" + "[...]" * len(keys)
-        self.check = range_check(ty, self.text)
-        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
+        self.text = f"{kind.name}.{root.name}" + "[...]" * len(self.keys)
+        self.typed(target.ty)
         self.watch = kind.vis[self.fi] in ("known", "owner") if self.fi is not None else False
 
     def _id(self, G, L):

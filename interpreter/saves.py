@@ -4,7 +4,7 @@
 field of the right JSON kind, every variable of its declared type, seats within the players, positions
 within the code, the pending decision exactly the one the op it resumes would offer now), or raises a
 GameError with one line that names the field, e.g.
-`not a saved game of Station: data.gems[1] is "x", not an int`.
+`not a saved game of Race: data.points[1] is "x", not an int`.
 """
 from __future__ import annotations
 
