@@ -478,6 +478,7 @@ class ProcDecl(Decl):
     params: list = attrs.Factory(list)
     body: Block = None
     proc_kind: str = "procedure"  # setup, flow, phase, procedure
+    placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "procedure"
 
 
@@ -486,6 +487,7 @@ class FuncDecl(Decl):
     params: list = attrs.Factory(list)
     result: Any = None
     body: Expr = None
+    placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "function"
 
 
@@ -512,6 +514,7 @@ class ActionDecl(Decl):
     effect: Optional[Block] = None
     text: str = ""
     text_span: Optional[Span] = None  # where the text "..." clause stands
+    placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "action"
 
 

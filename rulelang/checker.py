@@ -223,6 +223,9 @@ class Checker(PieceChecks):
             self.globals[d.name] = ("pieces", T.list_of(self.types[d.name]))
 
     def check_decl(self, d):
+        if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
+            kind = d.proc_kind if isinstance(d, A.ProcDecl) else d.kind
+            self.placeholders.append((d.span, f"{kind} {d.name} ({d.placeholder or 'invented rule'})"))
         if isinstance(d, A.ConstDecl):
             t = self.expr(d.value, Scope(), Context("const", pure=True))
             if self._decl_order is None:

@@ -271,15 +271,16 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def phase_decl(self, meta, c):
-        return A.ProcDecl(name=str(c[0]), span=self._span(meta), body=c[1], proc_kind="phase")
+        return A.ProcDecl(name=str(c[0]), span=self._span(meta), placeholder=c[1], body=c[2], proc_kind="phase")
 
     @v_args(meta=True)
     def proc_decl(self, meta, c):
-        return A.ProcDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], body=c[2])
+        return A.ProcDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], placeholder=c[2], body=c[3])
 
     @v_args(meta=True)
     def func_decl(self, meta, c):
-        return A.FuncDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], result=c[2], body=c[3])
+        return A.FuncDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], result=c[2], placeholder=c[3],
+                          body=c[4])
 
     def params(self, c):
         return list(c)
@@ -290,8 +291,8 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def action_decl(self, meta, c):
-        name, params, *clauses = c
-        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [])
+        name, params, mark, *clauses = c
+        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [], placeholder=mark)
         for kind, value in clauses:
             if kind == "require":
                 d.requires.append(value)
@@ -919,6 +920,10 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
         elif str(tok) in ("elif", "else"):
             hint = (f"'{tok}' follows the block of an if directly; a citation (@rule) cannot stand between "
                     "them: put it inside the block")
+        elif str(tok) == "placeholder":
+            hint = ("a placeholder mark stands just before the body of a table, procedure, phase, function "
+                    "or action, e.g. procedure p(x) placeholder \"why\" { ... }; an invented value is "
+                    "marked ?VALUE")
         if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
             hint = "use '==' to compare; '=' only assigns in a statement"
         return source.diag("E004", message, tok.line, tok.column, hint=hint,
