@@ -284,7 +284,17 @@ class Offer(Stmt):
 
 @node
 class Shuffle(Stmt):
+    """`shuffle PILE`, or `shuffle SOURCE into PILE` (SOURCE's items join PILE, all shuffled)."""
     pile: Expr = None
+    source: Optional[Expr] = None
+
+
+@node
+class DrawInto(Stmt):
+    """`draw COUNT from PILE into TARGET`: `let x = draw COUNT from PILE` and adding the items to TARGET."""
+    count: Optional[Expr] = None  # None means "one"
+    pile: Expr = None
+    target: Expr = None
 
 
 @node

@@ -457,7 +457,7 @@ class Checker(PieceChecks):
             self.stmt(st, s, ctx)
 
     GAME_ONLY = {"Turn": "turn", "Offer": "offer", "Emit": "emit", "EndGame": "end_game",
-                 "TriggerEnd": "trigger_end", "Eliminate": "eliminate", "Return": "return"}
+                 "TriggerEnd": "trigger_end", "Eliminate": "eliminate", "Return": "return", "DrawInto": "draw"}
 
     def stmt(self, s, scope, ctx):
         kind = type(s).__name__
@@ -679,6 +679,17 @@ class Checker(PieceChecks):
         if t.name not in ("deck", "bag", "any"):
             self.err(s.pile.span, "E315", f"only a deck or bag can be shuffled, not {t}",
                      hint="declare it as deck[T]: its items are then drawn in random order")
+        if s.source is not None:
+            self._coll_target(s.source, scope, ctx, T.element(t) if t.name in ("deck", "bag") else T.ANY,
+                              "shuffle the items of")
+
+    def s_DrawInto(self, s, scope, ctx):
+        self.check_random(s, scope, ctx, s.pile, "draw")
+        self.check_lvalue(s.pile, scope, ctx)
+        pt = s.pile.ty or T.ANY
+        if pt.name not in ("list", "deck", "bag", "any"):
+            self.err(s.pile.span, "E315", f"can only draw from a list, deck or bag, not {pt}")
+        self._coll_target(s.target, scope, ctx, T.element(pt), "draw into")
 
     def _coll_target(self, target, scope, ctx, item_t, verb):
         tt = self.expr(target, scope, ctx)

@@ -563,7 +563,13 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def shuffle_stmt(self, meta, c):
+        if c[1] is not None:  # shuffle SOURCE into PILE
+            return A.Shuffle(span=self._span(meta), pile=c[1], source=c[0])
         return A.Shuffle(span=self._span(meta), pile=c[0])
+
+    @v_args(meta=True)
+    def draw_stmt(self, meta, c):
+        return A.DrawInto(span=self._span(meta), count=c[0], pile=c[1], target=c[2])
 
     @v_args(meta=True)
     def add_stmt(self, meta, c):

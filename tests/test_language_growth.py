@@ -122,3 +122,186 @@ def test_a_placeholder_mark_in_the_wrong_place_says_where_it_belongs():
         raise AssertionError("a mark before 'procedure' must not load")
     assert "w.rules:2:1: error[E004]: unexpected 'placeholder'" in text
     assert 'procedure p(x) placeholder "why" { ... }' in text
+
+
+# ---------------------------------------------------------------- draw ... into
+
+def _load(text):
+    import rulelang
+    return rulelang.loads(text, name="t.rules")
+
+
+def _vars(g):
+    return g.view(None)["vars"]
+
+
+PILES = '''game "D" { players 2 }
+var pile: deck[int] = [1, 2, 3, 4, 5, 6]
+per player var hand: list[int] = [] visible to owner
+var table_: set[int]
+var stack: deck[int]
+var sack: bag[int]
+var done: bool = false
+action stop { effect { done = true } }
+flow { turn 0 { offer [stop] to 0 } }
+ending "stopped" when done
+'''
+
+
+def _two_step(one_step):
+    """The documented equivalent: `let` the draw, then add each item."""
+    import re
+    def rep(m):
+        count, src, dst = m.group(1), m.group(2), m.group(3)
+        if count == "one":
+            return f"let d_ = draw 1 from {src}  for x_ in d_ {{ add x_ to {dst} }}"
+        return f"let d_ = draw {count} from {src}  for x_ in d_ {{ add x_ to {dst} }}"
+    return re.sub(r"draw (\S+) from (\S+) into (\S+)", rep, one_step)
+
+
+DEALS = [
+    "draw 2 from pile into hand[0]  draw one from pile into hand[1]",
+    "shuffle pile  draw 2 from pile into hand[0]  draw 3 from pile into hand[1]",
+    "shuffle pile  draw 2 from pile into table_  draw one from pile into stack  draw 2 from pile into sack",
+    "shuffle pile  draw 3 from pile into stack  draw 2 from stack into hand[1]",
+]
+
+
+def test_draw_into_puts_the_drawn_items_into_the_target():
+    g = _load(PILES.replace("flow {", "setup { draw 2 from pile into hand[0]  draw one from pile into table_ }\nflow {")) \
+        .new_game(2, seed=0)
+    v = _vars(g)
+    assert v["hand"] == [[1, 2], []]  # an unshuffled deck gives its top items, in order
+    assert v["table_"] == [3]
+    assert v["pile"] == {"known": [4, 5, 6], "hidden": 0, "shuffled": []}
+
+
+def test_draw_into_plays_exactly_like_let_draw_then_add():
+    """Same seeds give the same game: chance, order and what lands where."""
+    for deal in DEALS:
+        one = _load(PILES.replace("flow {", "setup { " + deal + " }\nflow {"))
+        two = _load(PILES.replace("flow {", "setup { " + _two_step(deal) + " }\nflow {"))
+        for seed in range(6):
+            a, b = one.new_game(2, seed=seed), two.new_game(2, seed=seed)
+            assert _vars(a) == _vars(b), (deal, seed)
+            assert a.view(0) == b.view(0) and a.view(1) == b.view(1), (deal, seed)
+
+
+def test_draw_into_offers_the_same_chance_decisions_as_the_two_step_form():
+    deal = "shuffle pile  draw 2 from pile into hand[0]  draw one from pile into table_"
+    one = _load(PILES.replace("flow {", "setup { " + deal + " }\nflow {"))
+    two = _load(PILES.replace("flow {", "setup { " + _two_step(deal) + " }\nflow {"))
+    a, b = one.new_game(2, seed=0, chance="explicit"), two.new_game(2, seed=0, chance="explicit")
+    for pick in ("4", "2", "6"):
+        assert a.is_chance() and b.is_chance()
+        assert [(x.id, p) for x, p in a.chance_outcomes()] == [(x.id, p) for x, p in b.chance_outcomes()]
+        a.apply(pick)
+        b.apply(pick)
+    assert not a.is_chance()
+    assert _vars(a)["hand"] == [[4, 2], []] and _vars(a)["table_"] == [6]
+    assert _vars(a) == _vars(b)
+
+
+def test_draw_one_from_an_empty_pile_into_a_list_adds_nothing():
+    g = _load(PILES.replace("flow {", "setup { pile = []  draw one from pile into hand[0]  "
+                                      "draw 3 from pile into hand[1] }\nflow {")).new_game(2, seed=0)
+    assert _vars(g)["hand"] == [[], []]
+
+
+def test_draw_into_a_revealed_place_forgets_what_was_known_of_it():
+    rules = '''game "K" { players 2 }
+var pile: deck[int] = [7, 8, 9]
+var shown: list[int] = [1] visible to known
+var done: bool = false
+action look { effect { reveal shown to 1 } }
+action deal { effect { draw one from pile into shown } }
+flow { loop { turn 0 { offer [look, deal] to 0 } } }
+ending "never" when false
+'''
+    g = _load(rules).new_game(2, seed=0)
+    assert g.view(1)["vars"]["shown"] == {"hidden": 1}
+    g.apply("look")
+    assert g.view(1)["vars"]["shown"] == [1]
+    g.apply("deal")
+    assert g.view(1)["vars"]["shown"] == {"hidden": 2}
+    assert _vars(g)["shown"] == [1, 7]
+
+
+def test_draw_into_wrong_targets_are_positioned_errors():
+    import pytest
+    from rulelang.diagnostics import RuleError
+    base = '''game "E" { players 2 }
+var pile: deck[int] = [1, 2]
+var n: int
+var names: list[str]
+setup { BODY }
+flow { }
+'''
+    for body, code, col in [("draw 2 from pile into n", "E315", 31), ("draw one from pile into names", "E317", 33),
+                            ("draw one from n into names", "E315", 23)]:
+        with pytest.raises(RuleError) as e:
+            _load(base.replace("BODY", body))
+        text = e.value.render()
+        assert f"t.rules:5:{col}: error[{code}]" in text, (body, text)
+    with pytest.raises(RuleError) as e:
+        _load(base.replace("setup { BODY }", "setup { }") + 'action a { effect { } }\n'
+              'scenario "s" { given { draw one from pile into names }  then { expect true } }\n')
+    assert "error[E414]: 'draw' runs inside the game" in e.value.render()
+
+
+# ---------------------------------------------------------------- shuffle B into A
+
+REFILL = '''game "R" { players 2 }
+var supply: deck[int] = [1, 2]
+var discard: list[int] = [5, 6, 7]
+var done: bool = false
+action stop { effect { done = true } }
+flow { turn 0 { offer [stop] to 0 } }
+ending "stopped" when done
+'''
+
+
+def test_shuffle_into_moves_every_item_and_shuffles_the_whole_pile():
+    g = _load(REFILL.replace("flow {", "setup { shuffle discard into supply }\nflow {")).new_game(2, seed=0)
+    v = _vars(g)
+    assert v["discard"] == []
+    assert v["supply"] == {"known": [], "hidden": 5, "shuffled": [1, 2, 5, 6, 7]}
+
+
+def test_shuffle_into_is_the_three_line_refill():
+    """`shuffle discard into supply` when the supply is empty == supply = discard, shuffle, discard = []."""
+    one = _load(REFILL.replace("flow {", "setup { supply = []  shuffle discard into supply  "
+                                         "let a = draw 2 from supply  discard = a }\nflow {"))
+    three = _load(REFILL.replace("flow {", "setup { supply = []  supply = discard  shuffle supply  discard = []  "
+                                           "let a = draw 2 from supply  discard = a }\nflow {"))
+    for seed in range(8):
+        assert one.new_game(2, seed=seed).to_json() == three.new_game(2, seed=seed).to_json()
+
+
+def test_shuffle_into_takes_from_sets_decks_and_bags_and_empties_them():
+    rules = '''game "S" { players 2 }
+var pile: bag[int] = [1]
+var a: set[int] = {2, 3}
+var b: deck[int] = [4]
+var c: bag[int] = [5]
+per player var h: list[int]
+var done: bool = false
+action stop { effect { done = true } }
+setup { add 6 to h[0]  add 7 to h[1]  shuffle a into pile  shuffle b into pile  shuffle c into pile  shuffle h[1] into pile  shuffle pile into pile }
+flow { turn 0 { offer [stop] to 0 } }
+ending "stopped" when done
+'''
+    v = _vars(_load(rules).new_game(2, seed=0))
+    assert v["a"] == [] and v["h"] == [[6], []]
+    assert v["b"] == {"known": [], "hidden": 0, "shuffled": []} and v["c"] == v["b"]
+    assert sorted(v["pile"]["shuffled"]) == [1, 2, 3, 4, 5, 7]  # shuffling a pile into itself keeps it whole
+
+
+def test_shuffle_into_errors_are_positioned():
+    import pytest
+    from rulelang.diagnostics import RuleError
+    for body, code, col in [("shuffle supply into discard", "E315", 29), ("shuffle m into supply", "E315", 17),
+                            ("shuffle names into supply", "E317", 17)]:
+        with pytest.raises(RuleError) as e:
+            _load(REFILL.replace("flow {", "var m: map[int, int]\nvar names: list[str]\nsetup { " + body + " }\nflow {"))
+        assert f"t.rules:8:{col}: error[{code}]" in e.value.render(), (body, e.value.render())
