@@ -111,6 +111,20 @@ def test_check_placeholders_lists_placeholder_rules(tmp_path):
     assert [i["line"] for i in items if i["code"] == "placeholder"] == [4, 5, 6, 7, 8]
 
 
+def test_a_placeholder_rule_without_a_citation_is_warned_about():
+    """An invented rule stands only for a mechanic the rulebook names: W308 when it cites no section."""
+    import rulelang
+    rs = rulelang.loads(MARKED, name="m.rules")
+    w308 = sorted((w.line, w.message) for w in rs.warnings if w.code == "W308")
+    assert [line for line, _ in w308] == [5, 6, 7, 8]  # bump (line 4) cites X-1
+    assert "placeholder phase 'grow' cites no rule" in w308[0][1]
+    cited = MARKED.replace("phase grow", '@rule "X-2"\nphase grow').replace(
+        "action pick(k in [1, 2]) placeholder \"picked\" { require",
+        "action pick(k in [1, 2]) placeholder \"picked\" { @rule \"X-3\" require")
+    rs = rulelang.loads(cited, name="m.rules")
+    assert sorted(w.message.split("'")[1] for w in rs.warnings if w.code == "W308") == ["twice", "up"]
+
+
 def test_a_placeholder_mark_in_the_wrong_place_says_where_it_belongs():
     import rulelang
     from rulelang.diagnostics import RuleError
