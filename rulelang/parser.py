@@ -926,6 +926,12 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
         elif str(tok) in ("elif", "else"):
             hint = (f"'{tok}' follows the block of an if directly; a citation (@rule) cannot stand between "
                     "them: put it inside the block")
+        elif str(tok) == "into":
+            hint = ("'draw ... into' and 'shuffle ... into' are statements of their own: draw N from PILE into "
+                    "PLACE (without let), shuffle SOURCE into PILE")
+        elif expected == {"INTO"}:
+            hint = ("a draw outside 'let' puts its items somewhere: draw N from PILE into PLACE; "
+                    "or keep them: let x = draw N from PILE")
         elif str(tok) == "placeholder":
             hint = ("a placeholder mark stands just before the body of a table, procedure, phase, function "
                     "or action, e.g. procedure p(x) placeholder \"why\" { ... }; an invented value is "
@@ -950,6 +956,8 @@ def parse(text: str, path: str = "<string>"):
 
     def on_error(e):
         errors.append(e)
+        if set(getattr(e, "accepts", None) or getattr(e, "expected", None) or ()) == {"INTO"}:
+            return False  # a draw statement without 'into': skipping tokens would only repeat the error
         return len(errors) < MAX_ERRORS
 
     try:

@@ -379,3 +379,19 @@ def test_generated_sequences_play_like_their_long_forms(ops, seed):
     total = (len(v["hand"][0]) + len(v["hand"][1]) + len(v["table_"])
              + sum(len(v[p]["known"]) + v[p]["hidden"] for p in ("pile", "stack", "sack")))
     assert total == 6  # the six distinct items are all somewhere, once
+
+
+def test_a_draw_statement_without_into_or_a_let_draw_with_into_gets_one_error_with_a_hint():
+    import pytest
+    from rulelang.diagnostics import RuleError
+    base = 'game "D" { players 2 }\nvar pile: deck[int] = [1, 2]\nvar h: list[int]\nsetup {\n  BODY\n}\nflow { }\n'
+    for body, where, hint in [
+        ("draw 2 from pile to h", "t.rules:5:20", "draw N from PILE into PLACE"),
+        ("draw 2 from pile", "t.rules:6:1", "let x = draw N from PILE"),
+        ("let x = draw 2 from pile into h", "t.rules:5:28", "statements of their own"),
+    ]:
+        with pytest.raises(RuleError) as e:
+            _load(base.replace("BODY", body))
+        diags = e.value.diagnostics
+        assert len(diags) == 1 and diags[0].code == "E004", e.value.render()
+        assert e.value.render().startswith(where) and hint in diags[0].hint, e.value.render()
