@@ -18,7 +18,7 @@ from rulelang import ast as A
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
                        charge, check_items, check_value, deep_cost, over)
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
-from .values import Pile, Piece, fmt, readable, skey
+from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
 
 SUSPEND = "suspend"
 RETURN = "return"
@@ -1580,6 +1580,9 @@ class StmtCompiler:
 
     def s_Shuffle(self, c, s):
         place = Place(self.xc, s.pile)
+        if s.source is not None:
+            self._shuffle_into(c, s, place, Place(self.xc, s.source))
+            return
 
         def shuffle(G, L):
             pile = place.get(G, L)
@@ -1588,6 +1591,21 @@ class StmtCompiler:
             charge(G, _cost_of(pile) * (len(pile).bit_length() + 1))  # the pool is kept sorted
             place.set(G, L, Pile(pile.kind, (), pile.items()))
         c.emit(shuffle, s.span)
+
+    def s_DrawInto(self, c, s):
+        # `let %items = draw COUNT from PILE` (chance and budget exactly as there; `one` is a list of at
+        # most one item), then every drawn item is added to the target as by `add`
+        drawn = self.hidden("items")
+        count = self.xc.compile(s.count) if s.count is not None else (lambda G, L: 1)
+        c.emit(RandomOp(drawn, None, count, True, Place(self.xc, s.pile), s.span), s.span)
+        place = Place(self.xc, s.target)
+
+        def add_drawn(G, L):
+            for x in L.pop(drawn):
+                place.set(G, L, add_item(place.get(G, L), x, G))  # place.set checks ranges
+                if x.__class__ in CONTAINERS:
+                    _check_root(G, L, place, x)
+        c.emit(add_drawn, s.span)
 
     def s_Add(self, c, s):
         place = Place(self.xc, s.target)
@@ -1599,6 +1617,34 @@ class StmtCompiler:
             if x.__class__ in CONTAINERS:
                 _check_root(G, L, place, x)
         c.emit(add, s.span)
+
+    @staticmethod
+    def _shuffle_into(c, s, place, src):
+        """shuffle SOURCE into PILE: SOURCE's items join PILE, PILE is shuffled, SOURCE is left empty."""
+        def shuffle_into(G, L):
+            pile = place.get(G, L)
+            if not isinstance(pile, Pile):
+                raise RuleRuntimeError(f"cannot shuffle into {fmt(pile)}")
+            if src.name == place.name and src.is_var == place.is_var and src.keys_now(G, L) == place.keys_now(G, L):
+                moved = ()  # the same place: only shuffled
+            else:
+                old = src.get(G, L)
+                if old.__class__ not in (tuple, frozenset, Pile):
+                    raise RuleRuntimeError(f"cannot shuffle the items of {fmt(old)}")
+                charge(G, _cost_of(old))
+                moved = tuple(_items(old))
+                src.set(G, L, Pile(old.kind) if old.__class__ is Pile else old.__class__())
+                pile = place.get(G, L)
+            n = len(pile) + len(moved)
+            charge(G, (n + 1) * (n.bit_length() + 1))  # the pool is kept sorted
+            if n > MAX_SIZE:
+                raise RuleRuntimeError(f"a value of more than {MAX_SIZE:,} items in all, the size limit")
+            place.set(G, L, Pile(pile.kind, (), pile.items() + moved))
+            for x in moved:
+                if x.__class__ in CONTAINERS:
+                    _check_root(G, L, place, x)
+                    break
+        c.emit(shuffle_into, s.span)
 
     def s_Remove(self, c, s):
         place = Place(self.xc, s.source)

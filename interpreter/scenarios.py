@@ -139,8 +139,8 @@ def reconsider(G):
 
 
 def _forces_setup_chance(sc):
-    """Whether the scenario's first step (in `given`, else in `when`) forces a chance outcome."""
-    for block in sc.given + sc.when:
+    """Whether the scenario's first step, in written order, forces a chance outcome."""
+    for _kind, block in sc.parts:
         if block.stmts:
             return isinstance(block.stmts[0], A.ChanceStep)
     return False

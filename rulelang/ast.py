@@ -284,7 +284,17 @@ class Offer(Stmt):
 
 @node
 class Shuffle(Stmt):
+    """`shuffle PILE`, or `shuffle SOURCE into PILE` (SOURCE's items join PILE, all shuffled)."""
     pile: Expr = None
+    source: Optional[Expr] = None
+
+
+@node
+class DrawInto(Stmt):
+    """`draw COUNT from PILE into TARGET`: `let x = draw COUNT from PILE` and adding the items to TARGET."""
+    count: Optional[Expr] = None  # None means "one"
+    pile: Expr = None
+    target: Expr = None
 
 
 @node
@@ -478,6 +488,7 @@ class ProcDecl(Decl):
     params: list = attrs.Factory(list)
     body: Block = None
     proc_kind: str = "procedure"  # setup, flow, phase, procedure
+    placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "procedure"
 
 
@@ -486,6 +497,7 @@ class FuncDecl(Decl):
     params: list = attrs.Factory(list)
     result: Any = None
     body: Expr = None
+    placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "function"
 
 
@@ -512,6 +524,7 @@ class ActionDecl(Decl):
     effect: Optional[Block] = None
     text: str = ""
     text_span: Optional[Span] = None  # where the text "..." clause stands
+    placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "action"
 
 

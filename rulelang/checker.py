@@ -223,6 +223,9 @@ class Checker(PieceChecks):
             self.globals[d.name] = ("pieces", T.list_of(self.types[d.name]))
 
     def check_decl(self, d):
+        if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
+            kind = d.proc_kind if isinstance(d, A.ProcDecl) else d.kind
+            self.placeholders.append((d.span, f"{kind} {d.name} ({d.placeholder or 'invented rule'})"))
         if isinstance(d, A.ConstDecl):
             t = self.expr(d.value, Scope(), Context("const", pure=True))
             if self._decl_order is None:
@@ -454,7 +457,7 @@ class Checker(PieceChecks):
             self.stmt(st, s, ctx)
 
     GAME_ONLY = {"Turn": "turn", "Offer": "offer", "Emit": "emit", "EndGame": "end_game",
-                 "TriggerEnd": "trigger_end", "Eliminate": "eliminate", "Return": "return"}
+                 "TriggerEnd": "trigger_end", "Eliminate": "eliminate", "Return": "return", "DrawInto": "draw"}
 
     def stmt(self, s, scope, ctx):
         kind = type(s).__name__
@@ -676,6 +679,17 @@ class Checker(PieceChecks):
         if t.name not in ("deck", "bag", "any"):
             self.err(s.pile.span, "E315", f"only a deck or bag can be shuffled, not {t}",
                      hint="declare it as deck[T]: its items are then drawn in random order")
+        if s.source is not None:
+            self._coll_target(s.source, scope, ctx, T.element(t) if t.name in ("deck", "bag") else T.ANY,
+                              "shuffle the items of")
+
+    def s_DrawInto(self, s, scope, ctx):
+        self.check_random(s, scope, ctx, s.pile, "draw")
+        self.check_lvalue(s.pile, scope, ctx)
+        pt = s.pile.ty or T.ANY
+        if pt.name not in ("list", "deck", "bag", "any"):
+            self.err(s.pile.span, "E315", f"can only draw from a list, deck or bag, not {pt}")
+        self._coll_target(s.target, scope, ctx, T.element(pt), "draw into")
 
     def _coll_target(self, target, scope, ctx, item_t, verb):
         tt = self.expr(target, scope, ctx)

@@ -261,7 +261,7 @@ def main(argv=None):
 @variant_option
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the diagnostics.")
-@click.option("--placeholders", is_flag=True, help="Also list every placeholder component value.")
+@click.option("--placeholders", is_flag=True, help="Also list every placeholder component value and placeholder rule.")
 @click.option("--explore", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also play N random games per player count, reporting stuck positions, run-time errors "
                    "and games that do not end.")

@@ -101,6 +101,18 @@ def unemitted_events(c, code):
             c.warn(d.span, code, f"event '{d.name}' is never emitted", hint=f"emit {d.name}(...) where it happens")
 
 
+@lint("W308")
+def uncited_placeholder_rules(c, code):
+    """An invented rule stands only for a mechanic the rulebook names: it must say where (`@rule`)."""
+    for d in c.prog.decls.values():
+        if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
+            if not any(getattr(n, "cites", None) for n in A.walk(d)):
+                kind = d.proc_kind if isinstance(d, A.ProcDecl) else d.kind
+                c.warn(d.span, code, f"placeholder {kind} '{d.name}' cites no rule: an invented rule must stand "
+                                     "for a mechanic the rulebook names",
+                       hint=f'put @rule "SECTION" (where the rulebook names it) before {kind} {d.name}')
+
+
 SECTION_RE = re.compile(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", re.M)
 
 

@@ -271,15 +271,16 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def phase_decl(self, meta, c):
-        return A.ProcDecl(name=str(c[0]), span=self._span(meta), body=c[1], proc_kind="phase")
+        return A.ProcDecl(name=str(c[0]), span=self._span(meta), placeholder=c[1], body=c[2], proc_kind="phase")
 
     @v_args(meta=True)
     def proc_decl(self, meta, c):
-        return A.ProcDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], body=c[2])
+        return A.ProcDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], placeholder=c[2], body=c[3])
 
     @v_args(meta=True)
     def func_decl(self, meta, c):
-        return A.FuncDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], result=c[2], body=c[3])
+        return A.FuncDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], result=c[2], placeholder=c[3],
+                          body=c[4])
 
     def params(self, c):
         return list(c)
@@ -290,8 +291,8 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def action_decl(self, meta, c):
-        name, params, *clauses = c
-        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [])
+        name, params, mark, *clauses = c
+        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [], placeholder=mark)
         for kind, value in clauses:
             if kind == "require":
                 d.requires.append(value)
@@ -562,7 +563,13 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def shuffle_stmt(self, meta, c):
+        if c[1] is not None:  # shuffle SOURCE into PILE
+            return A.Shuffle(span=self._span(meta), pile=c[1], source=c[0])
         return A.Shuffle(span=self._span(meta), pile=c[0])
+
+    @v_args(meta=True)
+    def draw_stmt(self, meta, c):
+        return A.DrawInto(span=self._span(meta), count=c[0], pile=c[1], target=c[2])
 
     @v_args(meta=True)
     def add_stmt(self, meta, c):
@@ -919,6 +926,16 @@ def _syntax_diag(source: Source, err: UnexpectedInput):
         elif str(tok) in ("elif", "else"):
             hint = (f"'{tok}' follows the block of an if directly; a citation (@rule) cannot stand between "
                     "them: put it inside the block")
+        elif str(tok) == "into":
+            hint = ("'draw ... into' and 'shuffle ... into' are statements of their own: draw N from PILE into "
+                    "PLACE (without let), shuffle SOURCE into PILE")
+        elif expected == {"INTO"}:
+            hint = ("a draw outside 'let' puts its items somewhere: draw N from PILE into PLACE; "
+                    "or keep them: let x = draw N from PILE")
+        elif str(tok) == "placeholder":
+            hint = ("a placeholder mark stands just before the body of a table, procedure, phase, function "
+                    "or action, e.g. procedure p(x) placeholder \"why\" { ... }; an invented value is "
+                    "marked ?VALUE")
         if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
             hint = "use '==' to compare; '=' only assigns in a statement"
         return source.diag("E004", message, tok.line, tok.column, hint=hint,
@@ -939,6 +956,8 @@ def parse(text: str, path: str = "<string>"):
 
     def on_error(e):
         errors.append(e)
+        if set(getattr(e, "accepts", None) or getattr(e, "expected", None) or ()) == {"INTO"}:
+            return False  # a draw statement without 'into': skipping tokens would only repeat the error
         return len(errors) < MAX_ERRORS
 
     try:
