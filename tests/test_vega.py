@@ -185,9 +185,10 @@ def test_same_seed_same_game(vega):
     assert c.to_json() != a.to_json()
 
 
-@pytest.mark.parametrize("cut", [2, 9, 40, 90])
+@pytest.mark.parametrize("cut", [2, 9, 90, 1500])
 def test_json_round_trip_mid_game(vega, cut):
-    # cut 2 and 9: during the placement of the objects (setup); later: in the middle of turns
+    # cut 2 and 9: during the placement of the objects (setup); later: in the middle of turns (at 1500
+    # with ships on the board, in the middle of a move)
     g = _play_random(vega, 4, seed=5, stop_after=cut)
     assert not g.is_over()
     text = g.to_json()
