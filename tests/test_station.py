@@ -11,28 +11,24 @@ import pytest
 import rulelang
 from interpreter.scenarios import run_path
 
+try:
+    from game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game,
+                             play_random, MAX_DECISIONS)
+except ImportError:  # tests/ as a package
+    from tests.game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game,
+                                   check_same_seed_same_game, play_random, MAX_DECISIONS)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATION = os.path.join(ROOT, "games", "station.rules")
 RULEBOOK = os.path.normpath(os.path.join(ROOT, "..", "shared", "rulebooks", "station.md"))
 ENDINGS = {"40 VP", "all 9 sectors", "alien supply"}
 VARIANTS = [(), ("first_play",), ("friendly",), ("first_play", "friendly"), ("invented_hub_bonuses",),
             ("first_play", "friendly", "invented_hub_bonuses")]
-MAX_DECISIONS = 20_000
 
 
 def _section_ids():
     with open(RULEBOOK, encoding="utf-8") as fh:
         return re.findall(r"^## \[([A-Z]-[\d.]+)\]", fh.read(), re.M)
-
-
-def _play_random(rs, players, seed, stop_after=None):
-    g = rs.new_game(players, seed=seed)
-    pick = random.Random(seed)
-    steps = 0
-    while not g.is_over() and steps < (stop_after or MAX_DECISIONS):
-        g.apply(pick.choice(g.legal_actions()))
-        steps += 1
-    return g
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +78,8 @@ def test_invented_component_values_are_placeholders(station):
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_random_games_end_by_a_rulebook_trigger(station, players):
     for seed in range(10):
-        g = _play_random(station, players, seed)
-        assert g.is_over(), f"seed {seed}: no end after {MAX_DECISIONS} decisions"
+        g = play_random(station, players, seed)
+        assert g.is_over(), f"seed {seed}: no end after {MAX_DECISIONS:,} decisions"
         assert g.end_reason in ENDINGS, (seed, g.end_reason)
         assert g.winners()
 
@@ -92,45 +88,22 @@ def test_random_games_end_by_a_rulebook_trigger(station, players):
 def test_random_games_with_variants(variants):
     rs = rulelang.load(STATION, variants=variants)
     for players in (2, 4):
-        g = _play_random(rs, players, seed=players)
+        g = play_random(rs, players, seed=players)
         assert g.end_reason in ENDINGS
 
 
 def test_same_seed_same_game(station):
-    a = _play_random(station, 3, seed=11)
-    b = _play_random(station, 3, seed=11)
-    assert a.to_json() == b.to_json()
-    c = _play_random(station, 3, seed=12)
-    assert c.to_json() != a.to_json()
+    check_same_seed_same_game(station, 3)
 
 
 @pytest.mark.parametrize("cut", [3, 40, 150])
 def test_json_round_trip_mid_game(station, cut):
     # cut 3: in the middle of the draft (setup); later: in the middle of turns, trades, incomes
-    g = _play_random(station, 4, seed=5, stop_after=cut)
-    assert not g.is_over()
-    text = g.to_json()
-    h = station.load_game(text)
-    assert h.to_json() == text
-    assert [a.id for a in h.legal_actions()] == [a.id for a in g.legal_actions()]
-    r1, r2 = random.Random(99), random.Random(99)
-    while not g.is_over():
-        g.apply(r1.choice(g.legal_actions()))
-        h.apply(r2.choice(h.legal_actions()))
-    assert g.to_json() == h.to_json()
-    assert g.end_reason in ENDINGS
+    check_round_trip_mid_game(station, 4, seed=5, cut=cut, endings=ENDINGS)
 
 
 def test_explicit_chance_game_survives_a_round_trip(station):
-    g = station.new_game(2, seed=3, chance="explicit")
-    pick = random.Random(3)
-    for _ in range(40):
-        if g.current_player == -1:
-            outcomes = g.chance_outcomes()
-            assert abs(sum(p for _, p in outcomes) - 1) < 1e-9
-        g.apply(pick.choice(g.legal_actions()))
-    text = g.to_json()
-    assert station.load_game(text).to_json() == text
+    check_explicit_chance_round_trip(station, 2, seed=3, steps=40)
 
 
 def _past_setup(rs, players, seed):

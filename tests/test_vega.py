@@ -17,12 +17,18 @@ import pytest
 import rulelang
 from interpreter.scenarios import run_path
 
+try:
+    from game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game,
+                             play_random)
+except ImportError:  # tests/ as a package
+    from tests.game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game,
+                                   check_same_seed_same_game, play_random)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VEGA = os.path.join(ROOT, "games", "vega.rules")
 RULEBOOK = os.path.normpath(os.path.join(ROOT, "..", "shared", "rulebooks", "vega.md"))
 ENDINGS = {"supply used up twice", "last player left"}
 VARIANTS = [(), ("targeted",), ("defused",), ("open_pile",), ("targeted", "defused", "open_pile")]
-MAX_DECISIONS = 30_000
 SIZE = 36  # the placeholder board: hex_rect(36, 36), odd rows shifted right
 # the sections encoded with behaviour, each checked by scenarios
 WITH_SCENARIOS = {"V-2", "V-3", "V-3-en", "V-4", "V-4.1", "V-4.1-en", "V-4.2", "V-4.2-en", "V-4.3",
@@ -48,16 +54,6 @@ def hex_distance(a, b):
         return q, r, -q - r
     (x1, y1, z1), (x2, y2, z2) = cube(a), cube(b)
     return max(abs(x1 - x2), abs(y1 - y2), abs(z1 - z2))
-
-
-def _play_random(rs, players, seed, stop_after=None, chance="sampled"):
-    g = rs.new_game(players, seed=seed, chance=chance)
-    pick = random.Random(seed)
-    steps = 0
-    while not g.is_over() and steps < (stop_after or MAX_DECISIONS):
-        g.apply(pick.choice(g.legal_actions()))
-        steps += 1
-    return g
 
 
 def _data(g):
@@ -172,47 +168,24 @@ def test_random_games_end_by_a_rulebook_ending(players):
 def test_random_games_with_variants(variants):
     rs = rulelang.load(VEGA, variants=variants)
     for players, seed in ((3, 0), (3, 1), (4, 2)):
-        g = _play_random(rs, players, seed)
+        g = play_random(rs, players, seed)
         assert g.is_over() and g.end_reason in ENDINGS, (players, seed, g.end_reason)
         assert g.winners()
 
 
 def test_same_seed_same_game(vega):
-    a = _play_random(vega, 3, seed=11)
-    b = _play_random(vega, 3, seed=11)
-    assert a.to_json() == b.to_json()
-    c = _play_random(vega, 3, seed=12)
-    assert c.to_json() != a.to_json()
+    check_same_seed_same_game(vega, 3)
 
 
 @pytest.mark.parametrize("cut", [2, 9, 90, 1500])
 def test_json_round_trip_mid_game(vega, cut):
     # cut 2 and 9: during the placement of the objects (setup); later: in the middle of turns (at 1500
     # with ships on the board, in the middle of a move)
-    g = _play_random(vega, 4, seed=5, stop_after=cut)
-    assert not g.is_over()
-    text = g.to_json()
-    h = vega.load_game(text)
-    assert h.to_json() == text
-    assert [a.id for a in h.legal_actions()] == [a.id for a in g.legal_actions()]
-    r1, r2 = random.Random(99), random.Random(99)
-    while not g.is_over():
-        g.apply(r1.choice(g.legal_actions()))
-        h.apply(r2.choice(h.legal_actions()))
-    assert g.to_json() == h.to_json()
-    assert g.end_reason in ENDINGS
+    check_round_trip_mid_game(vega, 4, seed=5, cut=cut, endings=ENDINGS)
 
 
 def test_explicit_chance_game_survives_a_round_trip(vega):
-    g = vega.new_game(2, seed=3, chance="explicit")
-    pick = random.Random(3)
-    for _ in range(60):
-        if g.current_player == -1:
-            outcomes = g.chance_outcomes()
-            assert abs(sum(p for _, p in outcomes) - 1) < 1e-9
-        g.apply(pick.choice(g.legal_actions()))
-    text = g.to_json()
-    assert vega.load_game(text).to_json() == text
+    check_explicit_chance_round_trip(vega, 2, seed=3, steps=60)
 
 
 # ------------------------------------------------------------------------------------ hidden information
@@ -231,7 +204,7 @@ def _views(g):
 
 @pytest.mark.parametrize("players,seed,cut", [(2, 1, 30), (3, 2, 60), (4, 3, 14)])
 def test_no_view_shows_an_unexplored_object_or_the_supply(vega, players, seed, cut):
-    g = _play_random(vega, players, seed, stop_after=cut)
+    g = play_random(vega, players, seed, stop_after=cut)
     save, d = _data(g)
     # objects known to nobody (an object one seat explored is checked in the next test)
     known = {tuple(k[0]) for name, k, seats in save["known"] if name == "object_at"}
