@@ -1249,6 +1249,7 @@ class CompiledAction:
             return out
         fixed = self.fixed_options
         if fixed is not None:  # every domain is known: the candidates and their ids were listed once
+            charge(G, len(fixed))
             if not costs and len(requires) == 1 and n <= 2:
                 # the common shape (one require, one or two parameters), without the general loop
                 req = requires[0]
@@ -1282,6 +1283,7 @@ class CompiledAction:
             try:
                 d = self.domains[i]
                 dom = d.values if d.__class__ is _Fixed else distinct(_items(d(G, L)))
+                charge(G, len(dom))  # every candidate is tried: a product of big domains is work
             except (RuleRuntimeError, KeyError) as e:
                 raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
             pn = names[i]

@@ -141,3 +141,16 @@ flow { k = count(sorted([i * 7 % 101 for i in 1..5000])) + count(reachable(b, (0
 ''')
     g = rs.new_game(2)
     assert g.view(0)["vars"]["k"] == 5000 + 899
+
+
+def test_listing_the_choices_of_an_action_over_big_changing_domains_is_work():
+    """Two parameters over a 2,000-item list that the game changes: 4,000,000 candidates to try for
+    one offer. Listing them is counted like any other loop."""
+    text = '''game "T" { players 2 }
+var xs: list[int] = []
+setup { xs = [i for i in 1..2000] }
+action pick(a in xs, b in xs) { require a + b < 0 }
+action pass { }
+flow { loop { offer [pick, pass] to 0 } }
+'''
+    stops_with(run(text), "while listing the choices of action 'pick'")
