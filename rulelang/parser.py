@@ -758,22 +758,18 @@ class _Builder(Transformer):
         return (c[0], c[1])
 
 
-def _nesting_problem(text: str):
-    """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it."""
-    depth = 0
-    line = 1
-    col = 0
-    in_str = False
-    in_comment = False
-    escaped = False
-    for ch in text:
+def _code_chars(text: str):
+    """The characters of rule text that are code (not in a string or comment), as (index, line, column,
+    character); every newline is given too, so that a scanner can follow lines."""
+    line, col = 1, 0
+    in_str = in_comment = escaped = False
+    for i, ch in enumerate(text):
         col += 1
         if ch == "\n":
             line += 1
             col = 0
-            in_comment = False
-            in_str = False
-            escaped = False
+            in_comment = in_str = escaped = False
+            yield i, line, col, ch
         elif in_comment:
             pass
         elif in_str:
@@ -787,7 +783,15 @@ def _nesting_problem(text: str):
             in_comment = True
         elif ch == '"':
             in_str = True
-        elif ch in "([{":
+        else:
+            yield i, line, col, ch
+
+
+def _nesting_problem(text: str):
+    """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it."""
+    depth = 0
+    for _, line, col, ch in _code_chars(text):
+        if ch in "([{":
             depth += 1
             if depth > MAX_NESTING:
                 return line, col
@@ -802,35 +806,16 @@ def _unclosed_block(text: str):
     The outermost block still open when a declaration starts at the left margin is the one missing its
     '}' (declarations do not nest, except inside a variant); failing that, the outermost one left open."""
     stack = []
-    line, col = 1, 0
-    in_str = in_comment = escaped = False
     at_margin = None  # the outermost open block when a declaration word first stood at the left margin
     line_start = 0
-    for i, ch in enumerate(text):
-        col += 1
+    for i, line, col, ch in _code_chars(text):
         if ch == "\n":
-            line += 1
-            col = 0
             line_start = i + 1
-            in_comment = in_str = escaped = False
             if stack and at_margin is None:
                 word = text[i + 1:i + 40].split(None, 1)
                 if word and text[i + 1:i + 2] not in (" ", "\t") and word[0] in DECL_WORDS:
                     if not any(w == "variant" for _, _, w in stack):
                         at_margin = stack[0]
-        elif in_comment:
-            pass
-        elif in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == "#":
-            in_comment = True
-        elif ch == '"':
-            in_str = True
         elif ch == "{":
             before = text[line_start:i].strip()
             stack.append((line, col, before.split("{")[-1].strip() or before))
