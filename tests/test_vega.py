@@ -239,13 +239,19 @@ def test_no_view_shows_an_unexplored_object_or_the_supply(vega, players, seed, c
         assert _views(h) == before, f"a seat's view changed when {name} changed"
 
 
+def _at_first_development(rs, seed):
+    """A 2-player game played at random through setup, stopped at the first development question."""
+    g = rs.new_game(2, seed=seed)
+    pick = random.Random(seed)
+    while "development" not in (g.prompt or ""):
+        g.apply(pick.choice(g.legal_actions()))
+    return g
+
+
 def test_a_finished_colony_shows_its_planet_to_all(vega):
     # 2 players, start player forced through the save: play the setup, then give seat (current) a
     # site with six goods at a face-down planet and let him finish it
-    g = vega.new_game(2, seed=4)
-    pick = random.Random(4)
-    while "development" not in (g.prompt or ""):
-        g.apply(pick.choice(g.legal_actions()))
+    g = _at_first_development(vega, seed=4)
     save, d = _data(g)
     me, other = g.current_player, 1 - g.current_player
     shown = {tuple(k[0]) for name, k, seats in save["known"] if name == "object_at"}
@@ -275,10 +281,7 @@ def test_a_planet_explored_and_kept_secret_is_known_to_the_explorer_only(vega):
     # V-4.4: the explorer sees the planet's value; the others see neither the value nor whether it
     # is a planet or an asteroid until it is shown. A ship of the current seat is put next to a
     # face-down object through the save, then moved: exploring happens as it starts.
-    g = vega.new_game(2, seed=6)
-    pick = random.Random(6)
-    while "development" not in (g.prompt or ""):
-        g.apply(pick.choice(g.legal_actions()))
+    g = _at_first_development(vega, seed=6)
     save, d = _data(g)
     me, other = g.current_player, 1 - g.current_player
     n = next(n for n in d["object_at"] if _node(n) not in {_node(x) for x in d["six_planets"]})
