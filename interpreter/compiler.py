@@ -438,6 +438,17 @@ class ExprCompiler:
             return lambda G, L: frozenset()
         return lambda G, L: {}
 
+    def x_Bind(self, e):
+        vf = self.compile(e.value)
+        bf = self.compile(e.body)
+        name = e.name
+
+        def bind(G, L):
+            L2 = dict(L)
+            L2[name] = vf(G, L)
+            return bf(G, L2)
+        return bind
+
     def x_Comprehension(self, e):
         src = self.compile(e.source)
         el = self.compile(e.element)

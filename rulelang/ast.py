@@ -163,6 +163,15 @@ class Comprehension(Expr):
 
 
 @node
+class Bind(Expr):
+    """Not written by users: made by the optimiser (interpreter/optimise). `body` computed with the hidden
+    local `name` (it starts with '%', so it never clashes with a rule name) set to `value`, computed once."""
+    name: str = ""
+    value: Expr = None
+    body: Expr = None
+
+
+@node
 class New(Expr):
     """`new KIND(field: value, ...)`: creates a piece (only on the right of `let`)."""
     kind: str = ""
