@@ -7,19 +7,29 @@ which line_length() follows.
 from __future__ import annotations
 
 from collections import deque
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .builtins import charge
 from .values import skey
+
+if TYPE_CHECKING:
+    import networkx
 
 SQUARE_DIRS = [(0, 1), (1, 0)]
 SQUARE_DIAG_DIRS = [(0, 1), (1, 0), (1, 1), (1, -1)]
 HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- these
 
 
+def _nx():
+    """networkx, imported on first use: loading it takes longer than checking a rule file, and only
+    games with boards need it."""
+    import networkx
+
+    return networkx
+
+
 class Board:
-    def __init__(self, name: str, graph: nx.Graph, directions=()):
+    def __init__(self, name: str, graph: networkx.Graph, directions=()):
         self.name = name
         self.graph = graph
         self.nodes = tuple(sorted(graph.nodes, key=skey))
@@ -100,7 +110,7 @@ class Board:
         charge(G, (len(self.nodes) + self.graph.number_of_edges()) * 2)
         keep = [n for n in self.nodes if where is None or where(n)]
         sub = self.graph.subgraph(keep)
-        comps = [tuple(sorted(c, key=skey)) for c in nx.connected_components(sub)]
+        comps = [tuple(sorted(c, key=skey)) for c in _nx().connected_components(sub)]
         return tuple(sorted(comps, key=lambda c: skey(c[0])))
 
     def line_length(self, n, where=None, G=None):
@@ -132,7 +142,7 @@ class Board:
 
 
 def square_grid(name, rows, cols, diagonals=False):
-    g = nx.Graph()
+    g = _nx().Graph()
     dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
     for r in range(rows):
         for c in range(cols):
@@ -148,7 +158,7 @@ def square_grid(name, rows, cols, diagonals=False):
 
 
 def hex_grid(name, radius):
-    g = nx.Graph()
+    g = _nx().Graph()
     for q in range(-radius, radius + 1):
         for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
             g.add_node((q, r), q=q, r=r, ring=max(abs(q), abs(r), abs(q + r)), edge=max(abs(q), abs(r), abs(q + r)) == radius)
@@ -162,7 +172,7 @@ def hex_grid(name, radius):
 
 def hex_rect(name, rows, cols):
     """Offset rows: odd rows shifted half a hex to the right."""
-    g = nx.Graph()
+    g = _nx().Graph()
     for r in range(rows):
         for c in range(cols):
             g.add_node((r, c), row=r, column=c, edge=r in (0, rows - 1) or c in (0, cols - 1))
@@ -177,12 +187,12 @@ def hex_rect(name, rows, cols):
 
 
 def line(name, n):
-    g = nx.path_graph(n)
+    g = _nx().path_graph(n)
     return Board(name, g, ())
 
 
 def from_edges(name, chains, node_attrs):
-    g = nx.Graph()
+    g = _nx().Graph()
     for nname, attrs in node_attrs:
         g.add_node(nname, **attrs)
     for chain in chains:
