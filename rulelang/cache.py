@@ -7,9 +7,10 @@ diagnostics. An entry is used only when every one of those files still has the s
 and when the rulelang code (a fingerprint of its source files), the grammar and the Python version
 are the ones that wrote it: any edit misses.
 
-Entries are plain JSON (never pickle: nothing in them is run), read with a size limit from files
-owned by the current user, and checked field by field before use: a corrupt, truncated, foreign or
-unreadable entry is ignored and written again. Writes go to a temporary file renamed into place.
+Entries are plain JSON (never pickle: nothing in them is run) after a first line with a checksum of
+it, read with a size limit from files owned by the current user (in a folder only they may enter),
+and checked field by field before use: a corrupt, truncated, foreign or unreadable entry is
+ignored and written again. Writes go to a temporary file renamed into place.
 A cache folder that cannot be made or written only means nothing is cached.
 
 Where: ``$RULELANG_CACHE_DIR``, else ``$XDG_CACHE_HOME/rulelang``, else ``~/.cache/rulelang``.
@@ -225,11 +226,19 @@ def _read_entry(file: str):
             got += len(chunk)
         if got > MAX_ENTRY_BYTES:
             return None
-        return json.loads(b"".join(chunks).decode("utf-8"))
+        head, _, body = b"".join(chunks).partition(b"\n")
+        if head != _header(body):  # damaged (a bit flipped, a part cut off): a miss
+            return None
+        return json.loads(body.decode("ascii"))
     except (OSError, ValueError, RecursionError, UnicodeError):
         return None
     finally:
         os.close(fd)
+
+
+def _header(body: bytes) -> bytes:
+    """The first line of an entry: the format and a checksum of the JSON that follows it."""
+    return f"{FORMAT} {FORMAT_VERSION} {hashlib.sha256(body).hexdigest()}".encode("ascii")
 
 
 def _valid_diag(d) -> bool:
@@ -302,7 +311,8 @@ def store(path: str, variants, root, deps, diagnostics) -> bool:
         }
         if not _valid(entry, key):
             return False
-        data = json.dumps(entry, separators=(",", ":")).encode("ascii")
+        body = json.dumps(entry, separators=(",", ":")).encode("ascii")
+        data = _header(body) + b"\n" + body
         if len(data) > MAX_ENTRY_BYTES:
             return False
         _write_atomic(file, data)
