@@ -6,11 +6,12 @@ parser recovers and keeps going so that one run reports several errors.
 from __future__ import annotations
 
 import ast as pyast
+import copy
 import functools
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast as A
 from .diagnostics import Source
@@ -36,11 +37,195 @@ TOKEN_WORDS = {
 def _lark() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
     # cache=True keeps the built parser tables in the temp folder, keyed by the grammar's hash: the
-    # command line starts in a fraction of the time
+    # command line starts in a fraction of the time. No tree is built (see _callbacks): positions
+    # are worked out by the callbacks that build the AST, in the same pass.
     try:
-        return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
+        return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True, cache=True)
     except OSError:
-        return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+        return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True)
+
+
+class _Node:
+    """A value on the parser's stack, with the positions Lark's ``propagate_positions`` would give the
+    tree node it stands for: a node starts where its first child's container starts and ends where its
+    last child's container ends (a container being a node that was inlined, such as the '( ... )'
+    around an expression). ``_span`` reads these as Lark's ``meta``. ``depth``: at least the number
+    of expressions nested in the value, less a few (see _DEPTH_SLACK)."""
+    __slots__ = ("value", "children", "empty", "line", "column", "end_line", "end_column",
+                 "cline", "ccolumn", "cend_line", "cend_column", "depth")
+
+    def __init__(self, value, children=None):
+        self.value = value
+        self.children = children  # only for an inlined rule (its children go to its parent)
+        self.empty = True
+        self.line = self.column = self.end_line = self.end_column = None
+        self.depth = 0
+
+
+# A builder method may wrap expressions of its children in a new expression inside a value that is not
+# one (board_node_at): depths counted here may fall short of _too_deep's by that many levels.
+_DEPTH_SLACK = 4
+
+
+def _place(node, raw):
+    """Set ``node``'s positions from the children the rule matched (as PropagatePositions does)."""
+    for c in raw:
+        if c.__class__ is _Node:
+            if not c.empty:
+                line, column = c.cline, c.ccolumn
+                break
+        elif isinstance(c, Token):
+            line, column = c.line, c.column
+            break
+    else:
+        return
+    for c in reversed(raw):
+        if c.__class__ is _Node:
+            if not c.empty:
+                end_line, end_column = c.cend_line, c.cend_column
+                break
+        elif isinstance(c, Token):
+            end_line, end_column = c.end_line, c.end_column
+            break
+    if node.line is None:
+        node.line, node.column = line, column
+        node.empty = False
+    if node.end_line is None:
+        node.end_line, node.end_column = end_line, end_column
+        node.empty = False
+    node.cline, node.ccolumn, node.cend_line, node.cend_column = line, column, end_line, end_column
+
+
+class _BuildFailed(Exception):
+    def __init__(self, exc, line):
+        super().__init__(str(exc))
+        self.exc = exc
+        self.line = line
+
+
+@functools.lru_cache(maxsize=1)
+def _plans() -> tuple:
+    """For each rule of the parse table (the very objects the parser looks up), how its children become
+    the builder's arguments: (rule, builder method name or None, with positions, children to keep, Nones
+    to add at the end, single child passed through). Worked out once from Lark's own tree-builder
+    settings (child filter, placeholders, inlining)."""
+    from lark.grammar import Rule
+    from lark.parse_tree_builder import maybe_create_child_filter
+
+    table = _lark().parser.parser._parse_table
+    rules = {}
+    for actions in table.states.values():
+        for _, arg in actions.values():
+            if isinstance(arg, Rule):
+                rules.setdefault(id(arg), arg)
+    plans = []
+    for rule in rules.values():
+        opts = rule.options
+        name = rule.alias or opts.template_source or rule.origin.name
+        filt = maybe_create_child_filter(rule.expansion, opts.keep_all_tokens, False, opts.empty_indices)
+        if filt is None:
+            include, nones = None, 0
+        elif len(filt.args) == 1:  # no placeholders in this rule
+            include, nones = tuple((i, x, 0) for i, x in filt.args[0]), 0
+        else:
+            include, nones = tuple(filt.args[0]), filt.args[1]
+        wrapped = next((k.__dict__[name] for k in _Builder.__mro__ if name in k.__dict__), None)
+        if wrapped is None or name.startswith("_"):
+            method, with_meta = None, False
+        else:
+            visit = getattr(wrapped, "visit_wrapper", None)
+            if visit is not None and visit.__name__ != "_vargs_meta":
+                raise TypeError(f"_Builder.{name}: only v_args(meta=True) is supported")
+            method, with_meta = name, visit is not None
+        expand1 = bool(opts.expand1 and not rule.alias)
+        plans.append((rule, name, method, with_meta, include, nones, expand1))
+    return tuple(plans)
+
+
+def _pass_through(raw):
+    return raw[0]
+
+
+def _callbacks(builder) -> dict:
+    """The parser's callbacks: for each grammar rule, one call that builds the AST node directly from the
+    matched children, as Lark's tree builder (child filter, placeholders, inlining, positions) followed
+    by the builder's method would, without building a tree in between. Token callbacks (INT, STRING)
+    run as each token is shifted. A failing builder method is kept (``builder.failed``) and reported
+    after the parse."""
+    out = {"INT": builder.INT, "STRING": builder.STRING}
+    for rule, name, method, with_meta, include, nones, expand1 in _plans():
+        if expand1 and include is None and len(rule.expansion) == 1:
+            # `?sum_expr: term` and the like: the child itself, its positions unchanged (one child is
+            # its own container)
+            out[rule] = _pass_through
+            continue
+        fn = None
+        if method is not None:
+            fn = getattr(builder, method)
+            fn = getattr(fn, "base_func", fn)
+        out[rule] = _rule_callback(builder, name, fn, with_meta, include, nones, expand1)
+    return out
+
+
+def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
+    def callback(raw):
+        if include is None:
+            kids = raw
+        else:
+            kids = []
+            for i, expand, add_none in include:
+                if add_none:
+                    kids += [None] * add_none
+                if expand:
+                    kids += raw[i].children
+                else:
+                    kids.append(raw[i])
+            if nones:
+                kids += [None] * nones
+        if expand1 and len(kids) == 1:
+            node = kids[0]
+            if node.__class__ is _Node:
+                _place(node, raw)
+            return node
+        depth = 0
+        values = []
+        for k in kids:
+            if k.__class__ is _Node:
+                if k.depth > depth:
+                    depth = k.depth
+                values.append(k.value)
+            else:
+                values.append(k)
+        if fn is None:  # an inlined rule (its children go to the parent) or a rule left as a tree
+            node = _Node(Tree(name, values), kids)
+            node.depth = depth
+            _place(node, raw)
+            return node
+        node = _Node(None)
+        _place(node, raw)
+        try:
+            node.value = value = fn(node, values) if with_meta else fn(values)
+        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
+            if builder.failed is None:
+                builder.failed = _BuildFailed(e, node.line or 1)
+            return node
+        node.depth = depth + 1 if isinstance(value, A.Expr) else depth
+        return node
+    return callback
+
+
+def _parse_building(builder, text, on_error):
+    """Parse ``text`` with the rule callbacks of ``builder`` (a parser of its own: the shared one is
+    never changed, so that parses may run side by side). Returns the value of the start rule."""
+    from lark.parsers.lalr_parser import LALR_Parser, _Parser
+
+    frontend = _lark().parser
+    lalr = LALR_Parser.__new__(LALR_Parser)
+    lalr._parse_table = frontend.parser._parse_table
+    lalr.parser = _Parser(lalr._parse_table, _callbacks(builder))
+    own = copy.copy(frontend)
+    own.parser = lalr
+    return own.parse(text, None, on_error=on_error)
 
 
 def _unquote(tok: str) -> str:
@@ -50,34 +235,15 @@ def _unquote(tok: str) -> str:
         return tok[1:-1]
 
 
-class _Builder(Transformer):
+class _Builder:
+    """The AST of each grammar rule, from its children (tokens, None for a missing optional part, and
+    the values built for sub-rules); methods marked ``v_args(meta=True)`` also get the positions."""
+
     def __init__(self, path: str, source: Source):
-        super().__init__(visit_tokens=True)
         self.path = path
         self.source = source
         self.diags = []
-
-    def transform(self, tree):
-        """Like Transformer.transform, but with an explicit stack: a long flat chain such as 1 + 1 + ... + 1
-        makes a deep tree, and Python's recursion limit must not decide whether it can be read."""
-        out = []
-        stack = [(tree, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                n = len(node.children)
-                kids = out[len(out) - n:]
-                del out[len(out) - n:]
-                out.append(self._call_userfunc(node, kids))
-            elif isinstance(node, Tree):
-                stack.append((node, True))
-                for c in reversed(node.children):
-                    stack.append((c, False))
-            elif isinstance(node, Token):
-                out.append(self._call_userfunc_token(node))
-            else:
-                out.append(node)
-        return out[0]
+        self.failed = None  # the first exception a method raised (see _callbacks)
 
     # ------------------------------------------------------------ tokens checked as they are read
     def INT(self, tok):
@@ -945,8 +1111,9 @@ def parse(text: str, path: str = "<string>"):
             return False  # a draw statement without 'into': skipping tokens would only repeat the error
         return len(errors) < MAX_ERRORS
 
+    builder = _Builder(path, source)
     try:
-        tree = _lark().parse(text, on_error=on_error)
+        tree = _parse_building(builder, text, on_error)
     except UnexpectedInput as e:
         errors.append(e)
         tree = None
@@ -972,24 +1139,19 @@ def parse(text: str, path: str = "<string>"):
                                      hint=f"add the '}}' that ends the block of {what} opened here"))
     if errors or tree is None:
         return None, diags
-    builder = _Builder(path, source)
-    try:
-        items = builder.transform(tree)
-    except RecursionError:
-        diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
-                                 hint="split long expressions with 'let'"))
-        return None, diags
-    except VisitError as e:  # a builder bug or odd input: report, never crash
-        if isinstance(e.orig_exc, RecursionError):
+    if builder.failed is not None:  # a builder bug or odd input: report, never crash
+        if isinstance(builder.failed.exc, RecursionError):
             diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
                                      hint="split long expressions with 'let'"))
             return None, diags
-        diags.append(source.diag("E009", f"could not read this construct ({e.orig_exc})",
-                                 getattr(e.obj, "meta", None) and e.obj.meta.line or 1, 1))
+        diags.append(source.diag("E009", f"could not read this construct ({builder.failed.exc})",
+                                 builder.failed.line, 1))
         return None, diags
+    items = tree.value if tree.__class__ is _Node else tree
+    shallow = tree.__class__ is _Node and tree.depth + _DEPTH_SLACK <= MAX_DEPTH
     if builder.diags:
         return None, diags + builder.diags
-    deep = _too_deep(items)
+    deep = None if shallow else _too_deep(items)  # the exact walk only when some expression may be too deep
     if deep is not None:
         sp = deep.span
         diags.append(source.diag("E006", f"this expression chains more than {MAX_DEPTH} operators", sp.line,
