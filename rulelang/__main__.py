@@ -1,10 +1,11 @@
 """``rulelang`` and ``python -m rulelang``: the command line (see ``rulelang.cli``).
 
-Two commands are answered here without loading the command-line library, the parser or the checker:
-``rulelang --version``, and ``rulelang check FILE...`` (with ``--json``, ``--variant``, ``--root``)
-when every file is answered by the check cache (rulelang/cache.py). The output is the one
-``rulelang.cli`` prints, byte for byte; in every other case (a miss, another option, anything out
-of the ordinary) the full command line runs.
+Two commands are answered here without loading the command-line library (click): ``rulelang
+--version``, and ``rulelang check FILE...`` (with ``--json``, ``--variant``, ``--root``,
+``--no-cache``) on readable files; when the check cache (rulelang/cache.py) has the answer, neither
+the parser nor the checker is loaded either. The output is the one ``rulelang.cli`` prints, byte for
+byte; in every other case (another option, a folder, an unreadable file, an unknown variant, any
+error) the full command line runs and answers.
 """
 import os
 import sys
@@ -36,12 +37,14 @@ def _quick(args):
 
 
 def _check(args):
-    files, variants, root, as_json = [], [], None, False
+    files, variants, root, as_json, use_cache = [], [], None, False, True
     i = 0
     while i < len(args):
         a = args[i]
         if a == "--json":
             as_json = True
+        elif a == "--no-cache":
+            use_cache = False
         elif a in ("--variant", "--root"):
             if i + 1 >= len(args):
                 return None
@@ -55,7 +58,7 @@ def _check(args):
         elif a.startswith("--root="):
             root = a[len("--root="):]
         elif a.startswith("-"):
-            return None  # --no-cache, --explore, --placeholders, --help, "--", "-": the full command line
+            return None  # --explore, --placeholders, --help, "--", "-": the full command line
         else:
             files.append(a)
         i += 1
@@ -63,22 +66,21 @@ def _check(args):
         return None
     from rulelang import cache
 
-    if cache.disabled_by_env():
-        return None
+    use_cache = use_cache and not cache.disabled_by_env()
     out, items, failed = [], [], False
     for path in files:
-        if not path.isprintable() or not os.path.isfile(path):
-            return None
-        stored = cache.lookup(path, tuple(variants), root)
-        if stored is None or any(d["fields"]["code"] == "E106" for d in stored):
+        if not path.isprintable() or not os.path.isfile(path) or not os.access(path, os.R_OK):
+            return None  # a folder, an unreadable file: the full command line says so in its own way
+        found = _diagnostics(path, tuple(variants), root, use_cache)
+        if found is None or any(code == "E106" for _, code, _, _ in found):
             return None  # E106 (an unknown variant) is a usage error on the command line
-        sev = [d["fields"]["severity"] for d in stored]
+        sev = [severity for severity, _, _, _ in found]
         errors = sev.count("error")
         failed = failed or errors > 0
         if as_json:
-            items.extend(d["json"] for d in stored)
+            items.extend(js for _, _, _, js in found)
             continue
-        out.extend(d["text"] for d in stored)
+        out.extend(text for _, _, text, _ in found)
         parts = [_plural(errors, "error"), _plural(sev.count("warning"), "warning")]
         if sev.count("note"):
             parts.append(_plural(sev.count("note"), "note"))
@@ -91,6 +93,21 @@ def _check(args):
     if "\x1b" in text:
         return None  # click strips terminal escapes when not writing to a terminal: let it
     return _write(text, 1 if failed else 0)
+
+
+def _diagnostics(path, variants, root, use_cache):
+    """(severity, code, rendered text, JSON form) of each diagnostic of ``path``: from the cache when it
+    has them, else from rulelang.check (which stores them)."""
+    from rulelang import cache
+
+    stored = cache.lookup(path, variants, root) if use_cache else None
+    if stored is not None:
+        return [(d["fields"]["severity"], d["fields"]["code"], d["text"], d["json"]) for d in stored]
+    from rulelang import api
+
+    kw = {"root": root} if root else {}
+    diags = api.check(path, variants=variants, cache=use_cache, **kw)
+    return [(d.severity, d.code, d.render(), d.to_dict()) for d in diags]
 
 
 def _plural(n: int, word: str) -> str:

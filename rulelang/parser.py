@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast as pyast
 import copy
 import functools
+import re
 from pathlib import Path
 
 from lark import Lark, Token, Tree, v_args
@@ -229,6 +230,8 @@ def _parse_building(builder, text, on_error):
 
 
 def _unquote(tok: str) -> str:
+    if "\\" not in tok:  # no escape: the text between the quotes (what literal_eval gives, only faster)
+        return str(tok[1:-1])
     try:
         return pyast.literal_eval(tok)
     except Exception:
@@ -953,14 +956,21 @@ def _code_chars(text: str):
             yield i, line, col, ch
 
 
+# what _code_chars skips (a string up to its closing quote or the end of its line, a comment), or a bracket
+_SKIP_OR_BRACKET = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"?|#[^\n]*|[()\[\]{}]')
+
+
 def _nesting_problem(text: str):
-    """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it."""
+    """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it (the
+    brackets of code as _code_chars finds them, scanned by a regular expression)."""
     depth = 0
-    for _, line, col, ch in _code_chars(text):
+    for m in _SKIP_OR_BRACKET.finditer(text):
+        ch = m.group()
         if ch in "([{":
             depth += 1
             if depth > MAX_NESTING:
-                return line, col
+                i = m.start()
+                return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
         elif ch in ")]}":
             depth = max(0, depth - 1)
     return None

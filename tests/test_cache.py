@@ -142,8 +142,11 @@ def test_diagnostics_from_the_cache_are_the_fresh_ones(path, store, monkeypatch)
     assert [d.render() for d in hit] == [d.render() for d in fresh]
 
 
-def cli(args, env, cwd=ROOT):
-    r = subprocess.run([sys.executable, "-m", "rulelang"] + args, capture_output=True, text=True, env=env,
+FULL = ["-c", "from rulelang.cli import main; main()"]  # the click command line, without the quick path
+
+
+def cli(args, env, cwd=ROOT, entry=("-m", "rulelang")):
+    r = subprocess.run([sys.executable, *entry] + args, capture_output=True, text=True, env=env,
                        cwd=cwd, timeout=120)
     assert "Traceback" not in r.stderr
     return r.returncode, r.stdout, r.stderr
@@ -157,13 +160,15 @@ def cli(args, env, cwd=ROOT):
 ])
 def test_the_command_line_prints_the_same_from_the_cache(args, store, tmp_path):
     env = dict(os.environ)
-    fresh = cli(args + ["--no-cache"], env)
+    fresh = cli(args + ["--no-cache"], env, entry=FULL)
+    assert cli(args + ["--no-cache"], env) == fresh  # the quick path, checking
     assert store() == []  # --no-cache neither reads nor writes
     first = cli(args, env)  # misses: checked and stored
     assert first == fresh
     if fresh[0] != 2:  # an unknown variant is a usage error, never stored
         assert store()
     assert cli(args, env) == fresh  # hits: answered without the full command line
+    assert cli(args, env, entry=FULL) == fresh  # the full command line answers from the cache too
 
 
 def test_a_hit_loads_neither_click_nor_the_parser(store, tmp_path):
