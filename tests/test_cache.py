@@ -219,7 +219,7 @@ def entry_of(tmp_path, store):
 
 @pytest.mark.parametrize("damage", [
     b"", b"{", b"\x00\x01\x02", b"[]", b'{"format": "rulelang-check-cache"}', b"[" * 100_000 + b"]" * 100_000,
-    "truncated", "foreign-key", "bad-diagnostic", "wrong-types", "folder", "symlink", "other-owner",
+    "truncated", "foreign-key", "bad-diagnostic", "wrong-types", "folder", "symlink", "other-owner", "fifo", "huge",
 ])
 def test_a_damaged_entry_is_ignored_and_written_again(tmp_path, store, damage, monkeypatch):
     path, want, entry = entry_of(tmp_path, store)
@@ -242,6 +242,12 @@ def test_a_damaged_entry_is_ignored_and_written_again(tmp_path, store, damage, m
     elif damage == "symlink":  # even to a valid entry: the cache never follows links
         os.rename(entry, entry + ".real")
         os.symlink(entry + ".real", entry)
+    elif damage == "fifo":  # must not block
+        os.remove(entry)
+        os.mkfifo(entry)
+    elif damage == "huge":  # over the size limit: not even read
+        with open(entry, "ab") as fh:
+            fh.truncate(cache.MAX_ENTRY_BYTES + 1)
     elif damage == "other-owner":
         if not hasattr(os, "chown") or os.geteuid() != 0:
             pytest.skip("needs to give a file to another user")
