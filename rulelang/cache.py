@@ -204,8 +204,20 @@ def _entry_path(key: dict):
 
 
 def _read_entry(file: str):
-    """The JSON of an entry file, or None: only a regular file owned by this user, at most
-    MAX_ENTRY_BYTES, never following a symbolic link."""
+    """The JSON of an entry file, or None (see _read_sealed)."""
+    body = _read_sealed(file, FORMAT, MAX_ENTRY_BYTES)
+    if body is None:
+        return None
+    try:
+        return json.loads(body.decode("ascii"))
+    except (ValueError, RecursionError, UnicodeError):
+        return None
+
+
+def _read_sealed(file: str, fmt: str, limit: int):
+    """The body of a file written by _seal(fmt, ...), or None: only a regular file owned by this user and
+    not writable by others, at most ``limit`` bytes, never through a symbolic link, whose checksum
+    line matches its body."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(file, flags)
@@ -213,32 +225,33 @@ def _read_entry(file: str):
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit or st.st_mode & 0o022:
             return None
         if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
             return None
         chunks, got = [], 0
-        while got <= MAX_ENTRY_BYTES:
+        while got <= limit:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
             got += len(chunk)
-        if got > MAX_ENTRY_BYTES:
+        if got > limit:
             return None
         head, _, body = b"".join(chunks).partition(b"\n")
-        if head != _header(body):  # damaged (a bit flipped, a part cut off): a miss
+        if head != _header(body, fmt):  # damaged (a bit flipped, a part cut off): a miss
             return None
-        return json.loads(body.decode("ascii"))
-    except (OSError, ValueError, RecursionError, UnicodeError):
+        return body
+    except OSError:
         return None
     finally:
         os.close(fd)
 
 
-def _header(body: bytes) -> bytes:
+def _header(body: bytes, fmt: str = FORMAT) -> bytes:
     """The first line of an entry: the format and a checksum of the JSON that follows it."""
-    return f"{FORMAT} {FORMAT_VERSION} {hashlib.sha256(body).hexdigest()}".encode("ascii")
+    version = FORMAT_VERSION if fmt == FORMAT else 1
+    return f"{fmt} {version} {hashlib.sha256(body).hexdigest()}".encode("ascii")
 
 
 def _valid_diag(d) -> bool:
@@ -325,6 +338,8 @@ def _write_atomic(file: str, data: bytes) -> None:
     top = cache_dir()
     os.makedirs(top, mode=0o700, exist_ok=True)  # the cache itself is private (its subfolders too)
     os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
+    if not _private(top) or not _private(os.path.dirname(file)):
+        raise PermissionError("the cache folder is not this user's own")
     tmp = f"{file}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(tmp, flags, 0o600)
@@ -343,3 +358,108 @@ def diagnostics_of(stored) -> list:
     from .diagnostics import Diagnostic
 
     return [Diagnostic(**d["fields"]) for d in stored]
+
+
+# ---------------------------------------------------------------------------------------- parser tables
+# Lark's parser tables and lexers for the grammar take ~2 s to build and ~50 ms to load from Lark's own
+# cache; a pickle of the built parser loads in ~15 ms. A pickle can run code when loaded, so it is kept
+# only in the user's private cache folder (the folder and the file their own, writable by nobody else),
+# with a checksum line, and loaded by an unpickler that can make nothing but Lark's own classes.
+TABLES_FORMAT = "rulelang-parser-tables"
+MAX_TABLES_BYTES = 16 * 1024 * 1024
+
+
+def _private(folder: str) -> bool:
+    """Whether ``folder`` belongs to this user and nobody else may write in it."""
+    try:
+        st = os.stat(folder)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o022:
+        return False
+    return not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
+
+
+def _tables_file(key: str):
+    folder = cache_dir()
+    return None if folder is None else os.path.join(folder, "parser", key + ".pickle")
+
+
+def tables_usable() -> bool:
+    """Whether parser tables can be kept in the cache folder (it exists or can be made, and is private)."""
+    top = cache_dir()
+    if top is None:
+        return False
+    try:
+        os.makedirs(top, mode=0o700, exist_ok=True)
+    except (OSError, ValueError):
+        return False
+    return _private(top)
+
+
+def load_tables(key: str, modules, singletons=None):
+    """The parser stored under ``key`` (see store_tables), or None. Only classes defined in the named
+    ``modules``, the ``re`` module and the objects of ``singletons`` (name -> object, stored by name:
+    objects the parser compares by identity) can appear in it."""
+    singletons = singletons or {}
+    file = _tables_file(key)
+    if file is None or not _private(os.path.dirname(file)) or not _private(os.path.dirname(os.path.dirname(file))):
+        return None
+    body = _read_sealed(file, TABLES_FORMAT, MAX_TABLES_BYTES)
+    if body is None:
+        return None
+    import io
+    import pickle
+
+    class Restricted(pickle.Unpickler):
+        def find_class(self, module, name):
+            if module in modules and "." not in name:
+                obj = super().find_class(module, name)
+                if isinstance(obj, type) and getattr(obj, "__module__", "") == module:
+                    return obj
+            raise pickle.UnpicklingError(f"{module}.{name} may not be in parser tables")
+
+        def persistent_load(self, pid):
+            if pid == ("module", "re"):
+                import re
+
+                return re
+            if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "object" and pid[1] in singletons:
+                return singletons[pid[1]]
+            raise pickle.UnpicklingError("unknown persistent id")
+
+    try:
+        return Restricted(io.BytesIO(body)).load()
+    except Exception:  # damaged, or written by another version of Lark: built again
+        return None
+
+
+def store_tables(key: str, obj, singletons=None) -> bool:
+    """Keep a built parser under ``key`` (module references are stored by name, only ``re``; so are the
+    objects of ``singletons``)."""
+    by_id = {id(v): k for k, v in (singletons or {}).items()}
+    file = _tables_file(key)
+    if file is None:
+        return False
+    import io
+    import pickle
+    import types
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, o):
+            if id(o) in by_id:
+                return ("object", by_id[id(o)])
+            if isinstance(o, types.ModuleType):
+                if o.__name__ != "re":
+                    raise pickle.PicklingError(f"module {o.__name__} in parser tables")
+                return ("module", "re")
+            return None
+
+    try:
+        buf = io.BytesIO()
+        Pickler(buf, protocol=4).dump(obj)
+        body = buf.getvalue()
+        _write_atomic(file, _header(body, TABLES_FORMAT) + b"\n" + body)
+        return True
+    except Exception:
+        return False

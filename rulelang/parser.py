@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast as pyast
 import copy
 import functools
+import hashlib
 import re
 from pathlib import Path
 
@@ -34,16 +35,60 @@ TOKEN_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _lark() -> Lark:
+_OPTIONS = {"parser": "lalr", "propagate_positions": False, "maybe_placeholders": True}
+
+
+def _lark(cache=False) -> Lark:
+    """Lark built from the grammar (~2 s; ``cache=True``: Lark's own cache of its tables, a pickle in the
+    temp folder, used only when the user's cache folder cannot hold them)."""
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    # cache=True keeps the built parser tables in the temp folder, keyed by the grammar's hash: the
-    # command line starts in a fraction of the time. No tree is built (see _callbacks): positions
-    # are worked out by the callbacks that build the AST, in the same pass.
     try:
-        return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True, cache=True)
+        return Lark(grammar, cache=cache, **_OPTIONS)
     except OSError:
-        return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True)
+        return Lark(grammar, **_OPTIONS)
+
+
+# the modules whose classes make up Lark's parser (nothing else may be in the stored tables)
+_TABLE_MODULES = frozenset({"lark.common", "lark.grammar", "lark.lark", "lark.lexer", "lark.parser_frontends",
+                            "lark.parsers.lalr_analysis", "lark.parsers.lalr_parser",
+                            "lark.parsers.lalr_parser_state", "lark.tree", "lark.utils"})
+
+
+def _tables_key() -> str:
+    """What the stored parser depends on: the grammar, the options, Lark's and Python's versions."""
+    import sys
+
+    import lark
+
+    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    return hashlib.sha256(f"{lark.__version__}\n{sys.version_info[:2]}\n{_OPTIONS}\n{grammar}".encode()).hexdigest()
+
+
+def _singletons() -> dict:
+    from lark.parsers.lalr_analysis import Reduce, Shift
+
+    return {"Shift": Shift, "Reduce": Reduce}  # the parser tells them apart by identity
+
+
+@functools.lru_cache(maxsize=1)
+def _frontend():
+    """Lark's parser (tables and lexers) for the grammar: from the user's cache folder when it holds the
+    one built for this grammar, Lark and Python version (see rulelang/cache.py, "parser tables"), else
+    built and kept there. No parse tree is built (see _callbacks): positions are worked out by the
+    callbacks that build the AST, in the same pass."""
+    from . import cache
+
+    key, singletons = _tables_key(), _singletons()
+    found = cache.load_tables(key, _TABLE_MODULES, singletons)
+    if found is not None and found.__class__.__name__ == "ParsingFrontend":
+        return found
+    if not cache.tables_usable():
+        return _lark(cache=True).parser
+    frontend = _lark().parser
+    frontend.parser_conf.callbacks = {}  # Lark's tree builder: never used here (see _callbacks)
+    frontend.parser.parser.callbacks = {}
+    cache.store_tables(key, frontend, singletons)
+    return frontend
 
 
 class _Node:
@@ -113,7 +158,7 @@ def _plans() -> tuple:
     from lark.grammar import Rule
     from lark.parse_tree_builder import maybe_create_child_filter
 
-    table = _lark().parser.parser._parse_table
+    table = _frontend().parser._parse_table
     rules = {}
     for actions in table.states.values():
         for _, arg in actions.values():
@@ -220,7 +265,7 @@ def _parse_building(builder, text, on_error):
     never changed, so that parses may run side by side). Returns the value of the start rule."""
     from lark.parsers.lalr_parser import LALR_Parser, _Parser
 
-    frontend = _lark().parser
+    frontend = _frontend()
     lalr = LALR_Parser.__new__(LALR_Parser)
     lalr._parse_table = frontend.parser._parse_table
     lalr.parser = _Parser(lalr._parse_table, _callbacks(builder))
