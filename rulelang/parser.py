@@ -214,6 +214,8 @@ def _callbacks(builder) -> dict:
 
 
 def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
+    tree_name = None if name.startswith("_") else name  # an inlined rule has no value of its own
+
     def callback(raw):
         if include is None:
             kids = raw
@@ -223,7 +225,10 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
                 if add_none:
                     kids += [None] * add_none
                 if expand:
-                    kids += raw[i].children
+                    if kids:
+                        kids += raw[i].children
+                    else:  # the list so far, extended in place (as Lark does: a long list stays linear)
+                        kids = raw[i].children
                 else:
                     kids.append(raw[i])
             if nones:
@@ -234,21 +239,20 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
                 _place(node, raw)
             return node
         depth = 0
-        values = []
-        for k in kids:
-            if k.__class__ is _Node:
-                if k.depth > depth:
-                    depth = k.depth
-                values.append(k.value)
-            else:
-                values.append(k)
+        for k in raw:  # an inlined child carries the depth of all it holds
+            if k.__class__ is _Node and k.depth > depth:
+                depth = k.depth
         if fn is None:  # an inlined rule (its children go to the parent) or a rule left as a tree
-            node = _Node(Tree(name, values), kids)
+            value = None
+            if tree_name is not None:
+                value = Tree(tree_name, [k.value if k.__class__ is _Node else k for k in kids])
+            node = _Node(value, kids)
             node.depth = depth
             _place(node, raw)
             return node
         node = _Node(None)
         _place(node, raw)
+        values = [k.value if k.__class__ is _Node else k for k in kids]
         try:
             node.value = value = fn(node, values) if with_meta else fn(values)
         except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
