@@ -280,7 +280,7 @@ EDITS = st.lists(st.tuples(st.floats(0, 1), st.sampled_from(["flip", "cut", "ins
                            st.integers(1, 50), st.binary(min_size=1, max_size=20)), min_size=1, max_size=5)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=EDITS)
 def test_any_damage_to_an_entry_gives_the_fresh_answer(tmp_path_factory, edits):
     tmp = tmp_path_factory.mktemp("fuzz")
