@@ -87,7 +87,26 @@ def loads(text, name="<string>", variants=(), root=None):
     return rs
 
 
-def check(path, variants=(), text=None, root=None):
-    """Every diagnostic (errors and warnings) of a rule file, without raising (``root`` as for load)."""
-    _, diags = _compile(os.fspath(path), text, variants, root)
-    return _order(diags)
+def check(path, variants=(), text=None, root=None, cache=None):
+    """Every diagnostic (errors and warnings) of a rule file, without raising (``root`` as for load).
+
+    ``cache=True`` answers from the check cache (rulelang/cache.py) when nothing the check read has
+    changed, and stores the answer otherwise; ``None`` (the default) leaves the choice to the caller
+    that turned the cache on (``rulelang check`` does, unless ``--no-cache``); ``False`` never uses it.
+    ``RULELANG_NO_CACHE=1`` turns it off in every case. The diagnostics are the same either way."""
+    from . import cache as C
+
+    path = os.fspath(path)
+    use = text is None and (C.active() if cache is None else bool(cache) and not C.disabled_by_env())
+    if not use:
+        _, diags = _compile(path, text, variants, root)
+        return _order(diags)
+    variants = tuple(variants)
+    stored = C.lookup(path, variants, root)
+    if stored is not None:
+        return C.diagnostics_of(stored)
+    with C.recording() as deps:
+        _, diags = _compile(path, text, variants, root)
+    diags = _order(diags)
+    C.store(path, variants, root, deps, diags)
+    return diags

@@ -265,10 +265,20 @@ def main(argv=None):
 @click.option("--explore", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also play N random games per player count, reporting stuck positions, run-time errors "
                    "and games that do not end.")
+@click.option("--no-cache", is_flag=True,
+              help="Check from scratch, without the cache of earlier checks (see RULELANG_NO_CACHE).")
 @click.pass_context
-def check(ctx, files, variants, root, as_json, placeholders, explore):
+def check(ctx, files, variants, root, as_json, placeholders, explore, no_cache):
     """Check rule files and report their errors and warnings (exit 1 on any error).
-    A folder is checked as every *.rules file below it."""
+    A folder is checked as every *.rules file below it. An unchanged file is answered from the cache
+    of earlier checks (~/.cache/rulelang; RULELANG_CACHE_DIR to move it, RULELANG_NO_CACHE=1 to turn it off)."""
+    from rulelang import cache
+
+    with cache.using(not no_cache):
+        _check_files(ctx, files, variants, root, as_json, placeholders, explore)
+
+
+def _check_files(ctx, files, variants, root, as_json, placeholders, explore):
     items = []
     failed = False
     for path in _rule_files(files):

@@ -6,11 +6,14 @@ parser recovers and keeps going so that one run reports several errors.
 from __future__ import annotations
 
 import ast as pyast
+import copy
 import functools
+import hashlib
+import re
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast as A
 from .diagnostics import Source
@@ -32,52 +35,331 @@ TOKEN_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _lark() -> Lark:
+_OPTIONS = {"parser": "lalr", "propagate_positions": False, "maybe_placeholders": True}
+
+
+def _lark(cache=False) -> Lark:
+    """Lark built from the grammar (~2 s; ``cache=True``: Lark's own cache of its tables, a pickle in the
+    temp folder, used only when the user's cache folder cannot hold them)."""
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    # cache=True keeps the built parser tables in the temp folder, keyed by the grammar's hash: the
-    # command line starts in a fraction of the time
     try:
-        return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
+        return Lark(grammar, cache=cache, **_OPTIONS)
     except OSError:
-        return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+        return Lark(grammar, **_OPTIONS)
+
+
+# the modules whose classes make up Lark's parser (nothing else may be in the stored tables)
+_TABLE_MODULES = frozenset({"lark.common", "lark.grammar", "lark.lark", "lark.lexer", "lark.parser_frontends",
+                            "lark.parsers.lalr_analysis", "lark.parsers.lalr_parser",
+                            "lark.parsers.lalr_parser_state", "lark.tree", "lark.utils"})
+
+
+def _tables_key() -> str:
+    """What the stored parser depends on: the grammar, the options, Lark's and Python's versions."""
+    import sys
+
+    import lark
+
+    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    return hashlib.sha256(f"{lark.__version__}\n{sys.version_info[:2]}\n{_OPTIONS}\n{grammar}".encode()).hexdigest()
+
+
+def _singletons() -> dict:
+    from lark.parsers.lalr_analysis import Reduce, Shift
+
+    return {"Shift": Shift, "Reduce": Reduce}  # the parser tells them apart by identity
+
+
+@functools.lru_cache(maxsize=1)
+def _frontend():
+    """Lark's parser (tables and lexers) for the grammar: from the user's cache folder when it holds the
+    one built for this grammar, Lark and Python version (see rulelang/cache.py, "parser tables"), else
+    built and kept there. No parse tree is built (see _callbacks): positions are worked out by the
+    callbacks that build the AST, in the same pass."""
+    from . import cache
+
+    key, singletons = _tables_key(), _singletons()
+    found = cache.load_tables(key, _TABLE_MODULES, singletons)
+    if found is not None and found.__class__.__name__ == "ParsingFrontend":
+        return found
+    if not cache.tables_usable():
+        return _lark(cache=True).parser
+    frontend = _lark().parser
+    frontend.parser_conf.callbacks = {}  # Lark's tree builder: never used here (see _callbacks)
+    frontend.parser.parser.callbacks = {}
+    cache.store_tables(key, frontend, singletons)
+    return frontend
+
+
+class _Node:
+    """A value on the parser's stack, with the positions Lark's ``propagate_positions`` would give the
+    tree node it stands for: a node starts where its first child's container starts and ends where its
+    last child's container ends (a container being a node that was inlined, such as the '( ... )'
+    around an expression). ``_span`` reads these as Lark's ``meta``. ``depth``: at least the number
+    of expressions nested in the value, less a few (see _DEPTH_SLACK)."""
+    __slots__ = ("value", "children", "empty", "line", "column", "end_line", "end_column",
+                 "cline", "ccolumn", "cend_line", "cend_column", "depth")
+
+    def __init__(self, value, children=None):
+        self.value = value
+        self.children = children  # only for an inlined rule (its children go to its parent)
+        self.empty = True
+        self.line = self.column = self.end_line = self.end_column = None
+        self.depth = 0
+
+
+# A builder method may wrap expressions of its children in a new expression inside a value that is not
+# one (board_node_at): depths counted here may fall short of _too_deep's by that many levels.
+_DEPTH_SLACK = 4
+
+
+def _place(node, raw):
+    """Set ``node``'s positions from the children the rule matched (as PropagatePositions does)."""
+    for c in raw:
+        if c.__class__ is _Node:
+            if not c.empty:
+                line, column = c.cline, c.ccolumn
+                break
+        elif isinstance(c, Token):
+            line, column = c.line, c.column
+            break
+    else:
+        return
+    for c in reversed(raw):
+        if c.__class__ is _Node:
+            if not c.empty:
+                end_line, end_column = c.cend_line, c.cend_column
+                break
+        elif isinstance(c, Token):
+            end_line, end_column = c.end_line, c.end_column
+            break
+    if node.line is None:
+        node.line, node.column = line, column
+        node.empty = False
+    if node.end_line is None:
+        node.end_line, node.end_column = end_line, end_column
+        node.empty = False
+    node.cline, node.ccolumn, node.cend_line, node.cend_column = line, column, end_line, end_column
+
+
+class _BuildFailed(Exception):
+    def __init__(self, exc, line):
+        super().__init__(str(exc))
+        self.exc = exc
+        self.line = line
+
+
+@functools.lru_cache(maxsize=1)
+def _plans() -> tuple:
+    """For each rule of the parse table (the very objects the parser looks up), how its children become
+    the builder's arguments: (rule, builder method name or None, with positions, children to keep, Nones
+    to add at the end, single child passed through). Worked out once from Lark's own tree-builder
+    settings (child filter, placeholders, inlining)."""
+    from lark.grammar import Rule
+    from lark.parse_tree_builder import maybe_create_child_filter
+
+    table = _frontend().parser._parse_table
+    rules = {}
+    for actions in table.states.values():
+        for _, arg in actions.values():
+            if isinstance(arg, Rule):
+                rules.setdefault(id(arg), arg)
+    plans = []
+    for rule in rules.values():
+        opts = rule.options
+        name = rule.alias or opts.template_source or rule.origin.name
+        filt = maybe_create_child_filter(rule.expansion, opts.keep_all_tokens, False, opts.empty_indices)
+        if filt is None:
+            include, nones = None, 0
+        elif len(filt.args) == 1:  # no placeholders in this rule
+            include, nones = tuple((i, x, 0) for i, x in filt.args[0]), 0
+        else:
+            include, nones = tuple(filt.args[0]), filt.args[1]
+        wrapped = next((k.__dict__[name] for k in _Builder.__mro__ if name in k.__dict__), None)
+        if wrapped is None or name.startswith("_"):
+            method, with_meta = None, False
+        else:
+            visit = getattr(wrapped, "visit_wrapper", None)
+            if visit is not None and visit.__name__ != "_vargs_meta":
+                raise TypeError(f"_Builder.{name}: only v_args(meta=True) is supported")
+            method, with_meta = name, visit is not None
+        expand1 = bool(opts.expand1 and not rule.alias)
+        plans.append((rule, name, method, with_meta, include, nones, expand1))
+    return tuple(plans)
+
+
+def _pass_through(raw):
+    return raw[0]
+
+
+def _callbacks(builder) -> dict:
+    """The parser's callbacks: for each grammar rule, one call that builds the AST node directly from the
+    matched children, as Lark's tree builder (child filter, placeholders, inlining, positions) followed
+    by the builder's method would, without building a tree in between. Token callbacks (INT, STRING)
+    run as each token is shifted. A failing builder method is kept (``builder.failed``) and reported
+    after the parse."""
+    out = {"INT": builder.INT, "STRING": builder.STRING}
+    for rule, name, method, with_meta, include, nones, expand1 in _plans():
+        if expand1 and include is None and len(rule.expansion) == 1:
+            # `?sum_expr: term` and the like: the child itself, its positions unchanged (one child is
+            # its own container)
+            out[rule] = _pass_through
+            continue
+        fn = None
+        if method is not None:
+            fn = getattr(builder, method)
+            fn = getattr(fn, "base_func", fn)
+        out[rule] = _rule_callback(builder, name, fn, with_meta, include, nones, expand1)
+    return out
+
+
+def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
+    tree_name = None if name.startswith("_") else name  # an inlined rule has no value of its own
+
+    def callback(raw):
+        if include is None:
+            kids = raw
+        else:
+            kids = []
+            for i, expand, add_none in include:
+                if add_none:
+                    kids += [None] * add_none
+                if expand:
+                    if kids:
+                        kids += raw[i].children
+                    else:  # the list so far, extended in place (as Lark does: a long list stays linear)
+                        kids = raw[i].children
+                else:
+                    kids.append(raw[i])
+            if nones:
+                kids += [None] * nones
+        if expand1 and len(kids) == 1:
+            node = kids[0]
+            if node.__class__ is _Node:
+                _place(node, raw)
+            return node
+        depth = 0
+        for k in raw:  # an inlined child carries the depth of all it holds
+            if k.__class__ is _Node and k.depth > depth:
+                depth = k.depth
+        if fn is None:  # an inlined rule (its children go to the parent) or a rule left as a tree
+            value = None
+            if tree_name is not None:
+                value = Tree(tree_name, [k.value if k.__class__ is _Node else k for k in kids])
+            node = _Node(value, kids)
+            node.depth = depth
+            _place(node, raw)
+            return node
+        node = _Node(None)
+        _place(node, raw)
+        values = [k.value if k.__class__ is _Node else k for k in kids]
+        try:
+            node.value = value = fn(node, values) if with_meta else fn(values)
+        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
+            if builder.failed is None:
+                builder.failed = _BuildFailed(e, node.line or 1)
+            return node
+        node.depth = depth + 1 if isinstance(value, A.Expr) else depth
+        return node
+    return callback
+
+
+@functools.lru_cache(maxsize=1)
+def _driver():
+    """Lark's LALR parser with a tighter loop (the parser state's ``feed_token``): a unit rule whose
+    callback passes its child through (see _callbacks) only changes state, its value staying where it
+    is on the stack, and the loop makes no sanity checks of the tables. Everything else (errors,
+    recovery, ``accepts``) is Lark's, on the same state object."""
+    from lark.exceptions import UnexpectedToken as Unexpected
+    from lark.parsers.lalr_analysis import Shift
+    from lark.parsers.lalr_parser import _Parser
+    from lark.parsers.lalr_parser_state import ParserState
+    from lark.parsers.lalr_interactive_parser import InteractiveParser
+
+    class State(ParserState):
+        __slots__ = ()
+
+        def feed_token(self, token, is_end=False):
+            state_stack = self.state_stack
+            value_stack = self.value_stack
+            states = self.parse_conf.states
+            end_state = self.parse_conf.end_state
+            callbacks = self.parse_conf.callbacks
+            ttype = token.type
+            while True:
+                state = state_stack[-1]
+                try:
+                    action, arg = states[state][ttype]
+                except KeyError:
+                    expected = {s for s in states[state].keys() if s.isupper()}
+                    raise Unexpected(token, expected, state=self, interactive_parser=None)
+                if action is Shift:
+                    state_stack.append(arg)
+                    value_stack.append(token if ttype not in callbacks else callbacks[ttype](token))
+                    return
+                rule = arg
+                callback = callbacks.get(rule) if callbacks else None
+                if callback is _pass_through:  # one child, passed through: only the state changes
+                    del state_stack[-1]
+                    state_stack.append(states[state_stack[-1]][rule.origin.name][1])
+                else:
+                    size = len(rule.expansion)
+                    if size:
+                        s = value_stack[-size:]
+                        del state_stack[-size:]
+                        del value_stack[-size:]
+                    else:
+                        s = []
+                    value = callback(s) if callbacks else s
+                    state_stack.append(states[state_stack[-1]][rule.origin.name][1])
+                    value_stack.append(value)
+                if is_end and state_stack[-1] == end_state:
+                    return value_stack[-1]
+
+    class Parser(_Parser):
+        def parse(self, lexer, start, value_stack=None, state_stack=None, start_interactive=False):
+            from lark.parsers.lalr_parser_state import ParseConf
+
+            state = State(ParseConf(self.parse_table, self.callbacks, start), lexer, state_stack, value_stack)
+            if start_interactive:
+                return InteractiveParser(self, state, state.lexer)
+            return self.parse_from_state(state)
+
+    return Parser
+
+
+def _parse_building(builder, text, on_error):
+    """Parse ``text`` with the rule callbacks of ``builder`` (a parser of its own: the shared one is
+    never changed, so that parses may run side by side). Returns the value of the start rule."""
+    from lark.parsers.lalr_parser import LALR_Parser
+
+    frontend = _frontend()
+    lalr = LALR_Parser.__new__(LALR_Parser)
+    lalr._parse_table = frontend.parser._parse_table
+    lalr.parser = _driver()(lalr._parse_table, _callbacks(builder))
+    own = copy.copy(frontend)
+    own.parser = lalr
+    return own.parse(text, None, on_error=on_error)
 
 
 def _unquote(tok: str) -> str:
+    if "\\" not in tok:  # no escape: the text between the quotes (what literal_eval gives, only faster)
+        return str(tok[1:-1])
     try:
         return pyast.literal_eval(tok)
     except Exception:
         return tok[1:-1]
 
 
-class _Builder(Transformer):
+class _Builder:
+    """The AST of each grammar rule, from its children (tokens, None for a missing optional part, and
+    the values built for sub-rules); methods marked ``v_args(meta=True)`` also get the positions."""
+
     def __init__(self, path: str, source: Source):
-        super().__init__(visit_tokens=True)
         self.path = path
         self.source = source
         self.diags = []
-
-    def transform(self, tree):
-        """Like Transformer.transform, but with an explicit stack: a long flat chain such as 1 + 1 + ... + 1
-        makes a deep tree, and Python's recursion limit must not decide whether it can be read."""
-        out = []
-        stack = [(tree, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                n = len(node.children)
-                kids = out[len(out) - n:]
-                del out[len(out) - n:]
-                out.append(self._call_userfunc(node, kids))
-            elif isinstance(node, Tree):
-                stack.append((node, True))
-                for c in reversed(node.children):
-                    stack.append((c, False))
-            elif isinstance(node, Token):
-                out.append(self._call_userfunc_token(node))
-            else:
-                out.append(node)
-        return out[0]
+        self.failed = None  # the first exception a method raised (see _callbacks)
 
     # ------------------------------------------------------------ tokens checked as they are read
     def INT(self, tok):
@@ -787,14 +1069,21 @@ def _code_chars(text: str):
             yield i, line, col, ch
 
 
+# what _code_chars skips (a string up to its closing quote or the end of its line, a comment), or a bracket
+_SKIP_OR_BRACKET = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"?|#[^\n]*|[()\[\]{}]')
+
+
 def _nesting_problem(text: str):
-    """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it."""
+    """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it (the
+    brackets of code as _code_chars finds them, scanned by a regular expression)."""
     depth = 0
-    for _, line, col, ch in _code_chars(text):
+    for m in _SKIP_OR_BRACKET.finditer(text):
+        ch = m.group()
         if ch in "([{":
             depth += 1
             if depth > MAX_NESTING:
-                return line, col
+                i = m.start()
+                return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
         elif ch in ")]}":
             depth = max(0, depth - 1)
     return None
@@ -945,8 +1234,9 @@ def parse(text: str, path: str = "<string>"):
             return False  # a draw statement without 'into': skipping tokens would only repeat the error
         return len(errors) < MAX_ERRORS
 
+    builder = _Builder(path, source)
     try:
-        tree = _lark().parse(text, on_error=on_error)
+        tree = _parse_building(builder, text, on_error)
     except UnexpectedInput as e:
         errors.append(e)
         tree = None
@@ -972,24 +1262,19 @@ def parse(text: str, path: str = "<string>"):
                                      hint=f"add the '}}' that ends the block of {what} opened here"))
     if errors or tree is None:
         return None, diags
-    builder = _Builder(path, source)
-    try:
-        items = builder.transform(tree)
-    except RecursionError:
-        diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
-                                 hint="split long expressions with 'let'"))
-        return None, diags
-    except VisitError as e:  # a builder bug or odd input: report, never crash
-        if isinstance(e.orig_exc, RecursionError):
+    if builder.failed is not None:  # a builder bug or odd input: report, never crash
+        if isinstance(builder.failed.exc, RecursionError):
             diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
                                      hint="split long expressions with 'let'"))
             return None, diags
-        diags.append(source.diag("E009", f"could not read this construct ({e.orig_exc})",
-                                 getattr(e.obj, "meta", None) and e.obj.meta.line or 1, 1))
+        diags.append(source.diag("E009", f"could not read this construct ({builder.failed.exc})",
+                                 builder.failed.line, 1))
         return None, diags
+    items = tree.value if tree.__class__ is _Node else tree
+    shallow = tree.__class__ is _Node and tree.depth + _DEPTH_SLACK <= MAX_DEPTH
     if builder.diags:
         return None, diags + builder.diags
-    deep = _too_deep(items)
+    deep = None if shallow else _too_deep(items)  # the exact walk only when some expression may be too deep
     if deep is not None:
         sp = deep.span
         diags.append(source.diag("E006", f"this expression chains more than {MAX_DEPTH} operators", sp.line,

@@ -14,6 +14,7 @@ from typing import Optional
 import attrs
 
 from . import ast as A
+from .cache import note as _note_read
 from .diagnostics import ERROR, Source, printable
 from .parser import parse
 
@@ -129,6 +130,7 @@ def read_source(path: str, real: Optional[str] = None):
     try:
         data = read_limited(real or path, follow=real is None)
     except FileProblem as e:
+        _note_read(path)  # for the check cache (rulelang/cache.py): what stood there
         msg = str(e)
         if msg == "no such file":
             return None, src.diag("E011", "no such file", 1, 1, hint="check the path")
@@ -137,6 +139,7 @@ def read_source(path: str, real: Optional[str] = None):
         if msg.startswith("this is a folder"):
             return None, src.diag("E011", "this is a folder, not a rule file", 1, 1)
         return None, src.diag("E011", msg, 1, 1)
+    _note_read(path, data)
     if b"\x00" in data:
         return None, src.diag("E012", "this is a binary file, not a rule file", 1, 1,
                               hint="rule files are UTF-8 text")
@@ -236,11 +239,13 @@ class Merger:
             return None
         base = os.path.normpath(os.path.join(os.path.dirname(path) or ".", raw))
         if not within(base, self.root):
+            _note_read(base)
             self.err(item, "E015", f"'{shown}' is outside the rules folder",
                      hint=f"'extends' may only name files inside {show_path(self.root)} (the folder of the "
                           "top file, unless a wider one is given with --root or root=)")
             return None
         if not os.path.lexists(base):
+            _note_read(base)
             self.err(item, "E011", f"the base rule file '{shown}' does not exist",
                      hint="paths in 'extends' are relative to this file")
             return None
@@ -425,11 +430,14 @@ def read_rulebook(prog: Program):
         return None, "not read: a rulebook is a Markdown file ending in .md"
     path = os.path.normpath(os.path.join(os.path.dirname(game.span.path) or ".", raw))
     if prog.rulebook_root is not None and not within(path, prog.rulebook_root):
+        _note_read(path)
         return None, "not read: it is outside the rules folder given as root"
     try:
         data = read_limited(path, MAX_RULEBOOK_BYTES)
     except FileProblem as e:
+        _note_read(path)
         return None, str(e)
+    _note_read(path, data)
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError:

@@ -88,5 +88,5 @@ def run_bounded(code, args=None, seconds=DEFAULT_SECONDS, memory=DEFAULT_MEMORY,
 def run_cli_bounded(args, seconds=DEFAULT_SECONDS, memory=DEFAULT_MEMORY, cwd=None, stdin=None):
     """Run `rulelang ARGS...` (as `python -m rulelang`) in a limited child process."""
     code = ("import sys\nsys.argv = ['rulelang'] + ARGS['argv']\n"
-            "from rulelang.cli import main\nmain()\n")
+            "from rulelang.__main__ import main\nmain()\n")  # the entry point (rulelang.__main__:main)
     return run_bounded(code, {"argv": [str(a) for a in args]}, seconds, memory, cwd)
