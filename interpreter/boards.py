@@ -1,5 +1,4 @@
-"""Boards: static topologies built once per ruleset, held as graphs (Graph: the part of a networkx graph
-they use; Board.to_networkx() gives a networkx one).
+"""Boards: static topologies built once per ruleset, held as networkx graphs.
 
 A board never changes during a game (what stands on it lives in variables), so every game shares
 the same graph and copies of a game cost nothing for it. Grids know their straight-line directions,
@@ -22,76 +21,20 @@ HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- 
 
 
 def _nx():
-    """networkx, imported on first use (see Board.to_networkx): loading it takes longer than checking a
-    rule file."""
+    """networkx, imported on first use: loading it takes longer than checking a rule file, and only
+    games with boards need it."""
     import networkx
 
     return networkx
 
 
-class Graph:
-    """An undirected graph with node attributes: the part of networkx.Graph that boards use (adding nodes
-    and edges, ``n in g``, ``g.nodes[n]`` as the node's attribute dict, neighbours, the edge count), with
-    the same results, so that building a board does not load networkx. Board.to_networkx() gives the
-    networkx graph."""
-
-    def __init__(self):
-        self.nodes = {}  # node -> attribute dict, in the order added (as networkx keeps them)
-        self._adj = {}  # node -> {neighbour: None}, in the order added
-        self._edges = []  # (a, b) in the order added
-
-    def __contains__(self, n):
-        try:
-            return n in self.nodes
-        except TypeError:  # an unhashable value is no node (as in networkx)
-            return False
-
-    def add_node(self, n, **attrs):
-        if n not in self.nodes:
-            self.nodes[n] = {}
-            self._adj[n] = {}
-        self.nodes[n].update(attrs)
-
-    def add_edge(self, a, b):
-        self.add_node(a)
-        self.add_node(b)
-        if b not in self._adj[a]:
-            self._edges.append((a, b))
-        self._adj[a][b] = None
-        self._adj[b][a] = None
-
-    def neighbors(self, n):
-        return iter(self._adj[n])
-
-    def number_of_edges(self):
-        return len(self._edges)
-
-
-def path_graph(n):
-    """Nodes 0 .. n-1 in a line (networkx.path_graph)."""
-    g = Graph()
-    for i in range(n):
-        g.add_node(i)
-    for i in range(n - 1):
-        g.add_edge(i, i + 1)
-    return g
-
-
 class Board:
-    def __init__(self, name: str, graph: Graph, directions=()):
+    def __init__(self, name: str, graph: networkx.Graph, directions=()):
         self.name = name
         self.graph = graph
         self.nodes = tuple(sorted(graph.nodes, key=skey))
         self.adj = {n: tuple(sorted(graph.neighbors(n), key=skey)) for n in self.nodes}
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
-
-    def to_networkx(self) -> networkx.Graph:
-        """The board as a networkx graph (nodes, attributes and edges in the order they were added)."""
-        g = _nx().Graph()
-        for n, attrs in self.graph.nodes.items():
-            g.add_node(n, **attrs)
-        g.add_edges_from(self.graph._edges)
-        return g
 
     def attr(self, n, name, default=None):
         if n not in self.graph:
@@ -166,21 +109,8 @@ class Board:
     def groups(self, where=None, G=None):
         charge(G, (len(self.nodes) + self.graph.number_of_edges()) * 2)
         keep = [n for n in self.nodes if where is None or where(n)]
-        # the connected components of the kept nodes (networkx.connected_components of the subgraph)
-        left = dict.fromkeys(keep)
-        comps = []
-        for start in keep:
-            if start not in left:
-                continue
-            del left[start]
-            comp, q = [start], deque([start])
-            while q:
-                for m in self.adj[q.popleft()]:
-                    if m in left:
-                        del left[m]
-                        comp.append(m)
-                        q.append(m)
-            comps.append(tuple(sorted(comp, key=skey)))
+        sub = self.graph.subgraph(keep)
+        comps = [tuple(sorted(c, key=skey)) for c in _nx().connected_components(sub)]
         return tuple(sorted(comps, key=lambda c: skey(c[0])))
 
     def line_length(self, n, where=None, G=None):
@@ -212,7 +142,7 @@ class Board:
 
 
 def square_grid(name, rows, cols, diagonals=False):
-    g = Graph()
+    g = _nx().Graph()
     dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
     for r in range(rows):
         for c in range(cols):
@@ -228,7 +158,7 @@ def square_grid(name, rows, cols, diagonals=False):
 
 
 def hex_grid(name, radius):
-    g = Graph()
+    g = _nx().Graph()
     for q in range(-radius, radius + 1):
         for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
             g.add_node((q, r), q=q, r=r, ring=max(abs(q), abs(r), abs(q + r)), edge=max(abs(q), abs(r), abs(q + r)) == radius)
@@ -242,7 +172,7 @@ def hex_grid(name, radius):
 
 def hex_rect(name, rows, cols):
     """Offset rows: odd rows shifted half a hex to the right."""
-    g = Graph()
+    g = _nx().Graph()
     for r in range(rows):
         for c in range(cols):
             g.add_node((r, c), row=r, column=c, edge=r in (0, rows - 1) or c in (0, cols - 1))
@@ -257,12 +187,12 @@ def hex_rect(name, rows, cols):
 
 
 def line(name, n):
-    g = path_graph(n)
+    g = _nx().path_graph(n)
     return Board(name, g, ())
 
 
 def from_edges(name, chains, node_attrs):
-    g = Graph()
+    g = _nx().Graph()
     for nname, attrs in node_attrs:
         g.add_node(nname, **attrs)
     for chain in chains:

@@ -264,79 +264,15 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
     return callback
 
 
-@functools.lru_cache(maxsize=1)
-def _driver():
-    """Lark's LALR parser with a tighter loop (the parser state's ``feed_token``): a unit rule whose
-    callback passes its child through (see _callbacks) only changes state, its value staying where it
-    is on the stack, and the loop makes no sanity checks of the tables. Everything else (errors,
-    recovery, ``accepts``) is Lark's, on the same state object."""
-    from lark.exceptions import UnexpectedToken as Unexpected
-    from lark.parsers.lalr_analysis import Shift
-    from lark.parsers.lalr_parser import _Parser
-    from lark.parsers.lalr_parser_state import ParserState
-    from lark.parsers.lalr_interactive_parser import InteractiveParser
-
-    class State(ParserState):
-        __slots__ = ()
-
-        def feed_token(self, token, is_end=False):
-            state_stack = self.state_stack
-            value_stack = self.value_stack
-            states = self.parse_conf.states
-            end_state = self.parse_conf.end_state
-            callbacks = self.parse_conf.callbacks
-            ttype = token.type
-            while True:
-                state = state_stack[-1]
-                try:
-                    action, arg = states[state][ttype]
-                except KeyError:
-                    expected = {s for s in states[state].keys() if s.isupper()}
-                    raise Unexpected(token, expected, state=self, interactive_parser=None)
-                if action is Shift:
-                    state_stack.append(arg)
-                    value_stack.append(token if ttype not in callbacks else callbacks[ttype](token))
-                    return
-                rule = arg
-                callback = callbacks.get(rule) if callbacks else None
-                if callback is _pass_through:  # one child, passed through: only the state changes
-                    del state_stack[-1]
-                    state_stack.append(states[state_stack[-1]][rule.origin.name][1])
-                else:
-                    size = len(rule.expansion)
-                    if size:
-                        s = value_stack[-size:]
-                        del state_stack[-size:]
-                        del value_stack[-size:]
-                    else:
-                        s = []
-                    value = callback(s) if callbacks else s
-                    state_stack.append(states[state_stack[-1]][rule.origin.name][1])
-                    value_stack.append(value)
-                if is_end and state_stack[-1] == end_state:
-                    return value_stack[-1]
-
-    class Parser(_Parser):
-        def parse(self, lexer, start, value_stack=None, state_stack=None, start_interactive=False):
-            from lark.parsers.lalr_parser_state import ParseConf
-
-            state = State(ParseConf(self.parse_table, self.callbacks, start), lexer, state_stack, value_stack)
-            if start_interactive:
-                return InteractiveParser(self, state, state.lexer)
-            return self.parse_from_state(state)
-
-    return Parser
-
-
 def _parse_building(builder, text, on_error):
     """Parse ``text`` with the rule callbacks of ``builder`` (a parser of its own: the shared one is
     never changed, so that parses may run side by side). Returns the value of the start rule."""
-    from lark.parsers.lalr_parser import LALR_Parser
+    from lark.parsers.lalr_parser import LALR_Parser, _Parser
 
     frontend = _frontend()
     lalr = LALR_Parser.__new__(LALR_Parser)
     lalr._parse_table = frontend.parser._parse_table
-    lalr.parser = _driver()(lalr._parse_table, _callbacks(builder))
+    lalr.parser = _Parser(lalr._parse_table, _callbacks(builder))
     own = copy.copy(frontend)
     own.parser = lalr
     return own.parse(text, None, on_error=on_error)
