@@ -415,10 +415,22 @@ def bench_python_startup(runs: int) -> float | None:
 # --- simulate --workers -----------------------------------------------------------------------------
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its ended children (the pool's workers)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return float("nan")
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def bench_workers(rel: str, players: int, games: int, workers: int = 2, runs: int = 2, seed: int = 0) -> dict:
     """``interpreter.simulate.simulate`` of ``games`` games with 1 worker and with ``workers``, as
     the command line calls it (the rules loaded once in this process and passed as ``ruleset``),
-    alternating ``runs`` times; best wall time of each.  ``identical``: the two summaries agree."""
+    alternating ``runs`` times; best wall time of each, and the least CPU time of each (this
+    process and its workers: the cost of running in parallel, which a busy machine does not
+    hide).  ``identical``: the two summaries agree."""
     import rulelang
     from interpreter.simulate import simulate
 
@@ -427,20 +439,24 @@ def bench_workers(rel: str, players: int, games: int, workers: int = 2, runs: in
     if players not in rules.player_counts:
         players = min(rules.player_counts)
     best = {1: float("inf"), workers: float("inf")}
+    cpu = {1: float("inf"), workers: float("inf")}
     summaries = {}
     for _ in range(runs):
         for w in (1, workers):
-            t0 = time.perf_counter()
+            c0, t0 = _cpu_seconds(), time.perf_counter()
             s = simulate(path, players, games, seed=seed, workers=w, ruleset=rules)
             best[w] = min(best[w], time.perf_counter() - t0)
+            cpu[w] = min(cpu[w], _cpu_seconds() - c0)
             s.pop("seconds", None)
             summaries[w] = s
     return {
         "key": rel, "players": players, "games": games, "workers": workers, "runs": runs,
         "seconds_1": best[1], f"seconds_{workers}": best[workers], "seconds_n": best[workers],
+        "cpu_seconds_1": cpu[1], "cpu_seconds_n": cpu[workers],
         "speedup": best[1] / best[workers],
         "identical": summaries[1] == summaries[workers],
         "errors": summaries[1].get("errors"),
+        "load_average_after": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -610,18 +626,17 @@ def print_report(result: dict, comparison: dict | None) -> None:
     if w:
         print(f"simulate {w['key']} --players {w['players']} --games {w['games']}: "
               f"1 worker {w['seconds_1']:.2f} s, {w['workers']} workers {w['seconds_n']:.2f} s "
-              f"(best of {w['runs']}, cpu_count {result['machine'].get('cpu_count')}); summaries "
-              f"{'identical' if w['identical'] else 'DIFFER'}")
+              f"(best of {w['runs']}, cpu_count {result['machine'].get('cpu_count')}); CPU seconds "
+              f"{w.get('cpu_seconds_1', float('nan')):.2f} and {w.get('cpu_seconds_n', float('nan')):.2f}; "
+              f"summaries {'identical' if w['identical'] else 'DIFFER'}")
     elif result.get("workers_error"):
         print(f"workers speed-up not measured: {result['workers_error']}")
 
-    paired = result.get("ratio_paired")
-    for label, key, pkey in (
-        ("tictactoe random playouts: ours / OpenSpiel python_tic_tac_toe", "ratio_ours_vs_python_tic_tac_toe", "ratio_paired"),
-        ("connect4 random playouts: ours / OpenSpiel C++ connect_four", "ratio_connect4_vs_cpp_connect_four", "ratio_connect4_paired"),
-    ):
-        if result.get(key) is None:
-            print(f"{label.split(':')[0]} ratio not available (needs the rule file and OpenSpiel)")
+    measured = {r["key"] for r in rows}
+    for ours, reference, key in ((OUR_TICTACTOE, "python_tic_tac_toe", "ratio_ours_vs_python_tic_tac_toe"),
+                                 (OUR_CONNECT4, "connect_four", "ratio_connect4_vs_cpp_connect_four")):
+        if ours in measured and result.get(key) is None:
+            print(f"{ours} / OpenSpiel {reference}: ratio not measured (needs OpenSpiel)")
     for t in result.get("targets", []):
         verdict = "meets" if t["meets"] else "BELOW"
         op = ">=" if t["better"] == "higher" else "<="
