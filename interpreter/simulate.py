@@ -8,11 +8,11 @@ and the agent of seat ``s`` is seeded with ``agent_seed(game seed, s)`` (see ``i
 so ``rulelang play --seed <game seed>`` replays that very game, and the summary is the same for any
 number of workers: results are gathered by game index before anything is added up.
 
-With ``workers > 1`` the games run in a ``ProcessPoolExecutor``.  Where ``fork`` exists (Linux,
-and other POSIX systems), the rules are loaded and compiled once, in this process, and the pool is
-forked after: the workers inherit the ``Ruleset`` and receive only ranges of game indexes (and the
-seed, player count and limits), never the rules.  Elsewhere (``spawn``) each worker process loads
-the rule file once, by path and variants, in its initializer.  Games go to the workers in chunks
+With ``workers > 1`` the games run in a ``ProcessPoolExecutor``.  On Linux (``fork``) the rules
+are loaded and compiled once, in this process, and the pool is forked after: the workers inherit
+the ``Ruleset`` and receive only ranges of game indexes (and the seed, player count and limits),
+never the rules.  Elsewhere (``spawn``) each worker process loads the rule file once, by path and
+variants, in its initializer.  A worker ends by itself if this process dies.  Games go to the workers in chunks
 of consecutive indexes (small enough to keep the workers evenly busy to the end, large enough that
 the cost of a task is small next to its games), a bounded number at a time.  ``progress(0,
 games)`` is called once the workers are started, so a caller may start a progress display (and its
@@ -251,7 +251,9 @@ def _run_chunk(start, stop, seed, players, max_decisions, chance) -> list:
 
 
 def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    """``fork`` on Linux only: elsewhere (macOS) forking a process that has loaded system libraries
+    is unsafe, and Python defaults to ``spawn`` there."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _mp_context(fork: bool):
@@ -330,7 +332,7 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
 
     ``workers > 1`` runs the games in that many processes (at most ``MAX_WORKERS``; ``None`` means
     one per CPU; 0, negative or larger counts are a ``ValueError``).  The rules are loaded once,
-    here; where ``fork`` exists the workers inherit them, elsewhere each worker re-loads them by
+    here; on Linux the workers inherit them (``fork``), elsewhere each worker re-loads them by
     path with ``variants`` (a ``Ruleset`` object is pickled to them instead).  ``progress(done,
     total)`` is called in this process: first with ``done == 0`` once the workers run, then as
     games finish.

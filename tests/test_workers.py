@@ -29,8 +29,8 @@ except ImportError:  # tests/ is a package
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_WORKERS = 64  # the documented limit (docs/language.md, "Run-time limits and errors")
-HAS_FORK = "fork" in multiprocessing.get_all_start_methods()
-needs_fork = pytest.mark.skipif(not HAS_FORK, reason="no fork start method on this platform")
+HAS_FORK = getattr(simulate_module, "_can_fork", lambda: "fork" in multiprocessing.get_all_start_methods())()
+needs_fork = pytest.mark.skipif(not HAS_FORK, reason="workers are not forked on this platform")
 
 
 def counting_load(log, path, variants=()):
