@@ -561,7 +561,8 @@ def compare_rows(rows: list[dict], baseline: dict) -> dict[str, dict]:
 
 def compare_extras(result: dict, baseline: dict) -> dict:
     """Check times and the workers speed-up against the baseline's, when it has them
-    (check: baseline ms / current ms; workers: current speed-up / baseline speed-up)."""
+    (check: baseline ms / current ms; workers, when both ran the same games: current speed-up /
+    baseline speed-up)."""
     out = {}
     base_checks = {c["key"]: c for c in baseline.get("check_times", [])}
     for c in result.get("check_times", []):
@@ -572,7 +573,8 @@ def compare_extras(result: dict, baseline: dict) -> dict:
             if c.get(field) and b.get(field):
                 out[f"check {c['key']} {field[:4]}"] = b[field] / c[field]
     w, bw = result.get("workers"), baseline.get("workers")
-    if w and bw and w.get("speedup") and bw.get("speedup"):
+    same = w and bw and all(w.get(k) == bw.get(k) for k in ("key", "players", "games", "workers"))
+    if same and w.get("speedup") and bw.get("speedup"):
         out["workers speed-up"] = w["speedup"] / bw["speedup"]
     return out
 

@@ -78,3 +78,15 @@ def test_targets(bench):
         "simulate games/station.rules (60 games): 2 workers / 1": (1.8, True),
     }
     assert bench.targets({"rows": []}) == []  # nothing measured, no target line
+
+
+def test_compare_extras(bench):
+    base = {"check_times": [{"key": "games/vega.rules", "cold_ms": 800.0, "warm_ms": 800.0}],
+            "workers": {"key": "games/station.rules", "players": 3, "games": 60, "workers": 2, "speedup": 1.5}}
+    now = {"check_times": [{"key": "games/vega.rules", "cold_ms": 200.0, "warm_ms": None}],
+           "workers": {"key": "games/station.rules", "players": 3, "games": 60, "workers": 2, "speedup": 1.8}}
+    assert bench.compare_extras(now, base) == pytest.approx(
+        {"check games/vega.rules cold": 4.0, "workers speed-up": 1.2})
+    now["workers"]["games"] = 4  # another number of games: not comparable
+    assert "workers speed-up" not in bench.compare_extras(now, base)
+    assert bench.compare_extras(now, {}) == {}
