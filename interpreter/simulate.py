@@ -8,8 +8,13 @@ and the agent of seat ``s`` is seeded with ``agent_seed(game seed, s)`` (see ``i
 so ``rulelang play --seed <game seed>`` replays that very game, and the summary is the same for any
 number of workers: results are gathered by game index before anything is added up.
 
-With ``workers > 1`` the games run in a ``ProcessPoolExecutor`` (``fork`` on Linux, ``spawn``
-elsewhere); each worker process loads the rule file once, by path and variants.  ``progress(0,
+With ``workers > 1`` the games run in a ``ProcessPoolExecutor``.  On Linux (``fork``) the rules
+are loaded and compiled once, in this process, and the pool is forked after: the workers inherit
+the ``Ruleset`` and receive only ranges of game indexes (and the seed, player count and limits),
+never the rules.  Elsewhere (``spawn``) each worker process loads the rule file once, by path and
+variants, in its initializer.  A worker ends by itself if this process dies.  Games go to the workers in chunks
+of consecutive indexes (small enough to keep the workers evenly busy to the end, large enough that
+the cost of a task is small next to its games), a bounded number at a time.  ``progress(0,
 games)`` is called once the workers are started, so a caller may start a progress display (and its
 thread) only then.
 
@@ -18,6 +23,7 @@ thread) only then.
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import math
 import multiprocessing
 import os
@@ -35,9 +41,12 @@ __all__ = [
     "simulate",
     "summarize",
     "MAX_ERROR_MESSAGES",
+    "MAX_WORKERS",
+    "check_workers",
 ]
 
 MAX_ERROR_MESSAGES = 5
+MAX_WORKERS = 64  # worker processes of one simulation (see docs/language.md, "Run-time limits")
 
 
 class DecisionLimitExceeded(Exception):
@@ -168,6 +177,10 @@ def summarize(results: list, players: int, endings=()) -> dict:
 
 # --- worker processes -------------------------------------------------------------------------
 
+# The Ruleset the games of a worker process are played with.  Under ``fork`` the parent sets it
+# just before the pool forks, so the children inherit it (nothing is loaded or pickled); under
+# ``spawn`` ``_init_worker`` loads it once per worker.  A ``WorkerError`` in its place reports a
+# failed load with the first chunk.
 _WORKER_RULESET = None
 
 
@@ -186,8 +199,22 @@ class WorkerError(Exception):
     """A worker process could not load the rules (the file changed or is unreadable there)."""
 
 
-def _init_worker(rules, variants, loader) -> None:
+def check_workers(workers) -> int:
+    """``workers`` as a count of worker processes: ``None`` means one per CPU (at most
+    ``MAX_WORKERS``); anything but a whole number from 1 to ``MAX_WORKERS`` is a ``ValueError``
+    with a one-line message."""
+    if workers is None:
+        return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"the number of worker processes must be a whole number from 1 to {MAX_WORKERS}, "
+                         f"not {workers!r}")
+    return workers
+
+
+def _init_worker(parent, rules, variants, loader) -> None:
+    """The ``spawn`` initializer: load the rules once in this worker."""
     global _WORKER_RULESET
+    _watch_parent(parent)
     try:
         _WORKER_RULESET = _load(rules, variants, loader)
     except Exception as exc:  # reported by the first chunk, as a clean picklable error
@@ -195,23 +222,104 @@ def _init_worker(rules, variants, loader) -> None:
                                       f"{type(exc).__name__}: {_first_line(exc)}")
 
 
-def _run_chunk(indices, seed, players, max_decisions, chance) -> list:
-    if isinstance(_WORKER_RULESET, WorkerError):
-        raise _WORKER_RULESET
-    return [play_one(_WORKER_RULESET, i, seed, players, max_decisions, chance) for i in indices]
+def _watch_parent(parent: int) -> None:
+    """Every worker's initializer: a daemon thread ends the worker once the process that started
+    it is gone (killed, say), instead of leaving it waiting for tasks forever."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="rulelang-parent-watch", daemon=True).start()
 
 
-def _mp_context():
-    """``fork`` on Linux (workers inherit the already built parser: fast start), ``spawn``
-    elsewhere.  Either way each worker re-loads the rules by path in its initializer."""
-    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
+def _init_forked(parent: int) -> None:
+    """The ``fork`` initializer: the rules are already here (inherited); only watch the parent."""
+    _watch_parent(parent)
 
 
-def _chunks(games: int, workers: int) -> list:
-    size = max(1, min(64, math.ceil(games / (workers * 4)))) if games else 1
-    return [list(range(start, min(games, start + size))) for start in range(0, games, size)]
+def _run_chunk(start, stop, seed, players, max_decisions, chance) -> list:
+    """Games ``start`` to ``stop - 1`` in a worker, with the worker's Ruleset (no rules are sent)."""
+    ruleset = _WORKER_RULESET
+    if isinstance(ruleset, WorkerError):
+        raise ruleset
+    if ruleset is None:
+        raise WorkerError("a worker process has no rules (internal error: the pool was started without them)")
+    return [play_one(ruleset, i, seed, players, max_decisions, chance) for i in range(start, stop)]
+
+
+def _can_fork() -> bool:
+    """``fork`` on Linux only: elsewhere (macOS) forking a process that has loaded system libraries
+    is unsafe, and Python defaults to ``spawn`` there."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _mp_context(fork: bool):
+    return multiprocessing.get_context("fork" if fork else "spawn")
+
+
+def _chunks(games: int, workers: int):
+    """Ranges ``(start, stop)`` of game indexes, in order: about 16 per worker (so the last ones
+    leave little idle time at the end), at most 64 games each (a task's cost stays small next to
+    its games, and so does the memory of its results)."""
+    size = max(1, min(64, math.ceil(games / (workers * 16))))
+    for start in range(0, games, size):
+        yield start, min(games, start + size)
+
+
+def _run_pool(ruleset, rules, variants, loader, games, seed, players, max_decisions, chance,
+              workers, progress, results, fork=None) -> None:
+    """Play the games in ``workers`` processes, adding each result to ``results``."""
+    global _WORKER_RULESET
+    if fork is None:
+        fork = _can_fork()
+    size = next(_chunks(games, workers))[1]
+    processes = min(workers, math.ceil(games / size))
+    if fork:
+        initializer, initargs = _init_forked, (os.getpid(),)
+    else:
+        initializer, initargs = _init_worker, (os.getpid(), rules, tuple(variants), loader)
+    previous = _WORKER_RULESET
+    chunks = _chunks(games, workers)
+    in_flight = processes * 4  # tasks queued at once: the pool never holds every game's task
+    if fork:
+        _WORKER_RULESET = ruleset  # inherited by the children, which fork at the first submit
+        gc.freeze()  # the inherited objects stay out of the children's collections (fewer copied pages)
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=_mp_context(fork),
+                                                    initializer=initializer, initargs=initargs) as pool:
+            pending = set()
+
+            def fill():
+                while len(pending) < in_flight:
+                    chunk = next(chunks, None)
+                    if chunk is None:
+                        return
+                    pending.add(pool.submit(_run_chunk, *chunk, seed, players, max_decisions, chance))
+
+            try:
+                fill()
+                if progress is not None:
+                    progress(0, games)
+                while pending:
+                    done, pending = concurrent.futures.wait(
+                        pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                    for fut in done:
+                        results.extend(fut.result())
+                    fill()
+                    if progress is not None:
+                        progress(len(results), games)
+            except BaseException:
+                for fut in pending:
+                    fut.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:
+        if fork:
+            gc.unfreeze()
+            _WORKER_RULESET = previous
 
 
 def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, variants=(),
@@ -222,16 +330,17 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
     ``players``, ``seed``, ``variants``, ``game``; everything but ``seconds`` is the same for any
     number of workers).
 
-    ``workers > 1`` runs the games in that many processes (``workers <= 0`` means one per CPU);
-    each worker re-loads the rules by path with ``variants`` (a ``Ruleset`` object is pickled to
-    them instead).  ``progress(done, total)`` is called in this process: first with ``done == 0``
-    once the workers run, then as games finish.
-    ``loader(path, variants=...)`` replaces ``rulelang.load`` (it must be picklable for workers).
-    ``ruleset`` is an already loaded ``Ruleset`` of ``rules`` to use in this process (saves a load).
+    ``workers > 1`` runs the games in that many processes (at most ``MAX_WORKERS``; ``None`` means
+    one per CPU; 0, negative or larger counts are a ``ValueError``).  The rules are loaded once,
+    here; on Linux the workers inherit them (``fork``), elsewhere each worker re-loads them by
+    path with ``variants`` (a ``Ruleset`` object is pickled to them instead).  ``progress(done,
+    total)`` is called in this process: first with ``done == 0`` once the workers run, then as
+    games finish.
+    ``loader(path, variants=...)`` replaces ``rulelang.load`` (without ``fork`` it must be picklable).
+    ``ruleset`` is an already loaded ``Ruleset`` of ``rules`` to use (saves a load).
     Loading errors (``RuleError``, ``OSError``) are raised; failing games are counted, not raised."""
     start = time.perf_counter()
-    if workers is None or workers <= 0:
-        workers = os.cpu_count() or 1
+    workers = check_workers(workers)
     if ruleset is None:
         ruleset = _load(rules, variants, loader)  # fail early, in this process, on a bad rule file
     endings = tuple(getattr(ruleset, "endings", ()) or ())
@@ -244,24 +353,8 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
             if progress is not None:
                 progress(len(results), games)
     else:
-        chunks = _chunks(games, workers)
-        context = _mp_context()
-        with concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(workers, len(chunks)), mp_context=context,
-            initializer=_init_worker, initargs=(rules, tuple(variants), loader),
-        ) as pool:
-            futures = [pool.submit(_run_chunk, c, seed, players, max_decisions, chance) for c in chunks]
-            if progress is not None:
-                progress(0, games)
-            try:
-                for fut in concurrent.futures.as_completed(futures):
-                    results.extend(fut.result())
-                    if progress is not None:
-                        progress(len(results), games)
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+        _run_pool(ruleset, rules, variants, loader, games, seed, players, max_decisions, chance,
+                  workers, progress, results)
     summary = summarize(results, players, endings)
     summary.update(
         game=getattr(ruleset, "name", None),
@@ -271,4 +364,3 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
         seconds=round(time.perf_counter() - start, 3),
     )
     return summary
-

@@ -602,8 +602,8 @@ def replay(ctx, file, log_file, root):
 @click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
 @click.option("--games", "-n", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--workers", "-w", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Worker processes (0: one per CPU).")
+@click.option("--workers", "-w", default="1", show_default=True, metavar="W",
+              help="Worker processes (1 to 64).")
 @variant_option
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
@@ -614,8 +614,14 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from interpreter.simulate import WorkerError, simulate as run
+    from interpreter.simulate import MAX_WORKERS, WorkerError, check_workers, simulate as run
 
+    try:
+        workers = check_workers(int(workers))
+    except ValueError:
+        shown = workers if len(workers) <= 24 else workers[:20] + "..."
+        raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
+                   EXIT_USAGE) from None
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
     console = Console(stderr=True)

@@ -374,8 +374,5 @@ def test_real_simulate_workers_identical(path):
     assert one == two
 
 
-def test_simulate_worker_load_failure_is_clean(race_file, tmp_path):
-    from interpreter.simulate import WorkerError
-
-    with pytest.raises(WorkerError, match="could not load the rules: FileNotFoundError"):
-        simulate(str(tmp_path / "gone.rules"), 2, 8, workers=2, loader=fake_load, ruleset=fake_load(race_file))
+# Worker processes (the rules loaded once, a worker's failed load without fork, worker counts):
+# tests/test_workers.py.

@@ -1,0 +1,92 @@
+"""The benchmark script's bookkeeping (not its timings): player-count sweeps, row keys, matching
+rows against an older results file (``--compare`` must keep working with benchmarks/baseline.json),
+and the target lines."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_run", os.path.join(ROOT, "benchmarks", "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_players_option(bench):
+    assert bench.parse_players(None) is None
+    assert bench.parse_players("3") == [3]
+    assert bench.parse_players("4, 2,3,2") == [2, 3, 4]
+    for bad in ("", "0", "2,", "x", "-1", "2.5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bench.parse_players(bad)
+
+
+def test_player_counts_to_measure(bench):
+    assert bench.counts_to_measure([4, 2, 3], None) == [2, 3, 4]  # every count by default
+    assert bench.counts_to_measure([2, 3, 4], [3]) == [3]
+    assert bench.counts_to_measure([2, 3, 4], [1, 4, 9]) == [4]
+    assert bench.counts_to_measure([2], [3, 4]) == [2]  # none allowed: the smallest, as before
+
+
+def test_row_keys(bench):
+    assert bench.row_key("games/examples/tictactoe.rules", 2, [2]) == "games/examples/tictactoe.rules"
+    assert bench.row_key("games/station.rules", 3, [2, 3, 4]) == "games/station.rules@3p"
+
+
+def test_compare_matches_older_results_by_file_and_players(bench):
+    """benchmarks/baseline.json has one row per file (at the smallest player count), keyed by path."""
+    with open(os.path.join(ROOT, "benchmarks", "baseline.json")) as fh:
+        baseline = json.load(fh)
+    old = next(r for r in baseline["rows"] if r["key"] == "games/station.rules")
+    rows = [
+        {**old, "key": f"games/station.rules@{old['players']}p", "file": "games/station.rules",
+         "playouts_per_s": 2 * old["playouts_per_s"]},
+        {**old, "key": "games/station.rules@9p", "file": "games/station.rules", "players": 9},
+        {"key": "openspiel:python_tic_tac_toe", "players": 2, "playouts_per_s": 1.0},
+    ]
+    out = bench.compare_rows(rows, baseline)
+    assert out[f"games/station.rules@{old['players']}p"]["playouts_per_s"] == pytest.approx(2.0)
+    assert "games/station.rules@9p" not in out  # another player count is not compared
+    assert "openspiel:python_tic_tac_toe" in out
+
+
+def test_targets(bench):
+    result = {
+        "ratio_ours_vs_python_tic_tac_toe": 0.7,
+        "ratio_connect4_vs_cpp_connect_four": 0.12,
+        "rows": [{"key": "games/station.rules@3p", "file": "games/station.rules", "players": 3, "ms_per_game": 19.0},
+                 {"key": "games/station.rules@2p", "file": "games/station.rules", "players": 2, "ms_per_game": 99.0}],
+        "check_times": [{"key": "games/vega.rules", "cold_ms": 300.0, "warm_ms": 40.0}],
+        "workers": {"key": "games/station.rules", "games": 60, "workers": 2, "speedup": 1.9},
+    }
+    got = {t["name"]: (t["target"], t["meets"]) for t in bench.targets(result)}
+    assert got == {
+        "tictactoe playouts / OpenSpiel python_tic_tac_toe": (3.0, False),
+        "connect4 playouts / OpenSpiel C++ connect_four": (0.1, True),
+        "Station, 3 players, ms per random game": (20.0, True),
+        "rulelang check games/vega.rules, fresh process, cold": (250.0, False),
+        "rulelang check games/vega.rules, fresh process, warm": (50.0, True),
+        "simulate games/station.rules (60 games): 2 workers / 1": (1.8, True),
+    }
+    assert bench.targets({"rows": []}) == []  # nothing measured, no target line
+
+
+def test_compare_extras(bench):
+    base = {"check_times": [{"key": "games/vega.rules", "cold_ms": 800.0, "warm_ms": 800.0}],
+            "workers": {"key": "games/station.rules", "players": 3, "games": 60, "workers": 2, "speedup": 1.5}}
+    now = {"check_times": [{"key": "games/vega.rules", "cold_ms": 200.0, "warm_ms": None}],
+           "workers": {"key": "games/station.rules", "players": 3, "games": 60, "workers": 2, "speedup": 1.8}}
+    assert bench.compare_extras(now, base) == pytest.approx(
+        {"check games/vega.rules cold": 4.0, "workers speed-up": 1.2})
+    now["workers"]["games"] = 4  # another number of games: not comparable
+    assert "workers speed-up" not in bench.compare_extras(now, base)
+    assert bench.compare_extras(now, {}) == {}
