@@ -75,6 +75,10 @@ class ExprCompiler:
             f = _constant(v)
         return f
 
+    def closure(self, e):
+        """A closure for a value needed now (the same as compile here; see generate.ExprGenerator)."""
+        return self.compile(e)
+
     def fold(self, f, e):
         """The value of a constant expression, computed now: an error in it is an error in the rule file."""
         try:

@@ -22,6 +22,7 @@ from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, ch
 from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
                        ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get)
 from .errors import GameError, IllegalAction
+from .generate import ExprGenerator, GenerationFailed
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
 SAVE_FORMAT = "rulelang/game-1"
@@ -31,6 +32,7 @@ MAX_FRAMES = 400
 MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
+BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
 class Frame:
@@ -76,7 +78,34 @@ class Action:
 # ============================================================================ ruleset
 class Ruleset:
     def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
-                 time_limit=TIME_LIMIT):
+                 time_limit=TIME_LIMIT, backend="generated"):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {backend!r}")
+        self.checker = checker
+        try:
+            self._build(program, checker, step_budget, cascade_depth, time_limit, backend)
+        except GenerationFailed as e:
+            # Python could not compile the generated source (its nesting limits): the closures run these rules
+            self._build(program, checker, step_budget, cascade_depth, time_limit, "closures")
+            self.fallback = str(e)
+
+    def with_backend(self, backend):
+        """The same rules (same program, same check) compiled by another backend: tests play both side by side."""
+        other = Ruleset(self.program, self.checker, self.step_budget, self.cascade_depth, self.time_limit,
+                        backend=backend)
+        for attr in ("placeholders", "warnings", "path", "reload"):
+            if attr in self.__dict__:
+                setattr(other, attr, getattr(self, attr))
+        return other
+
+    @property
+    def generated_source(self):
+        """The Python source generated for these rules ("" with the closures backend): see docs/runtime.md."""
+        return self._xc.source if self.backend == "generated" else ""
+
+    def _build(self, program, checker, step_budget, cascade_depth, time_limit, backend):
+        self.backend = backend
+        self.fallback = None
         self.program = program
         self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game
@@ -103,6 +132,11 @@ class Ruleset:
         self.actions = {}
         self.triggers = {}
         xc = ExprCompiler(self)
+        if backend == "generated":
+            xc = ExprGenerator(self, xc, label=os.path.basename(game.span.path or "rules"))
+            for d in program.decls.values():  # named first: a call may come before the function, or be recursive
+                if isinstance(d, A.FuncDecl):
+                    xc.declare_function(d.name, [p.name for p in d.params])
         self._xc = xc
         self._board_nodes = 0  # nodes of the boards built so far
         self._build_static(program, xc)
@@ -122,7 +156,11 @@ class Ruleset:
         self.pieces_by_key = {k.key: k for k in self.pieces.values()}
         for d in program.decls.values():
             if isinstance(d, A.FuncDecl):
-                self.functions[d.name] = CompiledFunction([p.name for p in d.params], xc.compile(d.body))
+                params = [p.name for p in d.params]
+                if backend == "generated":  # the body is fn(G, arg, ...), called by generated code only
+                    self.functions[d.name] = CompiledFunction(params, xc.define_function(d.name, d.body, d.span))
+                else:
+                    self.functions[d.name] = CompiledFunction(params, xc.compile(d.body))
         for d in program.decls.values():
             if isinstance(d, A.ProcDecl):
                 cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
@@ -144,6 +182,9 @@ class Ruleset:
         self.tiebreak_fn = (program.tiebreak.param, xc.compile(program.tiebreak.value)) if program.tiebreak else None
         self.placeholders = []
         self.warnings = []
+        if backend == "generated":
+            xc.finish()  # compiles the generated source: every function handed out gets its code
+            xc.auto_finish = True  # what is compiled later (scenario blocks) is compiled at once
 
     def _build_static(self, program, xc):
         class _Static:
@@ -215,7 +256,7 @@ class Ruleset:
 
     def _static_eval(self, xc, expr, G):
         try:
-            return xc.compile(expr)(G, {})
+            return xc.closure(expr)(G, {})
         except (RuleRuntimeError, KeyError, TypeError) as e:
             raise Located(f"this value must be fixed data (numbers, names, lists): {e}", expr.span) from None
 

@@ -1,0 +1,711 @@
+"""Checked AST -> Python source -> compile() -> functions: the generated backend.
+
+Every expression an op or the engine needs becomes one generated function `e_N(G, L)` (G: the game,
+L: the frame's locals), and every rule function `function f(a, b) = ...` becomes `fn_N(G, v_1, v_2)`
+with its parameters as Python locals. Comprehension variables, lambda parameters and `Bind` names are
+Python locals too. The generated functions do exactly what the closures of interpreter/closures.py do
+(that backend stays as the reference the generated code is tested against): same results, same work
+charges, same rule-error messages.
+
+Safety: nothing from a rule file becomes Python code except through this module, and only as
+  * generated identifiers (`v_3`, `fn_2`, `k_17`): a rule name is never spliced into the source;
+  * `repr` of an int, a bool or None;
+  * everything else (texts, lists, rows, boards, messages naming rule things) is a constant in the
+    table `K` of the generated module, read through a module global `k_N`.
+Messages and names shown in errors go through the table as well. `Ruleset.generated_source` holds the
+source for inspection.
+
+The functions are handed out before the module that defines them is compiled: each is first a stub
+(a function object whose code is replaced when its batch compiles, see Module.finish), so callers keep
+the final function object and call it with no indirection.
+"""
+from __future__ import annotations
+
+import builtins as _py_builtins
+import linecache
+import types
+import warnings
+
+from rulelang import ast as A
+
+from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
+                       charge, check_items, check_value, deep_cost, over)
+from .values import Piece, fmt, skey
+
+# ============================================================================ run-time helpers
+# (called by the generated code; each does what the matching closure in closures.py does)
+
+
+def neg_error(v):
+    return RuleRuntimeError(f"cannot negate {fmt(v)}")
+
+
+def no_me():
+    return RuleRuntimeError("'me' is not known here")
+
+
+def compare(op, a, b):
+    try:
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        return a >= b
+    except TypeError:
+        raise RuleRuntimeError(f"cannot compare {fmt(a)} {op} {fmt(b)}") from None
+
+
+def span_of(G, a, b):
+    from .compiler import MAX_ITEMS
+    if not isinstance(a, int) or not isinstance(b, int):
+        raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
+    if b - a >= MAX_ITEMS:
+        raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
+    if b >= a and G is not None:
+        G.work += b - a + 1
+        if G.work > G.work_mark:
+            over(G)
+    return tuple(range(a, b + 1))
+
+
+def field_slow(G, v, name, by_row, rows):
+    """A field of a table row not yet in the field's cache (or a piece reached as `any`)."""
+    try:
+        hash(v)
+    except TypeError:
+        raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+    if v.__class__ is Piece:
+        from .pieces import read_field
+        return read_field(G, v, name)
+    try:
+        value = by_row[v] = rows[v][name]
+    except (KeyError, TypeError):
+        raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+    return value
+
+
+def check_list(G, t):
+    """A list just built by a comprehension: measured when it holds lists, sets or maps."""
+    for x in t:
+        if x.__class__ in CONTAINERS:
+            return check_value(G, t)
+    return t
+
+
+def pairs_of(s):
+    """The (key, value) or (position, item) pairs a two-name comprehension or loop walks."""
+    if isinstance(s, dict):
+        return tuple((k, s[k]) for k in sorted(s, key=skey))
+    return tuple(enumerate(_items(s)))
+
+
+def depth_error(name, depth):
+    return RuleRuntimeError(f"function '{name}' calls itself more than {depth} deep")
+
+
+BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
+
+
+def _runtime_names():
+    from . import compiler as C
+    from .pieces import live, read_field
+    return {
+        "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
+        "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
+        "items_of": _items, "skey": skey, "fmt": fmt,
+        "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
+        "check_list": check_list, "pairs_of": pairs_of, "depth_error": depth_error, "BUILTIN_ERRORS": BUILTIN_ERRORS,
+        "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
+        "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
+        "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH,
+    }
+
+
+# the only built-ins the generated code can name
+SAFE_BUILTINS = {n: getattr(_py_builtins, n) for n in (
+    "int", "str", "bool", "len", "tuple", "frozenset", "range", "isinstance", "dict", "sorted", "enumerate", "list", "KeyError",
+    "TypeError", "ValueError", "IndexError", "AttributeError", "hash", "None", "True", "False")
+    if hasattr(_py_builtins, n)}
+
+
+def _stub_code():
+    def stub(*args):
+        raise RuntimeError("generated code called before its module was compiled")
+    return stub.__code__
+
+
+_STUB = _stub_code()
+
+
+class GenerationFailed(Exception):
+    """The generated source did not compile (e.g. Python's nesting limits): the caller falls back."""
+
+
+# ============================================================================ the module
+class Module:
+    """The generated code of one Ruleset: a namespace, batches of source, and the constants table."""
+
+    def __init__(self, label):
+        self.label = label  # shown in tracebacks as the file name: never rule text
+        self.K = []
+        self._kid = {}
+        self.ns = {"__builtins__": SAFE_BUILTINS, "K": self.K}
+        self.ns.update(_runtime_names())
+        self.pending = []  # (name, source) of this batch
+        self.stubs = []  # (name, stub function) of this batch
+        self.sources = []  # every compiled batch, in order
+        self.counter = 0
+        self.values = {}  # a generated expression that is a constant -> its value
+
+    def is_const(self, expr):
+        return expr in self.values
+
+    def class_test(self, expr, cls):
+        """A condition `expr.__class__ is cls` (cls: int or dict or tuple), decided now for a constant."""
+        if expr in self.values:
+            return "True" if self.values[expr].__class__ is cls else "False"
+        return f"{expr}.__class__ is {cls.__name__}"
+
+    def name(self, prefix):
+        self.counter += 1
+        return f"{prefix}_{self.counter}"
+
+    def const(self, v):
+        """A Python expression for the value v: repr for ints, bools and None, else a table entry."""
+        if v is None or v is True or v is False:
+            self.values[repr(v)] = v
+            return repr(v)
+        if v.__class__ is int:
+            self.values[f"({v!r})"] = v
+            return f"({v!r})"
+        try:
+            # (1, 2) == (True, 2): lists and sets are told apart by skey, which orders kinds apart
+            key = (str, v) if v.__class__ is str else (
+                ("skey", skey(v)) if v.__class__ in (tuple, frozenset) else ("id", id(v)))
+            hash(key)
+        except TypeError:
+            key = ("id", id(v))
+        got = self._kid.get(key)
+        if got is not None:
+            return got
+        i = len(self.K)
+        self.K.append(v)
+        name = f"k_{i}"
+        self.ns[name] = v
+        self.values[name] = v
+        self._kid[key] = name
+        return name
+
+    def add(self, name, source, stub=True):
+        """Queue the source of a top-level function; returns its stub (the final function object)."""
+        self.pending.append((name, source))
+        if not stub:
+            return None
+        f = types.FunctionType(_STUB, self.ns, name)
+        self.stubs.append((name, f))
+        self.ns[name] = f
+        return f
+
+    def finish(self):
+        """Compile the queued functions as one batch and give every stub its code."""
+        if not self.pending:
+            return
+        src = "\n".join(s for _, s in self.pending)
+        filename = f"<rulelang generated {len(self.sources) + 1}: {self.label}>"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                code = compile(src, filename, "exec")
+        except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError) as e:
+            self.pending = []
+            self.stubs = []
+            raise GenerationFailed(str(e)) from None
+        stubs = self.stubs
+        self.pending = []
+        self.stubs = []
+        fresh = {}
+        ns = self.ns
+        for name, f in stubs:  # the new definitions must not replace the stubs others hold
+            fresh[name] = f
+        exec(code, ns)  # noqa: S102 - our own generated source: rule text only reaches it as constants
+        for name, f in fresh.items():
+            real = ns[name]
+            f.__code__ = real.__code__
+            f.__defaults__ = real.__defaults__
+            ns[name] = f
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        self.sources.append(src)
+
+    @property
+    def source(self):
+        return "\n".join(self.sources + [s for _, s in self.pending])
+
+
+# ============================================================================ one generated function
+class Fn:
+    """The body of one generated function being written: lines, indentation, temporaries, and which rule
+    locals are Python locals here (`env`: rule name -> generated identifier)."""
+
+    def __init__(self, mod, has_L, env=None):
+        self.mod = mod
+        self.lines = []
+        self.depth = 1
+        self.n = 0
+        self.has_L = has_L
+        self.env = dict(env or {})
+
+    def emit(self, line):
+        self.lines.append("    " * self.depth + line)
+
+    def tmp(self, prefix="t"):
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def bind(self, rule_name, prefix="v"):
+        """A Python local for a rule name bound here (comprehension variable, lambda parameter, Bind)."""
+        py = self.tmp(prefix)
+        self.env[rule_name] = py
+        return py
+
+    def charge(self, amount):
+        """Inline `charge(G, amount)` (G is always a game in generated code)."""
+        self.emit(f"G.work += {amount}")
+        self.emit("if G.work > G.work_mark: over(G)")
+
+
+# ============================================================================ expressions
+class ExprGenerator:
+    """Compiles expressions to generated functions; the same interface as closures.ExprCompiler (which it
+    uses for the values computed when the rules load: constant folding stays as it is)."""
+
+    backend = "generated"
+
+    def __init__(self, rs, closure_compiler, label="rules"):
+        self.rs = rs
+        self.cl = closure_compiler  # folds constants, computes fixed data, is the reference
+        self.mod = Module(label)
+        self.functions = {}  # rule function name -> (generated identifier, params)
+        self.auto_finish = False
+        self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
+
+    # ---- the ExprCompiler interface
+    @property
+    def fixed_items(self):
+        return self.cl.fixed_items
+
+    def charge(self, n, span, what="values computed when the rules load"):
+        self.cl.charge(n, span, what)
+
+    def is_constant(self, e):
+        return self.cl.is_constant(e)
+
+    def const_is_fixed(self, name):
+        return self.cl.const_is_fixed(name)
+
+    def const_value(self, name):
+        if self.cl.const_is_fixed(name):
+            return self.cl.const_value(name)
+        return self.compile(self.rs.program.decls[name].value)
+
+    def closure(self, e):
+        """A closure for a value needed now (tables, boards: fixed data computed when the rules load)."""
+        return self.cl.compile(e)
+
+    def finish(self):
+        self.mod.finish()
+
+    @property
+    def source(self):
+        return self.mod.source
+
+    def compile(self, e):
+        """A function f(G, L) computing e."""
+        if self.cl.is_constant(e):
+            v = e.value if isinstance(e, A.Literal) else self.cl.compile(e)(None, {})
+            return lambda G, L: v
+        name = self.mod.name("e")
+        fn = Fn(self.mod, True)
+        r = self.expr(e, fn)
+        fn.emit(f"return {r}")
+        f = self.mod.add(name, self._def(name, "G, L", fn, e.span))
+        if self.auto_finish:
+            self.finish()
+        return f
+
+    def declare_function(self, name, params):
+        """Name the generated function of a rule function before any body is generated (calls may come
+        first, or recursively)."""
+        ident = self.mod.name("fn")
+        self.functions[name] = (ident, list(params))
+        return ident
+
+    def define_function(self, name, body, span):
+        """Generate `def fn_N(G, v_1, ...)`: the depth check and the +1 work charge of a call, then the body."""
+        ident, params = self.functions[name]
+        fn = Fn(self.mod, False)
+        pys = [fn.bind(p, "p") for p in params]
+        msg = self.mod.const(name)
+        fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
+        fn.emit(f"    raise depth_error({msg}, MAX_FUNCTION_DEPTH)")
+        fn.charge(1)
+        fn.emit("G.fdepth += 1")
+        r = self.expr(body, fn)
+        fn.emit("G.fdepth -= 1")
+        fn.emit(f"return {r}")
+        return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
+
+    @staticmethod
+    def _def(name, params, fn, span):
+        where = f"  # line {int(span.line)}" if span is not None else ""
+        return f"def {name}({params}):{where}\n" + "\n".join(fn.lines) + "\n"
+
+    # ---- expressions: each returns a Python expression (a name or a constant) holding the value
+    def expr(self, e, fn):
+        if self.cl.is_constant(e):
+            if isinstance(e, A.Literal):
+                return self.mod.const(e.value)
+            return self.mod.const(self.cl.compile(e)(None, {}))
+        return getattr(self, "g_" + type(e).__name__)(e, fn)
+
+    def g_Placeholder(self, e, fn):
+        return self.expr(e.inner, fn)
+
+    def g_Literal(self, e, fn):
+        return self.mod.const(e.value)
+
+    def local(self, n, fn):
+        py = fn.env.get(n)
+        if py is not None:
+            return py
+        t = fn.tmp()
+        if fn.has_L:
+            fn.emit(f"{t} = L[{self.mod.const(n)}]")
+        else:  # a rule function sees only its parameters (as the closures' dict of them)
+            fn.emit(f"raise KeyError({self.mod.const(n)})")
+        return t
+
+    def g_Name(self, e, fn):
+        n = e.ident
+        ref = e.ref
+        k = self.mod.const
+        if ref == "local":
+            return self.local(n, fn)
+        t = fn.tmp()
+        if ref == "var":
+            fn.emit(f"{t} = G.data[{k(n)}]")
+        elif ref == "const":
+            if self.cl.const_is_fixed(n):
+                return k(self.cl.const_value(n)(None, {}))
+            fn.emit(f"{t} = G.consts[{k(n)}]")
+        elif ref == "member":
+            return k(n)
+        elif ref == "enum_values":
+            return k(tuple(self.rs.program.decls[n].members))
+        elif ref == "table":
+            return k(self.rs.table_rows[n])
+        elif ref == "board":
+            return k(self.rs.boards[n])
+        elif ref == "builtin" and n == "me":
+            if "me" in fn.env:
+                return fn.env["me"]
+            if not fn.has_L:
+                fn.emit("raise no_me()")
+            else:
+                fn.emit(f"if 'me' in L: {t} = L['me']")
+                fn.emit("else: raise no_me()")
+        elif ref == "builtin" and n == "current":
+            fn.emit(f"{t} = G.current")
+        elif ref == "builtin" and n == "players":
+            fn.emit(f"{t} = G.active_players()")
+        elif ref == "builtin" and n == "all_players":
+            fn.emit(f"{t} = tuple(range(G.n))")
+        elif ref == "builtin" and n == "player_count":
+            fn.emit(f"{t} = G.n")
+        elif ref == "builtin" and n == "end_triggered":
+            fn.emit(f"{t} = G.end_pending is not None")
+        elif ref == "scenario":
+            fn.emit(f"{t} = G.scenario_value({k(n)})")
+        elif ref == "pieces":
+            fn.emit(f"{t} = live(G, {k(n)})")
+        else:
+            raise RuleRuntimeError(f"cannot compile name '{n}' ({ref or 'unresolved'})")
+        return t
+
+    def g_Unary(self, e, fn):
+        v = self.expr(e.operand, fn)
+        t = fn.tmp()
+        if e.op == "not":
+            fn.emit(f"{t} = not {v}")
+            return t
+        fn.emit(f"if {v}.__class__ is not int: raise neg_error({v})")
+        fn.emit(f"{t} = -{v}")
+        return t
+
+    def g_Binary(self, e, fn):
+        op = e.op
+        if op in ("and", "or"):
+            t = fn.tmp()
+            a = self.expr(e.left, fn)
+            fn.emit(f"{t} = {a}")
+            fn.emit(f"if {'' if op == 'and' else 'not '}{t}:")
+            fn.depth += 1
+            b = self.expr(e.right, fn)
+            fn.emit(f"{t} = {b}")
+            fn.depth -= 1
+            return t
+        if op in ("==", "!=") and self.cl.is_constant(e.right):
+            a = self.expr(e.left, fn)
+            v = e.right.value if isinstance(e.right, A.Literal) else self.cl.compile(e.right)(None, {})
+            kv = self.mod.const(v)
+            t = fn.tmp()
+            if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
+                fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: charge(G, {deep_cost(v)})")
+            fn.emit(f"{t} = {a} {op} {kv}")
+            return t
+        if op in ("in", "not in"):  # the collection is computed first
+            c = self.expr(e.right, fn)
+            x = self.expr(e.left, fn)
+            t = fn.tmp()
+            fn.emit(f"{t} = {'not ' if op == 'not in' else ''}contains({c}, {x}, G)")
+            return t
+        a = self.expr(e.left, fn)
+        b = self.expr(e.right, fn)
+        t = fn.tmp()
+        if op in ("==", "!="):
+            fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
+            fn.emit(f"else: {t} = {a} {op} {b}")
+            return t
+        ints = self._both_int(a, b)
+        if op in ("<", "<=", ">", ">="):
+            if ints == "True":
+                fn.emit(f"{t} = {a} {op} {b}")
+            else:
+                fn.emit(f"if {ints}: {t} = {a} {op} {b}")
+                fn.emit(f"else: {t} = compare({op!r}, {a}, {b})")
+            return t
+        if op == "..":
+            fn.emit(f"{t} = span_of(G, {a}, {b})")
+            return t
+        if op in ("+", "-"):
+            fn.emit(f"if {ints} and {-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: {t} = {a} {op} {b}")
+            fn.emit(f"else: {t} = arith({op!r}, {a}, {b}, G)")
+            return t
+        if op in ("*", "/", "%"):
+            fn.emit(f"{t} = arith({op!r}, {a}, {b}, G)")
+            return t
+        raise RuleRuntimeError(f"cannot compile operator {op!r}")
+
+    def _both_int(self, a, b):
+        ca = self.mod.class_test(a, int)
+        cb = self.mod.class_test(b, int)
+        if "False" in (ca, cb):
+            return "False"
+        conds = [c for c in (ca, cb) if c != "True"]
+        return " and ".join(conds) if conds else "True"
+
+    def g_Cond(self, e, fn):
+        c = self.expr(e.test, fn)
+        t = fn.tmp()
+        fn.emit(f"if {c}:")
+        fn.depth += 1
+        a = self.expr(e.then, fn)
+        fn.emit(f"{t} = {a}")
+        fn.depth -= 1
+        fn.emit("else:")
+        fn.depth += 1
+        b = self.expr(e.orelse, fn)
+        fn.emit(f"{t} = {b}")
+        fn.depth -= 1
+        return t
+
+    def g_Lambda(self, e, fn):
+        name = fn.tmp("lam")
+        saved = fn.env
+        fn.env = dict(saved)
+        p = fn.bind(e.param, "x")
+        fn.emit(f"def {name}({p}):")
+        fn.depth += 1
+        fn.charge(1)
+        r = self.expr(e.body, fn)
+        fn.emit(f"return {r}")
+        fn.depth -= 1
+        fn.env = saved
+        return name
+
+    def g_Bind(self, e, fn):
+        v = self.expr(e.value, fn)
+        saved = fn.env
+        fn.env = dict(saved)
+        b = fn.bind(e.name, "b")
+        fn.emit(f"{b} = {v}")
+        r = self.expr(e.body, fn)
+        fn.env = saved
+        return r
+
+    def g_Call(self, e, fn):
+        name = e.func.ident
+        if e.func.ref == "func":
+            args = [self.expr(a.value, fn) for a in e.args]
+            ident, _ = self.functions[name]
+            t = fn.tmp()
+            fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
+            return t
+        # positional arguments first, then the named ones (the closures' order)
+        pos = [self.expr(a.value, fn) for a in e.args if a.name is None]
+        kws = [(a.name, self.expr(a.value, fn)) for a in e.args if a.name is not None]
+        k = self.mod.const
+        impl = k(IMPLS[name])
+        call_args = ", ".join(["G"] + pos + (["**{" + ", ".join(f"{k(n)}: {v}" for n, v in kws) + "}"] if kws else []))
+        argt = "(" + "".join(p + ", " for p in pos) + ")"
+        t = fn.tmp()
+        if not (name in FLAT_COST or (name == "count" and len(e.args) == 1)):
+            fn.emit(f"G.work += {k(COSTS[name])}({argt})")
+            fn.emit("if G.work > G.work_mark: over(G)")
+        fn.emit("try:")
+        fn.emit(f"    {t} = {impl}({call_args})")
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k(name)}, {argt}, err) from None")
+        if name in GROWS and not (name in FLAT_COST or (name == "count" and len(e.args) == 1)):
+            fn.emit(f"check_value(G, {t})")
+        return t
+
+    def g_Index(self, e, fn):
+        c = self.expr(e.target, fn)
+        i = self.expr(e.index, fn)
+        t = fn.tmp()
+        fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
+        fn.emit(f"elif {c}.__class__ is tuple and {i}.__class__ is int and 0 <= {i} < len({c}): {t} = {c}[{i}]")
+        fn.emit(f"else: {t} = get({c}, {i})")
+        return t
+
+    def g_Field(self, e, fn):
+        v = self.expr(e.target, fn)
+        t = fn.tmp()
+        k = self.mod.const
+        if e.target.ty is not None and e.target.ty.kind == "piece":
+            fn.emit(f"{t} = read_field(G, {v}, {k(e.name)})")
+            return t
+        by_row = self._fields.get(e.name)
+        if by_row is None:
+            by_row = self._fields[e.name] = {}
+        kb = k(by_row)
+        fn.emit("try:")
+        fn.emit(f"    {t} = {kb}[{v}]")
+        fn.emit("except (KeyError, TypeError):")
+        fn.emit(f"    {t} = field_slow(G, {v}, {k(e.name)}, {kb}, {k(self.rs.row_fields)})")
+        return t
+
+    def g_TupleLit(self, e, fn):
+        vs = [self.expr(x, fn) for x in e.items]
+        t = fn.tmp()
+        if len(vs) == 2:
+            a, b = vs
+            fn.emit(f"{t} = ({a}, {b})")
+            fn.emit(f"if ({a}.__class__ is not int or {b}.__class__ is not int) and "
+                    f"({a}.__class__ in CONTAINERS or {b}.__class__ in CONTAINERS): check_value(G, {t})")
+            return t
+        fn.emit(f"{t} = check_items(G, ({''.join(v + ', ' for v in vs)}))")
+        return t
+
+    g_ListLit = g_TupleLit
+
+    def g_SetLit(self, e, fn):
+        vs = [self.expr(x, fn) for x in e.items]
+        t = fn.tmp()
+        fn.emit(f"{t} = check_items(G, frozenset(({''.join(v + ', ' for v in vs)})))")
+        return t
+
+    def g_MapLit(self, e, fn):
+        t = fn.tmp()
+        fn.emit(f"{t} = {{}}")
+        for ke, ve in e.entries:
+            v = self.expr(ve, fn)
+            if self.mod.is_const(v):
+                if self.mod.values[v] is not None:
+                    fn.emit(f"{t}[{self.expr(ke, fn)}] = {v}")
+                continue
+            fn.emit(f"if {v} is not None:")
+            fn.depth += 1
+            kk = self.expr(ke, fn)
+            fn.emit(f"{t}[{kk}] = {v}")
+            fn.depth -= 1
+        fn.emit(f"{t} = check_map(G, {t})")
+        return t
+
+    def g_EmptyLit(self, e, fn):
+        t = fn.tmp()
+        if e.ty is not None and e.ty.name == "set":
+            fn.emit(f"{t} = frozenset()")
+        else:
+            fn.emit(f"{t} = {{}}")
+        return t
+
+    def g_Comprehension(self, e, fn):
+        s = self.expr(e.source, fn)
+        names = e.names
+        saved = fn.env
+        fn.env = dict(saved)
+        out = fn.tmp("out")
+        t = fn.tmp()
+        if e.kind == "map" or len(names) == 2:
+            fn.emit(f"charge(G, cost_of({s}))")
+            fn.emit(f"{out} = {{}}" if e.kind == "map" else f"{out} = []")
+            if len(names) == 2:
+                x0, x1 = fn.bind(names[0], "x"), fn.bind(names[1], "x")
+                fn.emit(f"for {x0}, {x1} in pairs_of({s}):")
+            else:
+                x0 = fn.bind(names[0], "x")
+                fn.emit(f"for {x0} in items_of({s}):")
+            fn.depth += 1
+            opened = self._open_cond(e, fn)
+            if e.kind == "map":  # the value first: an entry whose value is none is left out
+                v = self.expr(e.value, fn)
+                fn.emit(f"if {v} is not None:")
+                fn.depth += 1
+                kx = self.expr(e.element, fn)
+                fn.emit(f"{out}[{kx}] = {v}")
+                fn.depth -= 1
+            else:
+                x = self.expr(e.element, fn)
+                fn.emit(f"{out}.append({x})")
+            fn.depth -= 1 + opened
+            fn.env = saved
+            if e.kind == "map":
+                fn.emit(f"{t} = check_map(G, {out})")
+            else:
+                fn.emit(f"{t} = check_items(G, tuple({out}))")
+            return t
+        # the common case, [f(x) for x in xs if test(x)]: a plain loop
+        n0 = names[0]
+        same_items = isinstance(e.element, A.Name) and e.element.ident == n0  # cannot outgrow its source
+        items = fn.tmp("items")
+        fn.emit(f"if {s}.__class__ is tuple:")
+        fn.emit(f"    {items} = {s}")
+        fn.emit(f"    G.work += len({s}) + 1")
+        fn.emit("    if G.work > G.work_mark: over(G)")
+        fn.emit("else:")
+        fn.emit(f"    charge(G, cost_of({s}))")
+        fn.emit(f"    {items} = items_of({s})")
+        fn.emit(f"{out} = []")
+        x0 = fn.bind(n0, "x")
+        fn.emit(f"for {x0} in {items}:")
+        fn.depth += 1
+        opened = self._open_cond(e, fn)
+        x = self.expr(e.element, fn)
+        fn.emit(f"{out}.append({x})")
+        fn.depth -= 1 + opened
+        fn.env = saved
+        fn.emit(f"{t} = tuple({out})")
+        if not same_items:
+            fn.emit(f"{t} = check_list(G, {t})")
+        return t
+
+    def _open_cond(self, e, fn):
+        if e.condition is None:
+            return 0
+        c = self.expr(e.condition, fn)
+        fn.emit(f"if {c}:")
+        fn.depth += 1
+        return 1
