@@ -51,11 +51,12 @@ class Code:
 class Located(Exception):
     """A rule error with the rule-file position where it happened (at load: diagnostic `code`)."""
 
-    def __init__(self, message, span, code="E501", hint=""):
+    def __init__(self, message, span, code="E501", hint="", where=None):
         self.message = message
         self.span = span
         self.code = code
         self.hint = hint
+        self.where = where  # the procedure to name in the error, when not the running frame's ("": none)
         super().__init__(f"{span.where()}: {message}" if span else message)
 
 
@@ -1218,6 +1219,7 @@ class CompiledAction:
         self.domains = domains
         self.requires = requires  # list of (closure, span)
         self.require_fns = [r for r, _ in requires]
+        self.fast_legal = None  # a generated legal(G, who), see generate.ExprGenerator.legal_function
         self.fixed_options = None
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools
@@ -1236,6 +1238,8 @@ class CompiledAction:
         self.span = span
 
     def legal(self, G, who):
+        if self.fast_legal is not None:
+            return self.fast_legal(G, who)
         out = []
         L = {"me": who}
         names = self.param_names

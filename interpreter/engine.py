@@ -22,7 +22,7 @@ from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, ch
 from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
                        ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get)
 from .errors import GameError, IllegalAction
-from .generate import ExprGenerator, GenerationFailed
+from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
 SAVE_FORMAT = "rulelang/game-1"
@@ -32,6 +32,7 @@ MAX_FRAMES = 400
 MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
+MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
@@ -124,6 +125,7 @@ class Ruleset:
             if reason and reason not in ends:
                 ends.append(reason)
         self.endings = tuple(ends)
+        self.action_cache = {}
         self.table_rows = {}
         self.row_fields = {}
         self.boards = {}
@@ -140,7 +142,7 @@ class Ruleset:
         self._xc = xc
         self._board_nodes = 0  # nodes of the boards built so far
         self._build_static(program, xc)
-        sc = StmtCompiler(self, xc)
+        sc = make_stmt_generator(self, xc) if backend == "generated" else StmtCompiler(self, xc)
         self.consts = [(d.name, xc.const_value(d.name)) for d in program.decls.values()
                        if isinstance(d, A.ConstDecl)]
         self.vars = []
@@ -293,8 +295,22 @@ class Ruleset:
         body = d.effect or A.Block(stmts=[], span=d.span)
         code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
         self.codes[cid] = code
-        self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code, d.text,
-                                            d.span)
+        act = self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code,
+                                                  d.text, d.span)
+        if self.backend == "generated":
+            if not costs and (not d.params or act.fixed_options is not None):
+                act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)
+            elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
+                specs = []
+                for p, dom in zip(d.params, domains):
+                    if dom.__class__ is _Fixed:
+                        specs.append(("fixed", dom.values))
+                    elif p.domain is not None:
+                        specs.append(("expr", p.domain))
+                    else:
+                        specs.append(("fn", dom))
+                act.fast_legal = xc.legal_general(act, specs, [r.test for r in d.requires],
+                                                  [(c.target, c.amount) for c in d.costs], d.span)
 
     def _type_domain_size(self, p):
         t = p.type
@@ -363,6 +379,13 @@ class Ruleset:
 
     def load_game(self, json_text):
         return Game.from_json(self, json_text)
+
+
+def _plain_place(target):
+    """A variable or local with [index] steps only (a cost read as an expression reads the same)."""
+    while isinstance(target, A.Index):
+        target = target.target
+    return isinstance(target, A.Name) and target.ref in ("var", "local")
 
 
 def _check_choices(d, sizes):
@@ -654,7 +677,7 @@ class Game:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(f"a value of the wrong kind: {e}", span, fr.code.name if fr is not None else "")
         except Located as e:
-            self._fail(e.message, e.span, fr.code.name if fr is not None else "")
+            self._fail(e.message, e.span, e.where if e.where is not None else fr.code.name if fr is not None else "")
         except RecursionError:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail("the rules nest too deeply (a function calling itself without end?)", span, "")
@@ -726,11 +749,29 @@ class Game:
         if self._actions is None:
             p = self.pending
             who = -1 if p.kind == "chance" else p.player
-            if p.kind == "action":
-                acts = self.rs.actions
-                self._actions = [Action(i, who, None, functools.partial(acts[v[0]].describe, v[1])) for i, v in p.options]
-            else:
-                self._actions = [Action(i, who, None, functools.partial(_choice_text, v)) for i, v in p.options]
+            # Action objects are shared by the games of a ruleset: one per (kind, seat, id, value)
+            cache = self.rs.action_cache
+            if len(cache) > MAX_CACHED_ACTIONS:
+                cache.clear()
+            kind = p.kind == "action"
+            out = []
+            for i, v in p.options:
+                try:
+                    a = cache.get((kind, who, i, v))
+                except TypeError:  # a value that cannot be hashed (a map): made afresh
+                    a = None
+                    key = None
+                else:
+                    key = (kind, who, i, v)
+                if a is None:
+                    if kind:
+                        a = Action(i, who, None, functools.partial(self.rs.actions[v[0]].describe, v[1]))
+                    else:
+                        a = Action(i, who, None, functools.partial(_choice_text, v))
+                    if key is not None:
+                        cache[key] = a
+                out.append(a)
+            self._actions = out
         return list(self._actions)
 
     def chance_outcomes(self):

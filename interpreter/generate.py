@@ -119,7 +119,8 @@ def _runtime_names():
         "check_list": check_list, "pairs_of": pairs_of, "depth_error": depth_error, "BUILTIN_ERRORS": BUILTIN_ERRORS,
         "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
-        "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH,
+        "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
+        "long_id": C._long_id, "set_path": C._set_path,
     }
 
 
@@ -356,6 +357,100 @@ class ExprGenerator:
         fn.emit(f"return {r}")
         return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
 
+    def legal_function(self, act, requires, span):
+        """`legal_N(G, who)`: the legal candidates of an action whose parameter domains are all known when
+        loading and which has no costs; the parameters and `me` are Python locals, the requires inlined.
+        Same candidates, order, work charge and errors as CompiledAction.legal."""
+        name = self.mod.name("legal")
+        fn = Fn(self.mod, False, {"me": "who"})
+        pys = [fn.bind(p, "p") for p in act.param_names]
+        k = self.mod.const
+        fn.emit("out = []")
+        if pys:
+            fn.emit(f"G.work += {len(act.fixed_options)}")
+            fn.emit("if G.work > G.work_mark: over(G)")
+        fn.emit("try:")
+        fn.depth += 1
+        if pys:
+            fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
+            fn.depth += 1
+            fn.emit(f"{', '.join(pys)}, = vals")
+        for test in requires:
+            t = self.expr(test, fn)
+            fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
+        fn.emit("out.append((aid, opt))" if pys else f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
+        fn.depth -= 1 + (1 if pys else 0)
+        fn.emit("except (RuleRuntimeError, KeyError) as err:")
+        fn.emit(f"    raise Located({k('while checking action ' + chr(39) + act.name + chr(39) + ': ')} + str(err), "
+                f"{k(act.span)}) from None")
+        fn.emit("return out")
+        f = self.mod.add(name, self._def(name, "G, who", fn, span))
+        if self.auto_finish:
+            self.finish()
+        return f
+
+    def legal_general(self, act, specs, requires, costs, span):
+        """`legal_N(G, who)` for any action: one loop per parameter over its domain (computed as the closures
+        do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
+        costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
+        or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST)."""
+        from .compiler import MAX_ACTION_ID, _long_id
+        name = self.mod.name("legal")
+        fn = Fn(self.mod, False, {"me": "who"})
+        k = self.mod.const
+        listing = k(f"while listing the choices of action '{act.name}': ")
+        checking = k(f"while checking action '{act.name}': ")
+        errs = "(RuleRuntimeError, KeyError)"
+        fn.emit("out = []")
+        pys = []
+        for i, (kind, what) in enumerate(specs):
+            d = fn.tmp("items")
+            fn.emit("try:")
+            fn.depth += 1
+            if kind == "fixed":
+                fn.emit(f"{d} = {k(tuple(what))}")
+            elif kind == "fn":
+                fn.emit(f"{d} = distinct(items_of({k(what)}(G, {{}})))")
+            else:
+                v = self.expr(what, fn)
+                fn.emit(f"{d} = distinct(items_of({v}))")
+            fn.emit(f"G.work += len({d})")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            fn.depth -= 1
+            fn.emit(f"except {errs} as err:")
+            fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
+            p = fn.bind(act.param_names[i], "p")
+            pys.append(p)
+            fn.emit(f"for {p} in {d}:")
+            fn.depth += 1
+        fn.emit("try:")
+        fn.depth += 1
+        fn.emit("pass")
+        skip = "continue" if pys else "return out"
+        for test in requires:
+            t = self.expr(test, fn)
+            fn.emit(f"if not {t}: {skip}")
+        for target, amount in costs:
+            have = self.expr(target, fn)
+            need = self.expr(amount, fn)
+            fn.emit(f"if ({have} or 0) < {need}: {skip}")
+        fn.depth -= 1
+        fn.emit(f"except {errs} as err:")
+        fn.emit(f"    raise Located({checking} + str(err), {k(act.span)}) from None")
+        if pys:
+            aid = fn.tmp("w")
+            fn.emit(f"{aid} = {k(act.name + '(')} + ','.join([{', '.join('fmt(' + p + ')' for p in pys)}]) + ')'")
+            fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
+            fn.emit(f"out.append(({aid}, ({k(act.name)}, ({''.join(p + ', ' for p in pys)}))))")
+        else:
+            fn.emit(f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
+        fn.depth -= len(pys)
+        fn.emit("return out")
+        f = self.mod.add(name, self._def(name, "G, who", fn, span))
+        if self.auto_finish:
+            self.finish()
+        return f
+
     @staticmethod
     def _def(name, params, fn, span):
         where = f"  # line {int(span.line)}" if span is not None else ""
@@ -460,6 +555,9 @@ class ExprGenerator:
             v = e.right.value if isinstance(e.right, A.Literal) else self.cl.compile(e.right)(None, {})
             kv = self.mod.const(v)
             t = fn.tmp()
+            if v is None:  # no value of the rules equals none but none
+                fn.emit(f"{t} = {a} {'is' if op == '==' else 'is not'} None")
+                return t
             if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
                 fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: charge(G, {deep_cost(v)})")
             fn.emit(f"{t} = {a} {op} {kv}")
@@ -709,3 +807,318 @@ class ExprGenerator:
         fn.emit(f"if {c}:")
         fn.depth += 1
         return 1
+
+
+# ============================================================================ statements: fused ops
+def relocate(err, span):
+    """An error inside a fused op, as the engine reports it for the statement that raised it."""
+    from .compiler import Located
+    if isinstance(err, RuleRuntimeError):
+        return Located(str(err), span)
+    if isinstance(err, KeyError):
+        return Located(f"{err} has no value here", span)
+    if isinstance(err, RecursionError):
+        return Located("the rules nest too deeply (a function calling itself without end?)", span, where="")
+    if isinstance(err, (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError)):
+        return Located(f"a value of the wrong kind: {err}", span)
+    return err
+
+
+def repeat_error(n):
+    return RuleRuntimeError(f"repeat needs a number, not {fmt(n)}")
+
+
+def _statement_names():
+    from .compiler import END, RETURN, Located
+    return {"relocate": relocate, "repeat_error": repeat_error, "Located": Located, "END": END,
+            "RETURN": RETURN, "Exception": Exception}
+
+
+def make_stmt_generator(rs, xc):
+    """A statement compiler that lays out the op list exactly as the closures' StmtCompiler (same positions,
+    spans and hidden locals: saves and pcs mean the same), then puts one generated op at the start of each
+    maximal run of statements that cannot stop; the run's own ops stay in place behind it."""
+    from .compiler import StmtCompiler
+
+    class StmtGenerator(StmtCompiler):
+        def __init__(self, rs, xc):
+            super().__init__(rs, xc)
+            self.mod = xc.mod
+            self.mod.ns.update(_statement_names())
+            self.triggered = {t.event for t in rs.program.triggers}
+            self.ranges = {}  # id(statement) -> (first op, end op, hidden locals made for it)
+
+        def hidden(self, what):
+            name = super().hidden(what)
+            self._made.append(name)
+            return name
+
+        def block(self, c, b):
+            for st in b.stmts:
+                start = len(c.ops)
+                outer = getattr(self, "_made", None)
+                self._made = []
+                getattr(self, "s_" + type(st).__name__)(c, st)
+                self.ranges[id(st)] = (start, len(c.ops), self._made)
+                if outer is not None:
+                    outer.extend(self._made)
+                    self._made = outer
+
+        def code(self, id, block, name="", prologue=None, epilogue=None):
+            self._made = []
+            c = super().code(id, block, name, prologue, epilogue)
+            self.fuse_block(c, list(c.ops), block)
+            return c
+
+        # ---- what can be fused
+        def fusable(self, s, in_loop):
+            if isinstance(s, A.Let):
+                return not isinstance(s.value, (A.Choose, A.Roll, A.Draw))
+            if isinstance(s, (A.Assign, A.Add, A.Remove, A.Move, A.Reveal, A.Log, A.Shuffle, A.TriggerEnd,
+                              A.Destroy, A.EndGame, A.Eliminate, A.Return)):
+                return True
+            if isinstance(s, A.Emit):
+                return s.event not in self.triggered  # an event with no trigger pushes nothing
+            if isinstance(s, (A.Break, A.Continue)):
+                return in_loop
+            if isinstance(s, A.If):
+                return (all(self.block_fusable(b, in_loop) for _, b in s.branches)
+                        and (s.orelse is None or self.block_fusable(s.orelse, in_loop)))
+            if isinstance(s, (A.For, A.Repeat)):
+                return self.block_fusable(s.body, True)
+            return False
+
+        def block_fusable(self, b, in_loop):
+            return all(self.fusable(s, in_loop) for s in b.stmts)
+
+        def fuse_block(self, c, ops, b):
+            run = []
+            for st in b.stmts + [None]:
+                if st is not None and self.fusable(st, False):
+                    run.append(st)
+                    continue
+                if run:
+                    self.fuse_run(c, ops, run)
+                    run = []
+                if st is None:
+                    break
+                for sub in _blocks(st):  # the parts of a statement that can stop
+                    self.fuse_block(c, ops, sub)
+
+        # ---- one fused op
+        def fuse_run(self, c, ops, run):
+            start = self.ranges[id(run[0])][0]
+            end = self.ranges[id(run[-1])][1]
+            fn = Fn(self.mod, True)
+            fn.spans = []
+            fn.emit("sp = 0")
+            fn.emit("try:")
+            fn.depth += 1
+            for st in run:
+                self.stmt(st, fn, ops)
+            fn.depth -= 1
+            fn.emit("except Located:")
+            fn.emit("    raise")
+            fn.emit("except Exception as err:")
+            fn.emit(f"    raise relocate(err, {self.mod.const(tuple(fn.spans))}[sp]) from None")
+            fn.emit(f"return {end}")
+            name = self.mod.name("op")
+            c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
+
+        def at(self, fn, span):
+            fn.spans.append(span)
+            fn.emit(f"sp = {len(fn.spans) - 1}")
+
+        def call_op(self, st, fn, ops, signals=False):
+            op = ops[self.ranges[id(st)][0]]
+            self.at(fn, st.span)
+            if signals:
+                r = fn.tmp("r")
+                fn.emit(f"{r} = {self.mod.const(op)}(G, L)")
+                fn.emit(f"if {r} is not None: return {r}")
+            else:
+                fn.emit(f"{self.mod.const(op)}(G, L)")
+
+        def body(self, b, fn, ops):
+            if not b.stmts:
+                fn.emit("pass")
+            for st in b.stmts:
+                self.stmt(st, fn, ops)
+
+        def stmt(self, st, fn, ops):
+            k = self.mod.const
+            x = self.xc
+            if isinstance(st, A.Let) and not isinstance(st.value, A.New):
+                self.at(fn, st.span)
+                v = x.expr(st.value, fn)
+                fn.emit(f"L[{k(st.name)}] = {v}")
+            elif isinstance(st, A.Assign) and self.plain_place(st.target):
+                self.assign(st, fn, ops)
+            elif isinstance(st, A.Assign) and st.op == "=" and self.indexed_place(st.target):
+                self.assign_at(st, fn, ops)
+            elif isinstance(st, (A.EndGame, A.Eliminate)):
+                self.call_op(st, fn, ops, signals=True)
+            elif isinstance(st, A.Return):
+                self.at(fn, st.span)
+                fn.emit("return RETURN")
+            elif isinstance(st, A.Break):
+                fn.emit("break")
+            elif isinstance(st, A.Continue):
+                fn.emit("continue")
+            elif isinstance(st, A.If):
+                self.if_(st, fn, ops)
+            elif isinstance(st, A.For):
+                self.for_(st, fn, ops)
+            elif isinstance(st, A.Repeat):
+                self.repeat(st, fn, ops)
+            else:
+                self.call_op(st, fn, ops)
+
+        def plain_place(self, target):
+            """A variable or local with no [index] steps and no pile to convert (written in place here)."""
+            return isinstance(target, A.Name) and target.ref in ("var", "local") and not (
+                target.ty is not None and target.ty.name in ("deck", "bag", "set"))
+
+        def indexed_place(self, target):
+            """x[a][b] of a variable or local, with no pile to convert."""
+            if not isinstance(target, A.Index) or (target.ty is not None and target.ty.name in ("deck", "bag", "set")):
+                return False
+            root = target
+            while isinstance(root, A.Index):
+                root = root.target
+            return isinstance(root, A.Name) and root.ref in ("var", "local")
+
+        def assign_at(self, st, fn, ops):
+            """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
+            then the value limits of the whole variable."""
+            from .compiler import _expr_text, range_check
+            k = self.mod.const
+            keys = []
+            root = st.target
+            while isinstance(root, A.Index):
+                keys.append(root.index)
+                root = root.target
+            keys.reverse()
+            self.at(fn, st.span)
+            v = self.xc.expr(st.value, fn)
+            check = range_check(st.target.ty, _expr_text(st.target))
+            if check is not None:
+                fn.emit(f"{k(check)}({v})")
+            store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
+            old = fn.tmp()
+            fn.emit(f"{old} = {store}")
+            ks = [self.xc.expr(x, fn) for x in keys]
+            new = fn.tmp()
+            if len(ks) == 1:
+                fn.emit(f"if {old}.__class__ is dict:")
+                fn.emit(f"    {new} = dict({old})")
+                fn.emit(f"    if {v} is None: {new}.pop({ks[0]}, None)")
+                fn.emit(f"    else: {new}[{ks[0]}] = {v}")
+                fn.emit(f"else: {new} = set_path({old}, [{ks[0]}], {v})")
+            else:
+                fn.emit(f"{new} = set_path({old}, [{', '.join(ks)}], {v})")
+            fn.emit(f"{store} = {new}")
+            if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
+                fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
+            fn.emit(f"if {v}.__class__ in CONTAINERS: check_value(G, {store})")
+            fn.emit(f"elif {new}.__class__ in CONTAINERS:")
+            fn.emit(f"    G.work += len({new})")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+
+        def assign(self, st, fn, ops):
+            from .compiler import range_check
+            k = self.mod.const
+            t = st.target
+            self.at(fn, st.span)
+            store = f"G.data[{k(t.ident)}]" if t.ref == "var" else f"L[{k(t.ident)}]"
+            check = range_check(t.ty, t.ident)
+            if st.op == "=":
+                v = self.xc.expr(st.value, fn)
+            else:
+                cur = fn.tmp()
+                fn.emit(f"{cur} = {store}")
+                val = self.xc.expr(st.value, fn)
+                op = "+" if st.op == "+=" else "-"
+                v = fn.tmp()
+                fn.emit(f"if {self.xc._both_int(cur, val)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
+                        f"{v} = {cur} {op} {val}")
+                fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
+            if check is not None:
+                fn.emit(f"{k(check)}({v})")
+            fn.emit(f"{store} = {v}")
+            if t.ref == "var" and self.rs.visibility.get(t.ident) in ("known", "owner"):
+                fn.emit(f"G.forget({k(t.ident)}, ())")
+
+        def if_(self, st, fn, ops):
+            done = fn.tmp("c")
+            if len(st.branches) > 1 or st.orelse is not None:
+                fn.emit(f"{done} = False")
+            for i, (test, body) in enumerate(st.branches):
+                if i:
+                    fn.emit(f"if not {done}:")
+                    fn.depth += 1
+                self.at(fn, test.span)
+                t = self.xc.expr(test, fn)
+                fn.emit(f"if {t}:")
+                fn.depth += 1
+                if len(st.branches) > 1 or st.orelse is not None:
+                    fn.emit(f"{done} = True")
+                self.body(body, fn, ops)
+                fn.depth -= 1
+                if i:
+                    fn.depth -= 1
+            if st.orelse is not None:
+                fn.emit(f"if not {done}:")
+                fn.depth += 1
+                self.body(st.orelse, fn, ops)
+                fn.depth -= 1
+
+        def for_(self, st, fn, ops):
+            k = self.mod.const
+            items_n, idx_n = self.ranges[id(st)][2][:2]
+            self.at(fn, st.span)
+            v = self.xc.expr(st.source, fn)
+            items = fn.tmp("items")
+            fn.emit(f"if {v}.__class__ is tuple: G.work += len({v}) + 1")
+            fn.emit(f"else: G.work += cost_of({v})")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            fn.emit(f"{items} = {'pairs_of' if len(st.names) == 2 else 'items_of'}({v})")
+            fn.emit(f"L[{k(items_n)}] = {items}")
+            fn.emit(f"L[{k(idx_n)}] = 0")
+            i, item = fn.tmp("w"), fn.tmp("x")
+            fn.emit(f"for {i}, {item} in enumerate({items}, 1):")
+            fn.depth += 1
+            if len(st.names) == 2:
+                fn.emit(f"L[{k(st.names[0])}], L[{k(st.names[1])}] = {item}")
+            else:
+                fn.emit(f"L[{k(st.names[0])}] = {item}")
+            fn.emit(f"L[{k(idx_n)}] = {i}")
+            self.body(st.body, fn, ops)
+            fn.depth -= 1
+
+        def repeat(self, st, fn, ops):
+            k = self.mod.const
+            left = self.ranges[id(st)][2][0]
+            self.at(fn, st.span)
+            n = self.xc.expr(st.times, fn)
+            w = fn.tmp("w")
+            fn.emit(f"if not isinstance({n}, int): raise repeat_error({n})")
+            fn.emit(f"{w} = {n}")
+            fn.emit(f"L[{k(left)}] = {w}")
+            fn.emit(f"while {w} > 0:")
+            fn.depth += 1
+            fn.emit(f"{w} -= 1")
+            fn.emit(f"L[{k(left)}] = {w}")
+            fn.charge(1)  # a fused loop counts its rounds as work (the step budget does not see them)
+            self.body(st.body, fn, ops)
+            fn.depth -= 1
+
+    return StmtGenerator(rs, xc)
+
+
+def _blocks(st):
+    """The blocks inside a statement (each is fused on its own when the statement as a whole cannot be)."""
+    if isinstance(st, A.If):
+        return [b for _, b in st.branches] + ([st.orelse] if st.orelse is not None else [])
+    body = getattr(st, "body", None)
+    return [body] if isinstance(body, A.Block) else []

@@ -20,17 +20,18 @@ from hypothesis import strategies as st
 
 import rulelang
 from rulelang import RuleError
-from interpreter.generate import SAFE_BUILTINS, _runtime_names
+from interpreter.generate import SAFE_BUILTINS, _runtime_names, _statement_names
 
-GENERATED_IDENT = re.compile(r"(t|k_|e_|fn_|op_|p|x|b|lam|out|items|w|r|c)\d+")
+GENERATED_IDENT = re.compile(r"(t|k_|e_|fn_|op_|legal_|p|x|b|lam|out|items|w|r|c)\d+")
 # attributes and fixed names the generator writes (none comes from a rule file)
 FIXED_NAMES = {"G", "L", "K", "err", "data", "consts", "work", "work_mark", "fdepth", "n", "current",
-               "end_pending", "active_players", "scenario_value", "get", "append", "__class__"}
+               "end_pending", "active_players", "scenario_value", "get", "append", "__class__", "sp", "aid", "vals",
+               "opt", "who", "out", "forget"}
 FIXED_STRINGS = {"'me'", "'+'", "'-'", "'*'", "'/'", "'%'", "'<'", "'<='", "'>'", "'>='"}
 DANGER = ("__import__", "import ", "exec", "eval", "open(", "os.", "subprocess", "globals", "getattr", "compile")
 
 
-ALLOWED = FIXED_NAMES | set(_runtime_names()) | set(SAFE_BUILTINS) | set(keyword.kwlist)
+ALLOWED = FIXED_NAMES | set(_runtime_names()) | set(_statement_names()) | set(SAFE_BUILTINS) | set(keyword.kwlist)
 
 
 def foreign_tokens(source):
