@@ -57,6 +57,8 @@ class Located(Exception):
         self.code = code
         self.hint = hint
         self.where = where  # the procedure to name in the error, when not the running frame's ("": none)
+        self.frames = None  # procedures called without a frame that were running: [(code, pc, locals)]
+        self.caller_pc = None  # and the position after the call in the running frame
         super().__init__(f"{span.where()}: {message}" if span else message)
 
 

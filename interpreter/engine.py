@@ -677,6 +677,10 @@ class Game:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(f"a value of the wrong kind: {e}", span, fr.code.name if fr is not None else "")
         except Located as e:
+            if e.frames and fr is not None:  # procedures that ran without frames: their frames, as they would be
+                fr.pc = e.caller_pc
+                for code, cpc, cl in e.frames:
+                    frames.append(Frame(code, cpc, cl, fr.depth))
             self._fail(e.message, e.span, e.where if e.where is not None else fr.code.name if fr is not None else "")
         except RecursionError:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None

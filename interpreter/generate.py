@@ -810,18 +810,32 @@ class ExprGenerator:
 
 
 # ============================================================================ statements: fused ops
-def relocate(err, span):
-    """An error inside a fused op, as the engine reports it for the statement that raised it."""
+def relocate(err, span, where):
+    """An error inside a fused op, as the engine reports it for the statement that raised it (`where`: the
+    procedure, action or trigger the op belongs to, which need not be the running frame's)."""
     from .compiler import Located
     if isinstance(err, RuleRuntimeError):
-        return Located(str(err), span)
+        return Located(str(err), span, where=where)
     if isinstance(err, KeyError):
-        return Located(f"{err} has no value here", span)
+        return Located(f"{err} has no value here", span, where=where)
     if isinstance(err, RecursionError):
         return Located("the rules nest too deeply (a function calling itself without end?)", span, where="")
     if isinstance(err, (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError)):
-        return Located(f"a value of the wrong kind: {err}", span)
+        return Located(f"a value of the wrong kind: {err}", span, where=where)
     return err
+
+
+def called_from(err, code, L, pc):
+    """An error inside a procedure called without a frame: note the frame it would have had (the engine
+    puts these frames back, so the game's state after the error is the closures' state)."""
+    err.frames = [(code, err.caller_pc if err.caller_pc is not None else 0, L)] + (err.frames or [])
+    err.caller_pc = pc
+    return err
+
+
+def too_deep():
+    from .engine import MAX_FRAMES
+    return RuleRuntimeError(f"procedures call each other more than {MAX_FRAMES} deep")
 
 
 def repeat_error(n):
@@ -830,7 +844,9 @@ def repeat_error(n):
 
 def _statement_names():
     from .compiler import END, RETURN, Located
+    from .engine import MAX_FRAMES
     return {"relocate": relocate, "repeat_error": repeat_error, "Located": Located, "END": END,
+            "too_deep": too_deep, "MAX_FRAMES": MAX_FRAMES, "called_from": called_from,
             "RETURN": RETURN, "Exception": Exception}
 
 
@@ -847,6 +863,7 @@ def make_stmt_generator(rs, xc):
             self.mod.ns.update(_statement_names())
             self.triggered = {t.event for t in rs.program.triggers}
             self.ranges = {}  # id(statement) -> (first op, end op, hidden locals made for it)
+            self._plain = {}  # procedure name -> whether it cannot stop (is called without a frame)
 
         def hidden(self, what):
             name = super().hidden(what)
@@ -881,12 +898,24 @@ def make_stmt_generator(rs, xc):
                 return s.event not in self.triggered  # an event with no trigger pushes nothing
             if isinstance(s, (A.Break, A.Continue)):
                 return in_loop
+            if isinstance(s, A.ExprStmt):  # a call of a procedure that cannot stop: a plain call, no frame
+                return self.plain_proc(s.expr.func.ident)
             if isinstance(s, A.If):
                 return (all(self.block_fusable(b, in_loop) for _, b in s.branches)
                         and (s.orelse is None or self.block_fusable(s.orelse, in_loop)))
             if isinstance(s, (A.For, A.Repeat)):
                 return self.block_fusable(s.body, True)
             return False
+
+        def plain_proc(self, name):
+            got = self._plain.get(name)
+            if got is None:
+                self._plain[name] = False  # until shown otherwise (a call cycle stays with frames)
+                d = self.rs.program.decls.get(name)
+                got = isinstance(d, A.ProcDecl) and d.proc_kind not in ("setup", "flow") and \
+                    self.block_fusable(d.body, False)
+                self._plain[name] = got
+            return got
 
         def block_fusable(self, b, in_loop):
             return all(self.fusable(s, in_loop) for s in b.stmts)
@@ -920,7 +949,7 @@ def make_stmt_generator(rs, xc):
             fn.emit("except Located:")
             fn.emit("    raise")
             fn.emit("except Exception as err:")
-            fn.emit(f"    raise relocate(err, {self.mod.const(tuple(fn.spans))}[sp]) from None")
+            fn.emit(f"    raise relocate(err, {self.mod.const(tuple(fn.spans))}[sp], {self.mod.const(c.name)}) from None")
             fn.emit(f"return {end}")
             name = self.mod.name("op")
             c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
@@ -967,6 +996,8 @@ def make_stmt_generator(rs, xc):
                 fn.emit("continue")
             elif isinstance(st, A.If):
                 self.if_(st, fn, ops)
+            elif isinstance(st, A.ExprStmt):
+                self.plain_call(st, fn)
             elif isinstance(st, A.For):
                 self.for_(st, fn, ops)
             elif isinstance(st, A.Repeat):
@@ -978,6 +1009,36 @@ def make_stmt_generator(rs, xc):
             """A variable or local with no [index] steps and no pile to convert (written in place here)."""
             return isinstance(target, A.Name) and target.ref in ("var", "local") and not (
                 target.ty is not None and target.ty.name in ("deck", "bag", "set"))
+
+        def plain_call(self, st, fn):
+            """The closures' call op and the callee's frame, without the frame: the arguments into a fresh
+            locals dict (and `me`), then the callee's one fused op (its whole body)."""
+            e = st.expr
+            name = e.func.ident
+            k = self.mod.const
+            proc = self.rs.program.decls[name]
+            pnames = [p.name for p in proc.params]
+            self.at(fn, st.span)
+            fn.emit("if len(G.frames) >= MAX_FRAMES: raise too_deep()")
+            l2 = fn.tmp("w")
+            fn.emit(f"{l2} = {{}}")
+            i = 0
+            for a in e.args:
+                v = self.xc.expr(a.value, fn)
+                if a.name is None:
+                    fn.emit(f"{l2}[{k(pnames[i])}] = {v}")
+                    i += 1
+                else:
+                    fn.emit(f"{l2}[{k(a.name)}] = {v}")
+            fn.emit(f"if 'me' in L: {l2}['me'] = L['me']")
+            if proc.body.stmts:
+                r = fn.tmp("r")
+                code = f"{k(self.rs.codes)}[{k('proc:' + name)}]"
+                fn.emit("try:")
+                fn.emit(f"    {r} = {code}.ops[0](G, {l2})")
+                fn.emit("except Located as err:")  # the frames the closures would show at the error
+                fn.emit(f"    raise called_from(err, {code}, {l2}, {self.ranges[id(st)][0] + 1})")
+                fn.emit(f"if {r} is END: return END")
 
         def indexed_place(self, target):
             """x[a][b] of a variable or local, with no pile to convert."""

@@ -110,6 +110,7 @@ def test_a_save_made_by_one_backend_continues_identically_in_the_other():
 # ---------------------------------------------------------------------------------- rule errors
 def outcome(rs, players=2):
     """The one-line error (or 'no error') of a new game and its first decisions, always the first legal."""
+    g = None
     try:
         g = rs.new_game(players, seed=3)
         for _ in range(20):
@@ -119,8 +120,8 @@ def outcome(rs, players=2):
         g.view(0)
         g.winners()
         return "no error: " + g.to_json()
-    except GameError as e:
-        return f"GameError: {e}"
+    except GameError as e:  # and the state the error left (frames, positions, locals)
+        return f"GameError: {e}" + ("" if g is None else "\n" + g.to_json())
 
 
 HEAD = 'game "T" { players 2 }\n'
@@ -154,6 +155,32 @@ ERRORS = {
     "the start value of a variable": "const z: int = player_count - 2\nvar m: int = 4 / z\nflow { }",
     "subtraction of a list": "var x: any = [1]\nflow { let y = x - 1 }",
     "add to a number": "var x: any = 3\nflow { add 1 to x }",
+    # errors inside runs of statements (one generated op): reported at the failing statement
+    "the second statement of a run": "var n: int = 0\nflow { let a = 1  let b = [1][a + 3] }",
+    "inside a loop": "var xs: list[any] = [1, \"a\"]\nflow { let s = 0  for x in xs { s += 1  let y = -x } }",
+    "an if test": "var x: any = \"a\"\nflow { let a = 1  if a > 3 { a = 2 } elif x < 3 { a = 3 } }",
+    "a repeat count": "var x: any = \"a\"\nflow { let a = 1  repeat x times { a += 1 } }",
+    "after a break": "var xs: list[any] = [1, 2, \"a\"]\n"
+                     "flow { for x in xs { if x == 2 { break } }  let y = -xs[2] }",
+    "an index written outside a list": "var xs: list[int] = [1]\nflow { let a = 0  xs[5] = 2 }",
+    "a range broken through an index": "var xs: list[0..3] = [1]\nflow { xs[0] = 2  xs[0] = 9 }",
+    "a range broken by +=": "var n: 0..3 = 0\nflow { repeat 5 times { n += 1 } }",
+    "+= too large": "var n: int = 4611686018427387903\nflow { n += 1  n += n }",
+    "a range broken by =": "var n: 0..3 = 0\nflow { let a = 2  n = a * 4 }",
+    "in an action's effect": "var n: int = 0\naction a() { effect { n += 1  let y = 5 / (n - 2) } }\n"
+                             "flow { loop { offer [a] to 0 } }",
+    "in a trigger": "var n: int = 0\nevent ping(k: int)\nwhen ping(k) then { n += k  let y = 5 / (n - 2) }\n"
+                    "action a() { effect { emit ping(1) } }\nflow { loop { offer [a] to 0 } }",
+    "in a procedure": "var n: int = 0\nprocedure p(k: int) { n += k  let y = [1][n] }\n"
+                      "action a() { effect { p(1) } }\nflow { loop { offer [a] to 0 } }",
+    "in a procedure called by a procedure": "var n: int = 0\nprocedure q(k: int) { let a = k  let y = [1][a] }\n"
+                                             "procedure p(k: int) { n += k  q(n) }\n"
+                                             "action a() { effect { p(1) } }\nflow { loop { offer [a] to 0 } }",
+    "a procedure that returns and ends": "var n: int = 0\nprocedure p(k: int) { n += k  if n < 3 { return }  "
+                                         "end_game \"three\" }\naction a() { effect { p(1) } }\n"
+                                         "flow { loop { offer [a] to 0 } }",
+    "a fused loop inside a stopping loop": "var n: int = 0\naction a() { }\n"
+                                           "flow { loop { for i in 0..2 { n += i } offer [a] to 0  let y = [1][n / 3] } }",
     "a missing map key read as a list": "var m: map[int, list[int]] = {}\nflow { let y = m[1][0] }",
 }
 
@@ -164,7 +191,7 @@ def test_rule_errors_read_the_same_in_both_backends(case):
     cl = gen.with_backend("closures")
     got, want = outcome(gen), outcome(cl)
     assert got == want
-    if case not in ("a set of lists of lists", "the start value of a variable"):  # fine; no statement
+    if case not in ("a set of lists of lists", "the start value of a variable", "a procedure that returns and ends"):
         assert got.startswith("GameError:") and "<string>:" in got, got  # positioned
 
 
@@ -197,7 +224,8 @@ def test_budgets_stop_the_generated_backend_as_the_closures(case):
 # ---------------------------------------------------------------------------------- the choice
 def test_the_backend_is_chosen_by_name_and_checked():
     gen, cl = both("games/examples/tictactoe.rules")
-    assert gen.backend == "generated" and "def " in gen.generated_source
+    src = gen.generated_source
+    assert gen.backend == "generated" and "def fn_" in src and "def op_" in src and "def legal_" in src
     assert cl.backend == "closures" and cl.generated_source == ""
     from interpreter.engine import Ruleset
     with pytest.raises(ValueError):
