@@ -256,6 +256,7 @@ class Fn:
         self.n = 0
         self.has_L = has_L
         self.env = dict(env or {})
+        self.inlined = 0  # rule function bodies being written inline here
 
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
@@ -290,6 +291,7 @@ class ExprGenerator:
         self.functions = {}  # rule function name -> (generated identifier, params)
         self.auto_finish = False
         self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
+        self._inline = {}  # rule function -> whether calls of it are written inline
 
     # ---- the ExprCompiler interface
     @property
@@ -439,7 +441,7 @@ class ExprGenerator:
         fn.emit(f"    raise Located({checking} + str(err), {k(act.span)}) from None")
         if pys:
             aid = fn.tmp("w")
-            fn.emit(f"{aid} = {k(act.name + '(')} + ','.join([{', '.join('fmt(' + p + ')' for p in pys)}]) + ')'")
+            fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{', '.join('fmt(' + p + ')' for p in pys)}]) + {k(')')}")
             fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
             fn.emit(f"out.append(({aid}, ({k(act.name)}, ({''.join(p + ', ' for p in pys)}))))")
         else:
@@ -646,8 +648,10 @@ class ExprGenerator:
         name = e.func.ident
         if e.func.ref == "func":
             args = [self.expr(a.value, fn) for a in e.args]
-            ident, _ = self.functions[name]
+            ident, params = self.functions[name]
             t = fn.tmp()
+            if fn.inlined < 2 and len(args) == len(params) and self.inlinable(name):
+                return self.inline_call(name, params, args, fn)
             fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
             return t
         # positional arguments first, then the named ones (the closures' order)
@@ -658,16 +662,69 @@ class ExprGenerator:
         call_args = ", ".join(["G"] + pos + (["**{" + ", ".join(f"{k(n)}: {v}" for n, v in kws) + "}"] if kws else []))
         argt = "(" + "".join(p + ", " for p in pos) + ")"
         t = fn.tmp()
-        if not (name in FLAT_COST or (name == "count" and len(e.args) == 1)):
-            fn.emit(f"G.work += {k(COSTS[name])}({argt})")
+        flat = name in FLAT_COST or (name == "count" and len(e.args) == 1)
+        cost = COSTS[name]
+        if name in ("max", "min") and len(pos) == 2 and not kws:
+            # two numbers: the work and the result without the general call (same charge, same result)
+            a, b = pos
+            fn.emit(f"if {self._both_int(a, b)}:")
+            fn.emit(f"    G.work += {cost((0, 0))}")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit(f"    {t} = {a} if {a} {'>=' if name == 'max' else '<='} {b} else {b}")
+            fn.emit("else:")
+            fn.depth += 1
+        if not flat:
+            fn.emit(f"G.work += {k(cost)}({argt})")
             fn.emit("if G.work > G.work_mark: over(G)")
         fn.emit("try:")
-        fn.emit(f"    {t} = {impl}({call_args})")
+        if name == "count" and len(pos) == 1 and not kws:
+            fn.emit(f"    {t} = len({pos[0]})")  # count(xs) is its length (a wrong kind: the same TypeError)
+        else:
+            fn.emit(f"    {t} = {impl}({call_args})")
         fn.emit("except BUILTIN_ERRORS as err:")
         fn.emit(f"    raise builtin_error({k(name)}, {argt}, err) from None")
-        if name in GROWS and not (name in FLAT_COST or (name == "count" and len(e.args) == 1)):
+        if name in GROWS and not flat:
             fn.emit(f"check_value(G, {t})")
+        if name in ("max", "min") and len(pos) == 2 and not kws:
+            fn.depth -= 1
         return t
+
+    def inlinable(self, name):
+        """A rule function that never calls itself (through others neither) and is small: its body is
+        written where it is called (same depth check, work and result as the call)."""
+        got = self._inline.get(name)
+        if got is None:
+            d = self.rs.program.decls[name]
+            got = _size_of(d.body) <= 40 and name not in self._reaches(name)
+            self._inline[name] = got
+        return got
+
+    def _reaches(self, name):
+        """The rule functions a function's body can end up calling."""
+        seen = set()
+        stack = [name]
+        while stack:
+            for callee in _calls(self.rs.program.decls[stack.pop()].body):
+                if callee not in seen and isinstance(self.rs.program.decls.get(callee), A.FuncDecl):
+                    seen.add(callee)
+                    stack.append(callee)
+        return seen
+
+    def inline_call(self, name, params, args, fn):
+        d = self.rs.program.decls[name]
+        fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
+        fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
+        fn.charge(1)
+        fn.emit("G.fdepth += 1")
+        saved = fn.env, fn.has_L
+        fn.env = dict(zip(params, args))  # the body sees its parameters only, as in its own function
+        fn.has_L = False
+        fn.inlined += 1
+        r = self.expr(d.body, fn)
+        fn.inlined -= 1
+        fn.env, fn.has_L = saved
+        fn.emit("G.fdepth -= 1")
+        return r
 
     def g_Index(self, e, fn):
         c = self.expr(e.target, fn)
@@ -1175,6 +1232,32 @@ def make_stmt_generator(rs, xc):
             fn.depth -= 1
 
     return StmtGenerator(rs, xc)
+
+
+def _nodes(e):
+    """Every AST node under e (e included)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+            continue
+        if not hasattr(x, "__attrs_attrs__"):
+            continue
+        yield x
+        for f in x.__attrs_attrs__:
+            if f.name not in ("span", "ty"):
+                v = getattr(x, f.name, None)
+                if isinstance(v, (list, tuple)) or hasattr(v, "__attrs_attrs__"):
+                    stack.append(v)
+
+
+def _size_of(e):
+    return sum(1 for _ in _nodes(e))
+
+
+def _calls(e):
+    return {x.func.ident for x in _nodes(e) if isinstance(x, A.Call) and x.func.ref == "func"}
 
 
 def _blocks(st):
