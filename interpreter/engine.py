@@ -83,12 +83,38 @@ class Ruleset:
         if backend not in BACKENDS:
             raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {backend!r}")
         self.checker = checker
+        # the closures first: cheap, and they find every load-time error (a ruleset that is only checked
+        # never pays for generating code); the generated code replaces them before the first game runs
+        self._build(program, checker, step_budget, cascade_depth, time_limit, "closures")
+        self._wanted = backend
+
+    def _ready(self):
+        """Build the backend asked for, if not yet done (before anything runs the rules)."""
+        if self._wanted == self._built:
+            return
+        self._wanted = self._built = "generated"
+        keep = {k: self.__dict__[k] for k in ("placeholders", "warnings", "path", "reload") if k in self.__dict__}
+        limits = (self.step_budget, self.cascade_depth, self.time_limit)  # as they may have been set since
         try:
-            self._build(program, checker, step_budget, cascade_depth, time_limit, backend)
-        except GenerationFailed as e:
+            self._build(self.program, self.checker, *limits, "generated")
+        except (GenerationFailed, RecursionError, MemoryError) as e:
             # Python could not compile the generated source (its nesting limits): the closures run these rules
-            self._build(program, checker, step_budget, cascade_depth, time_limit, "closures")
-            self.fallback = str(e)
+            self._build(self.program, self.checker, *limits, "closures")
+            self._fallback = str(e) or type(e).__name__
+            self._wanted = "closures"
+        self.__dict__.update(keep)
+
+    @property
+    def backend(self):
+        """"generated" or "closures": how the rules run (see docs/runtime.md)."""
+        self._ready()
+        return self._built
+
+    @property
+    def fallback(self):
+        """Why the closures run these rules although the generated backend was asked for (None: it was not)."""
+        self._ready()
+        return self._fallback
 
     def with_backend(self, backend):
         """The same rules (same program, same check) compiled by another backend: tests play both side by side."""
@@ -102,11 +128,12 @@ class Ruleset:
     @property
     def generated_source(self):
         """The Python source generated for these rules ("" with the closures backend): see docs/runtime.md."""
-        return self._xc.source if self.backend == "generated" else ""
+        self._ready()
+        return self._xc.source if self._built == "generated" else ""
 
     def _build(self, program, checker, step_budget, cascade_depth, time_limit, backend):
-        self.backend = backend
-        self.fallback = None
+        self._built = backend
+        self._fallback = None
         self.program = program
         self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game
@@ -297,7 +324,7 @@ class Ruleset:
         self.codes[cid] = code
         act = self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code,
                                                   d.text, d.span)
-        if self.backend == "generated":
+        if self._built == "generated":
             if not costs and (not d.params or act.fixed_options is not None):
                 act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)
             elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
@@ -362,6 +389,7 @@ class Ruleset:
 
     # ------------------------------------------------------------------ games
     def new_game(self, players, seed=None, chance="sampled"):
+        self._ready()
         if isinstance(players, bool) or not isinstance(players, int) or players not in self.player_counts:
             raise GameError(f"{self.name} is for {_counts_text(self.player_counts)} players, not {players}")
         if seed is None:
@@ -378,6 +406,7 @@ class Ruleset:
         return g
 
     def load_game(self, json_text):
+        self._ready()
         return Game.from_json(self, json_text)
 
 
