@@ -19,8 +19,9 @@ from . import pieces as P
 from . import rng as R
 from . import saves as _saves
 from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
-from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
-                       ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get)
+from .closures import ExprCompiler, StmtCompiler
+from .runtime import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, Located,
+                      Pending, Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
 from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain

@@ -58,7 +58,7 @@ def compare(op, a, b):
 
 
 def span_of(G, a, b):
-    from .compiler import MAX_ITEMS
+    from .runtime import MAX_ITEMS
     if not isinstance(a, int) or not isinstance(b, int):
         raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
     if b - a >= MAX_ITEMS:
@@ -109,7 +109,7 @@ BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
 
 
 def _runtime_names():
-    from . import compiler as C
+    from . import runtime as C
     from .pieces import live, read_field
     return {
         "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
@@ -396,7 +396,7 @@ class ExprGenerator:
         do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
         costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
         or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST)."""
-        from .compiler import MAX_ACTION_ID, _long_id
+        from .runtime import MAX_ACTION_ID, _long_id
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
         k = self.mod.const
@@ -870,7 +870,7 @@ class ExprGenerator:
 def relocate(err, span, where):
     """An error inside a fused op, as the engine reports it for the statement that raised it (`where`: the
     procedure, action or trigger the op belongs to, which need not be the running frame's)."""
-    from .compiler import Located
+    from .runtime import Located
     if isinstance(err, RuleRuntimeError):
         return Located(str(err), span, where=where)
     if isinstance(err, KeyError):
@@ -900,7 +900,7 @@ def repeat_error(n):
 
 
 def _statement_names():
-    from .compiler import END, RETURN, Located
+    from .runtime import END, RETURN, Located
     from .engine import MAX_FRAMES
     return {"relocate": relocate, "repeat_error": repeat_error, "Located": Located, "END": END,
             "too_deep": too_deep, "MAX_FRAMES": MAX_FRAMES, "called_from": called_from,
@@ -911,7 +911,7 @@ def make_stmt_generator(rs, xc):
     """A statement compiler that lays out the op list exactly as the closures' StmtCompiler (same positions,
     spans and hidden locals: saves and pcs mean the same), then puts one generated op at the start of each
     maximal run of statements that cannot stop; the run's own ops stay in place behind it."""
-    from .compiler import StmtCompiler
+    from .closures import StmtCompiler
 
     class StmtGenerator(StmtCompiler):
         def __init__(self, rs, xc):
@@ -1109,7 +1109,7 @@ def make_stmt_generator(rs, xc):
         def assign_at(self, st, fn, ops):
             """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
             then the value limits of the whole variable."""
-            from .compiler import _expr_text, range_check
+            from .runtime import _expr_text, range_check
             k = self.mod.const
             keys = []
             root = st.target
@@ -1144,7 +1144,7 @@ def make_stmt_generator(rs, xc):
             fn.emit("    if G.work > G.work_mark: over(G)")
 
         def assign(self, st, fn, ops):
-            from .compiler import range_check
+            from .runtime import range_check
             k = self.mod.const
             t = st.target
             self.at(fn, st.span)
