@@ -568,7 +568,11 @@ class ExprGenerator:
             c = self.expr(e.right, fn)
             x = self.expr(e.left, fn)
             t = fn.tmp()
-            fn.emit(f"{t} = {'not ' if op == 'not in' else ''}contains({c}, {x}, G)")
+            neg = "not " if op == "not in" else ""
+            # a set or map and a plain value: one look-up by hash, no work to charge (as in contains)
+            fn.emit(f"if ({c}.__class__ is frozenset or {c}.__class__ is dict) and {x}.__class__ not in CONTAINERS: "
+                    f"{t} = {neg}({x} in {c})")
+            fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
             return t
         a = self.expr(e.left, fn)
         b = self.expr(e.right, fn)

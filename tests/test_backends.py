@@ -240,3 +240,13 @@ def test_rules_python_cannot_compile_fall_back_to_the_closures():
     rs = rulelang.loads(HEAD + f"flow {{ let y = {inner} }}")
     assert rs.backend == "closures" and rs.fallback
     assert outcome(rs).startswith("no error")
+
+
+def test_code_is_generated_at_the_first_game_and_keeps_what_was_set_on_the_ruleset():
+    rs = rulelang.loads(HEAD + "var n: int = 0\nflow { loop { n += 1 } }")
+    assert rs.__dict__["_built"] == "closures"  # loading (and `rulelang check`) generates nothing
+    rs.step_budget = 1000
+    rs.warnings = ["kept"]
+    with pytest.raises(GameError, match="ran 1,000 steps"):
+        rs.new_game(2)
+    assert rs.__dict__["_built"] == "generated" and rs.backend == "generated" and rs.warnings == ["kept"]
