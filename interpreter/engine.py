@@ -187,8 +187,10 @@ class Ruleset:
         for d in program.decls.values():
             if isinstance(d, A.FuncDecl):
                 params = [p.name for p in d.params]
-                if backend == "generated":  # the body is fn(G, arg, ...), called by generated code only
-                    self.functions[d.name] = CompiledFunction(params, xc.define_function(d.name, d.body, d.span))
+                if backend == "generated":  # fn(G, arg, ...); body(G, L) for closures (an expression fallen back)
+                    fn = xc.define_function(d.name, d.body, d.span)
+                    self.functions[d.name] = CompiledFunction(
+                        params, lambda G, L, fn=fn, params=params: fn(G, *[L[p] for p in params]))
                 else:
                     self.functions[d.name] = CompiledFunction(params, xc.compile(d.body))
         for d in program.decls.values():
@@ -790,20 +792,15 @@ class Game:
             kind = p.kind == "action"
             out = []
             for i, v in p.options:
-                try:
-                    a = cache.get((kind, who, i, v))
-                except TypeError:  # a value that cannot be hashed (a map): made afresh
-                    a = None
-                    key = None
+                got = cache.get((kind, who, i))
+                if got is not None and (got[0] is v or got[0] == v):
+                    out.append(got[1])
+                    continue
+                if kind:
+                    a = Action(i, who, None, functools.partial(self.rs.actions[v[0]].describe, v[1]))
                 else:
-                    key = (kind, who, i, v)
-                if a is None:
-                    if kind:
-                        a = Action(i, who, None, functools.partial(self.rs.actions[v[0]].describe, v[1]))
-                    else:
-                        a = Action(i, who, None, functools.partial(_choice_text, v))
-                    if key is not None:
-                        cache[key] = a
+                    a = Action(i, who, None, functools.partial(_choice_text, v))
+                cache[(kind, who, i)] = (v, a)
                 out.append(a)
             self._actions = out
         return list(self._actions)

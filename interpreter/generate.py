@@ -140,6 +140,17 @@ def _stub_code():
 _STUB = _stub_code()
 
 
+def _code_of(src):
+    module = compile(src, "<rulelang generated>", "exec")
+    return next(c for c in module.co_consts if isinstance(c, types.CodeType))
+
+
+# an expression's function before its source is generated (at its first call): see ExprGenerator.compile
+_LAZY = _code_of("def lazy(G, L, _key=None):\n    return materialize(_key)(G, L)\n")
+# an expression Python could not compile: its closure runs instead
+_FALLBACK = _code_of("def fallback(G, L, _f=None):\n    return _f(G, L)\n")
+
+
 class GenerationFailed(Exception):
     """The generated source did not compile (e.g. Python's nesting limits): the caller falls back."""
 
@@ -292,6 +303,8 @@ class ExprGenerator:
         self.auto_finish = False
         self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
         self._inline = {}  # rule function -> whether calls of it are written inline
+        self._lazy = []  # (AST, name, function) of every expression compiled, generated at its first call
+        self.mod.ns["materialize"] = self.materialize
 
     # ---- the ExprCompiler interface
     @property
@@ -321,6 +334,10 @@ class ExprGenerator:
 
     @property
     def source(self):
+        """The whole generated source (expressions not yet called are generated now)."""
+        waiting = [x for x in self._lazy if x[2].__code__ is _LAZY]
+        if waiting:
+            self._materialize(waiting)
         return self.mod.source
 
     def compile(self, e):
@@ -328,14 +345,40 @@ class ExprGenerator:
         if self.cl.is_constant(e):
             v = e.value if isinstance(e, A.Literal) else self.cl.compile(e)(None, {})
             return lambda G, L: v
+        # generated at its first call: an expression the fused ops and legality functions write inline is
+        # never called through here, and costs nothing
         name = self.mod.name("e")
-        fn = Fn(self.mod, True)
-        r = self.expr(e, fn)
-        fn.emit(f"return {r}")
-        f = self.mod.add(name, self._def(name, "G, L", fn, e.span))
-        if self.auto_finish:
-            self.finish()
+        f = types.FunctionType(_LAZY, self.mod.ns, name, (len(self._lazy),))
+        self._lazy.append((e, name, f))
         return f
+
+    def materialize(self, key):
+        """Generate and compile the function of a lazy expression (called by its first call)."""
+        entry = self._lazy[key]
+        if entry[2].__code__ is _LAZY:
+            self._materialize([entry])
+        return entry[2]
+
+    def _materialize(self, entries):
+        charge = self.cl.charge
+        self.cl.charge = lambda *args, **kws: None  # fixed values were counted when the rules loaded
+        try:
+            for e, name, f in entries:
+                fn = Fn(self.mod, True)
+                r = self.expr(e, fn)
+                fn.emit(f"return {r}")
+                self.mod.pending.append((name, self._def(name, "G, L", fn, e.span)))
+                self.mod.stubs.append((name, f))
+            self.mod.finish()
+        except (GenerationFailed, RecursionError):
+            self.mod.pending = []
+            self.mod.stubs = []
+            for e, name, f in entries:  # Python's own limits: the closures compute these
+                if f.__code__ is _LAZY:
+                    f.__code__ = _FALLBACK
+                    f.__defaults__ = (self.cl.compile(e),)
+        finally:
+            self.cl.charge = charge
 
     def declare_function(self, name, params):
         """Name the generated function of a rule function before any body is generated (calls may come
@@ -654,7 +697,7 @@ class ExprGenerator:
             args = [self.expr(a.value, fn) for a in e.args]
             ident, params = self.functions[name]
             t = fn.tmp()
-            if fn.inlined < 2 and len(args) == len(params) and self.inlinable(name):
+            if fn.inlined < 1 and len(args) == len(params) and self.inlinable(name):
                 return self.inline_call(name, params, args, fn)
             fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
             return t

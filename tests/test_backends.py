@@ -250,3 +250,18 @@ def test_code_is_generated_at_the_first_game_and_keeps_what_was_set_on_the_rules
     with pytest.raises(GameError, match="ran 1,000 steps"):
         rs.new_game(2)
     assert rs.__dict__["_built"] == "generated" and rs.backend == "generated" and rs.warnings == ["kept"]
+
+
+def test_an_expression_python_cannot_compile_runs_as_a_closure():
+    # the same nesting in an ending (an expression compiled at its first use): only it falls back
+    inner = "i0"
+    for k in range(25):
+        inner = f"[{inner} for i{k} in [1]]"
+    rs = rulelang.loads(HEAD + f'var n: int = 0\nending "deep" when count({inner}) > 100\n'
+                               "function f(x: int): int = x + n\n"
+                               f'ending "called" when sum([f(y) for y in [1] if {inner} == {inner}]) > 3\n'
+                               "action a() { effect { n += 1 } }\nflow { loop { offer [a] to 0 } }")
+    assert rs.backend == "generated"
+    got = outcome(rs)
+    assert got == outcome(rs.with_backend("closures"))
+    assert '"end_reason":"called"' in got
