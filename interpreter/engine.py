@@ -96,11 +96,12 @@ class Ruleset:
         self._wanted = self._built = "generated"
         keep = {k: self.__dict__[k] for k in ("placeholders", "warnings", "path", "reload") if k in self.__dict__}
         limits = (self.step_budget, self.cascade_depth, self.time_limit)  # as they may have been set since
+        static = (self.table_rows, self.row_fields, self.boards, self._board_nodes)
         try:
-            self._build(self.program, self.checker, *limits, "generated")
+            self._build(self.program, self.checker, *limits, "generated", static)
         except (GenerationFailed, RecursionError, MemoryError) as e:
             # Python could not compile the generated source (its nesting limits): the closures run these rules
-            self._build(self.program, self.checker, *limits, "closures")
+            self._build(self.program, self.checker, *limits, "closures", static)
             self._fallback = str(e) or type(e).__name__
             self._wanted = "closures"
         self.__dict__.update(keep)
@@ -132,7 +133,7 @@ class Ruleset:
         self._ready()
         return self._xc.source if self._built == "generated" else ""
 
-    def _build(self, program, checker, step_budget, cascade_depth, time_limit, backend):
+    def _build(self, program, checker, step_budget, cascade_depth, time_limit, backend, static=None):
         self._built = backend
         self._fallback = None
         self.program = program
@@ -169,7 +170,10 @@ class Ruleset:
                     xc.declare_function(d.name, [p.name for p in d.params])
         self._xc = xc
         self._board_nodes = 0  # nodes of the boards built so far
-        self._build_static(program, xc)
+        if static is None:
+            self._build_static(program, xc)
+        else:  # tables and boards are fixed data, the same whatever runs the rules: built once
+            self.table_rows, self.row_fields, self.boards, self._board_nodes = static
         sc = make_stmt_generator(self, xc) if backend == "generated" else StmtCompiler(self, xc)
         self.consts = [(d.name, xc.const_value(d.name)) for d in program.decls.values()
                        if isinstance(d, A.ConstDecl)]

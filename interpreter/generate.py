@@ -126,7 +126,8 @@ def _runtime_names():
 
 # the only built-ins the generated code can name
 SAFE_BUILTINS = {n: getattr(_py_builtins, n) for n in (
-    "int", "str", "bool", "len", "tuple", "frozenset", "range", "isinstance", "dict", "sorted", "enumerate", "list", "KeyError",
+    "int", "str", "bool", "len", "tuple", "frozenset", "range", "isinstance", "dict", "sorted", "enumerate", "list",
+    "KeyError",
     "TypeError", "ValueError", "IndexError", "AttributeError", "hash", "None", "True", "False")
     if hasattr(_py_builtins, n)}
 
@@ -439,7 +440,7 @@ class ExprGenerator:
         do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
         costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
         or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST)."""
-        from .runtime import MAX_ACTION_ID, _long_id
+        from .runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
         k = self.mod.const
@@ -484,8 +485,10 @@ class ExprGenerator:
         fn.emit(f"    raise Located({checking} + str(err), {k(act.span)}) from None")
         if pys:
             aid = fn.tmp("w")
-            fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{', '.join('fmt(' + p + ')' for p in pys)}]) + {k(')')}")
-            fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
+            shown = ", ".join("fmt(" + p + ")" for p in pys)
+            fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
+            fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: "
+                    f"raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
             fn.emit(f"out.append(({aid}, ({k(act.name)}, ({''.join(p + ', ' for p in pys)}))))")
         else:
             fn.emit(f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
@@ -1053,7 +1056,8 @@ def make_stmt_generator(rs, xc):
             fn.emit("except Located:")
             fn.emit("    raise")
             fn.emit("except Exception as err:")
-            fn.emit(f"    raise relocate(err, {self.mod.const(tuple(fn.spans))}[sp], {self.mod.const(c.name)}) from None")
+            spans, where = self.mod.const(tuple(fn.spans)), self.mod.const(c.name)
+            fn.emit(f"    raise relocate(err, {spans}[sp], {where}) from None")
             fn.emit(f"return {end}")
             name = self.mod.name("op")
             c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))

@@ -180,7 +180,8 @@ ERRORS = {
                                          "end_game \"three\" }\naction a() { effect { p(1) } }\n"
                                          "flow { loop { offer [a] to 0 } }",
     "a fused loop inside a stopping loop": "var n: int = 0\naction a() { }\n"
-                                           "flow { loop { for i in 0..2 { n += i } offer [a] to 0  let y = [1][n / 3] } }",
+                                           "flow { loop { for i in 0..2 { n += i } offer [a] to 0  "
+                                           "let y = [1][n / 3] } }",
     "a missing map key read as a list": "var m: map[int, list[int]] = {}\nflow { let y = m[1][0] }",
 }
 
@@ -265,3 +266,11 @@ def test_an_expression_python_cannot_compile_runs_as_a_closure():
     got = outcome(rs)
     assert got == outcome(rs.with_backend("closures"))
     assert '"end_reason":"called"' in got
+
+
+def test_tables_and_boards_are_built_once():
+    rs = rulelang.loads(HEAD + "board b = square_grid(30, 30)\nrecord R { a: int }\ntable T: R { r1(1) }\n"
+                               "flow { end_game }")
+    board, fields = rs.boards["b"], rs.row_fields
+    rs.new_game(2)  # the generated code is built here: the fixed data is not built again
+    assert rs.backend == "generated" and rs.boards["b"] is board and rs.row_fields is fields
