@@ -175,10 +175,13 @@ class Module:
     def is_const(self, expr):
         return expr in self.values
 
-    def class_test(self, expr, cls):
-        """A condition `expr.__class__ is cls` (cls: int or dict or tuple), decided now for a constant."""
+    def class_test(self, expr, cls, fn=None):
+        """A condition `expr.__class__ is cls` (cls: int or dict or tuple), decided now for a constant or a
+        name whose class is known in `fn`."""
         if expr in self.values:
             return "True" if self.values[expr].__class__ is cls else "False"
+        if fn is not None and expr in fn.known:
+            return "True" if fn.known[expr] is cls else "False"
         return f"{expr}.__class__ is {cls.__name__}"
 
     def name(self, prefix):
@@ -269,6 +272,7 @@ class Fn:
         self.has_L = has_L
         self.env = dict(env or {})
         self.inlined = 0  # rule function bodies being written inline here
+        self.known = {}  # a generated name -> the class its value surely has (from how it was made)
 
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
@@ -410,6 +414,9 @@ class ExprGenerator:
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
         pys = [fn.bind(p, "p") for p in act.param_names]
+        for i, p in enumerate(pys):  # a parameter whose every candidate is a number
+            if act.fixed_options and all(vals[i].__class__ is int for _, vals, _ in act.fixed_options):
+                fn.known[p] = int
         k = self.mod.const
         fn.emit("out = []")
         if pys:
@@ -467,6 +474,8 @@ class ExprGenerator:
             fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
             p = fn.bind(act.param_names[i], "p")
             pys.append(p)
+            if kind == "fixed" and what and all(v.__class__ is int for v in what):
+                fn.known[p] = int
             fn.emit(f"for {p} in {d}:")
             fn.depth += 1
         fn.emit("try:")
@@ -627,7 +636,7 @@ class ExprGenerator:
             fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
             fn.emit(f"else: {t} = {a} {op} {b}")
             return t
-        ints = self._both_int(a, b)
+        ints = self._both_int(a, b, fn)
         if op in ("<", "<=", ">", ">="):
             if ints == "True":
                 fn.emit(f"{t} = {a} {op} {b}")
@@ -647,9 +656,9 @@ class ExprGenerator:
             return t
         raise RuleRuntimeError(f"cannot compile operator {op!r}")
 
-    def _both_int(self, a, b):
-        ca = self.mod.class_test(a, int)
-        cb = self.mod.class_test(b, int)
+    def _both_int(self, a, b, fn=None):
+        ca = self.mod.class_test(a, int, fn)
+        cb = self.mod.class_test(b, int, fn)
         if "False" in (ca, cb):
             return "False"
         conds = [c for c in (ca, cb) if c != "True"]
@@ -717,7 +726,7 @@ class ExprGenerator:
         if name in ("max", "min") and len(pos) == 2 and not kws:
             # two numbers: the work and the result without the general call (same charge, same result)
             a, b = pos
-            fn.emit(f"if {self._both_int(a, b)}:")
+            fn.emit(f"if {self._both_int(a, b, fn)}:")
             fn.emit(f"    G.work += {cost((0, 0))}")
             fn.emit("    if G.work > G.work_mark: over(G)")
             fn.emit(f"    {t} = {a} if {a} {'>=' if name == 'max' else '<='} {b} else {b}")
@@ -729,6 +738,7 @@ class ExprGenerator:
         fn.emit("try:")
         if name == "count" and len(pos) == 1 and not kws:
             fn.emit(f"    {t} = len({pos[0]})")  # count(xs) is its length (a wrong kind: the same TypeError)
+            fn.known[t] = int
         else:
             fn.emit(f"    {t} = {impl}({call_args})")
         fn.emit("except BUILTIN_ERRORS as err:")
@@ -781,7 +791,9 @@ class ExprGenerator:
         i = self.expr(e.index, fn)
         t = fn.tmp()
         fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
-        fn.emit(f"elif {c}.__class__ is tuple and {i}.__class__ is int and 0 <= {i} < len({c}): {t} = {c}[{i}]")
+        if self.mod.class_test(i, int, fn) != "False":
+            fn.emit(f"elif {c}.__class__ is tuple and {self.mod.class_test(i, int, fn)} and 0 <= {i} < len({c}): "
+                    f"{t} = {c}[{i}]")
         fn.emit(f"else: {t} = get({c}, {i})")
         return t
 
@@ -805,11 +817,17 @@ class ExprGenerator:
     def g_TupleLit(self, e, fn):
         vs = [self.expr(x, fn) for x in e.items]
         t = fn.tmp()
+        fn.known[t] = tuple
         if len(vs) == 2:
             a, b = vs
             fn.emit(f"{t} = ({a}, {b})")
-            fn.emit(f"if ({a}.__class__ is not int or {b}.__class__ is not int) and "
-                    f"({a}.__class__ in CONTAINERS or {b}.__class__ in CONTAINERS): check_value(G, {t})")
+            # a list or set inside: measured (a value known to be a number or a constant list is not)
+            maybe = [f"{v}.__class__ in CONTAINERS" for v in vs
+                     if v not in self.mod.values and fn.known.get(v) not in (int, str, bool)]
+            if maybe:
+                fn.emit(f"if {' or '.join(maybe)}: check_value(G, {t})")
+            elif any(v in self.mod.values and self.mod.values[v].__class__ in CONTAINERS for v in vs):
+                fn.emit(f"check_value(G, {t})")
             return t
         fn.emit(f"{t} = check_items(G, ({''.join(v + ', ' for v in vs)}))")
         return t
@@ -886,15 +904,23 @@ class ExprGenerator:
         n0 = names[0]
         same_items = isinstance(e.element, A.Name) and e.element.ident == n0  # cannot outgrow its source
         items = fn.tmp("items")
-        fn.emit(f"if {s}.__class__ is tuple:")
-        fn.emit(f"    {items} = {s}")
-        fn.emit(f"    G.work += len({s}) + 1")
-        fn.emit("    if G.work > G.work_mark: over(G)")
-        fn.emit("else:")
-        fn.emit(f"    charge(G, cost_of({s}))")
-        fn.emit(f"    {items} = items_of({s})")
+        fixed = self.mod.values.get(s) if s in self.mod.values else None
+        if fixed.__class__ is tuple:  # a constant list: its length is known now
+            items = s
+            fn.emit(f"G.work += {len(fixed) + 1}")
+            fn.emit("if G.work > G.work_mark: over(G)")
+        else:
+            fn.emit(f"if {s}.__class__ is tuple:")
+            fn.emit(f"    {items} = {s}")
+            fn.emit(f"    G.work += len({s}) + 1")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit("else:")
+            fn.emit(f"    charge(G, cost_of({s}))")
+            fn.emit(f"    {items} = items_of({s})")
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
+        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
+            fn.known[x0] = int
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(e, fn)
@@ -905,6 +931,7 @@ class ExprGenerator:
         fn.emit(f"{t} = tuple({out})")
         if not same_items:
             fn.emit(f"{t} = check_list(G, {t})")
+        fn.known[t] = tuple
         return t
 
     def _open_cond(self, e, fn):
@@ -1209,7 +1236,7 @@ def make_stmt_generator(rs, xc):
                 val = self.xc.expr(st.value, fn)
                 op = "+" if st.op == "+=" else "-"
                 v = fn.tmp()
-                fn.emit(f"if {self.xc._both_int(cur, val)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
+                fn.emit(f"if {self.xc._both_int(cur, val, fn)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
                         f"{v} = {cur} {op} {val}")
                 fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
             if check is not None:
