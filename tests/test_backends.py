@@ -274,3 +274,25 @@ def test_tables_and_boards_are_built_once():
     board, fields = rs.boards["b"], rs.row_fields
     rs.new_game(2)  # the generated code is built here: the fixed data is not built again
     assert rs.backend == "generated" and rs.boards["b"] is board and rs.row_fields is fields
+
+
+def test_a_bound_value_is_computed_once_in_both_backends():
+    """`Bind` (made by the optimiser): the value computed once, read by its hidden local in the body."""
+    from rulelang import ast as A
+    rs = rulelang.loads(HEAD + "var xs: list[int] = [3, 1, 2]\n"
+                               "function f(k: int): int = k + 1\n"
+                               "score p = f(p)\nflow { xs = [x + 1 for x in xs]  end_game }")
+    f = rs.program.decls["f"]
+    k = f.body.left  # the parameter k
+    hidden = A.Name(ident="%b1", ref="local", span=k.span, ty=k.ty)
+    # f(k) = let %b1 = sum(xs) + k in [%b1 * y for y in xs if y != %b1] counted, plus %b1
+    total = A.Binary(op="+", left=A.Call(func=A.Name(ident="sum", ref="builtin_func"),
+                                         args=[A.Arg(None, A.Name(ident="xs", ref="var"))]), right=k)
+    comp = A.Comprehension(kind="list", element=A.Binary(op="*", left=hidden, right=A.Name(ident="y", ref="local")),
+                           names=["y"], source=A.Name(ident="xs", ref="var"),
+                           condition=A.Binary(op="!=", left=A.Name(ident="y", ref="local"), right=hidden))
+    f.body = A.Bind(name="%b1", value=total, body=A.Binary(
+        op="+", left=A.Call(func=A.Name(ident="count", ref="builtin_func"), args=[A.Arg(None, comp)]), right=hidden))
+    gen, cl = rs.with_backend("generated"), rs.with_backend("closures")
+    a, b = gen.new_game(2, seed=1), cl.new_game(2, seed=1)
+    assert a.scores() == b.scores() == [12, 13]  # sum([4, 2, 3]) + p = 9 + p: three items differ, plus it
