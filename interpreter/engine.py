@@ -483,6 +483,7 @@ def _coerce(ty, v):
 # ============================================================================ game
 class Game:
     def __init__(self, rs, n, seed, chance):
+        rs._ready()  # the backend asked for is built before anything runs
         self.rs = rs
         self.n = n
         self.seed = seed
