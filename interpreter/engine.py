@@ -19,9 +19,11 @@ from . import pieces as P
 from . import rng as R
 from . import saves as _saves
 from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
-from .compiler import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
-                       ExprCompiler, Located, Pending, Place, StmtCompiler, _Fixed, _get)
+from .closures import ExprCompiler, StmtCompiler
+from .runtime import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, Located,
+                      Pending, Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
+from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
 SAVE_FORMAT = "rulelang/game-1"
@@ -31,6 +33,8 @@ MAX_FRAMES = 400
 MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
+MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
+BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
 class Frame:
@@ -76,7 +80,62 @@ class Action:
 # ============================================================================ ruleset
 class Ruleset:
     def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
-                 time_limit=TIME_LIMIT):
+                 time_limit=TIME_LIMIT, backend="generated"):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {backend!r}")
+        self.checker = checker
+        # the closures first: cheap, and they find every load-time error (a ruleset that is only checked
+        # never pays for generating code); the generated code replaces them before the first game runs
+        self._build(program, checker, step_budget, cascade_depth, time_limit, "closures")
+        self._wanted = backend
+
+    def _ready(self):
+        """Build the backend asked for, if not yet done (before anything runs the rules)."""
+        if self._wanted == self._built:
+            return
+        self._wanted = self._built = "generated"
+        keep = {k: self.__dict__[k] for k in ("placeholders", "warnings", "path", "reload") if k in self.__dict__}
+        limits = (self.step_budget, self.cascade_depth, self.time_limit)  # as they may have been set since
+        static = (self.table_rows, self.row_fields, self.boards, self._board_nodes)
+        try:
+            self._build(self.program, self.checker, *limits, "generated", static)
+        except (GenerationFailed, RecursionError, MemoryError) as e:
+            # Python could not compile the generated source (its nesting limits): the closures run these rules
+            self._build(self.program, self.checker, *limits, "closures", static)
+            self._fallback = str(e) or type(e).__name__
+            self._wanted = "closures"
+        self.__dict__.update(keep)
+
+    @property
+    def backend(self):
+        """"generated" or "closures": how the rules run (see docs/runtime.md)."""
+        self._ready()
+        return self._built
+
+    @property
+    def fallback(self):
+        """Why the closures run these rules although the generated backend was asked for (None: it was not)."""
+        self._ready()
+        return self._fallback
+
+    def with_backend(self, backend):
+        """The same rules (same program, same check) compiled by another backend: tests play both side by side."""
+        other = Ruleset(self.program, self.checker, self.step_budget, self.cascade_depth, self.time_limit,
+                        backend=backend)
+        for attr in ("placeholders", "warnings", "path", "reload"):
+            if attr in self.__dict__:
+                setattr(other, attr, getattr(self, attr))
+        return other
+
+    @property
+    def generated_source(self):
+        """The Python source generated for these rules ("" with the closures backend): see docs/runtime.md."""
+        self._ready()
+        return self._xc.source if self._built == "generated" else ""
+
+    def _build(self, program, checker, step_budget, cascade_depth, time_limit, backend, static=None):
+        self._built = backend
+        self._fallback = None
         self.program = program
         self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game
@@ -95,6 +154,7 @@ class Ruleset:
             if reason and reason not in ends:
                 ends.append(reason)
         self.endings = tuple(ends)
+        self.action_cache = {}
         self.table_rows = {}
         self.row_fields = {}
         self.boards = {}
@@ -103,10 +163,18 @@ class Ruleset:
         self.actions = {}
         self.triggers = {}
         xc = ExprCompiler(self)
+        if backend == "generated":
+            xc = ExprGenerator(self, xc, label=os.path.basename(game.span.path or "rules"))
+            for d in program.decls.values():  # named first: a call may come before the function, or be recursive
+                if isinstance(d, A.FuncDecl):
+                    xc.declare_function(d.name, [p.name for p in d.params])
         self._xc = xc
         self._board_nodes = 0  # nodes of the boards built so far
-        self._build_static(program, xc)
-        sc = StmtCompiler(self, xc)
+        if static is None:
+            self._build_static(program, xc)
+        else:  # tables and boards are fixed data, the same whatever runs the rules: built once
+            self.table_rows, self.row_fields, self.boards, self._board_nodes = static
+        sc = make_stmt_generator(self, xc) if backend == "generated" else StmtCompiler(self, xc)
         self.consts = [(d.name, xc.const_value(d.name)) for d in program.decls.values()
                        if isinstance(d, A.ConstDecl)]
         self.vars = []
@@ -122,7 +190,13 @@ class Ruleset:
         self.pieces_by_key = {k.key: k for k in self.pieces.values()}
         for d in program.decls.values():
             if isinstance(d, A.FuncDecl):
-                self.functions[d.name] = CompiledFunction([p.name for p in d.params], xc.compile(d.body))
+                params = [p.name for p in d.params]
+                if backend == "generated":  # fn(G, arg, ...); body(G, L) for closures (an expression fallen back)
+                    fn = xc.define_function(d.name, d.body, d.span)
+                    self.functions[d.name] = CompiledFunction(
+                        params, lambda G, L, fn=fn, params=params: fn(G, *[L[p] for p in params]))
+                else:
+                    self.functions[d.name] = CompiledFunction(params, xc.compile(d.body))
         for d in program.decls.values():
             if isinstance(d, A.ProcDecl):
                 cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
@@ -144,6 +218,9 @@ class Ruleset:
         self.tiebreak_fn = (program.tiebreak.param, xc.compile(program.tiebreak.value)) if program.tiebreak else None
         self.placeholders = []
         self.warnings = []
+        if backend == "generated":
+            xc.finish()  # compiles the generated source: every function handed out gets its code
+            xc.auto_finish = True  # what is compiled later (scenario blocks) is compiled at once
 
     def _build_static(self, program, xc):
         class _Static:
@@ -215,7 +292,7 @@ class Ruleset:
 
     def _static_eval(self, xc, expr, G):
         try:
-            return xc.compile(expr)(G, {})
+            return xc.closure(expr)(G, {})
         except (RuleRuntimeError, KeyError, TypeError) as e:
             raise Located(f"this value must be fixed data (numbers, names, lists): {e}", expr.span) from None
 
@@ -252,8 +329,22 @@ class Ruleset:
         body = d.effect or A.Block(stmts=[], span=d.span)
         code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
         self.codes[cid] = code
-        self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code, d.text,
-                                            d.span)
+        act = self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code,
+                                                  d.text, d.span)
+        if self._built == "generated":
+            if not costs and (not d.params or act.fixed_options is not None):
+                act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)
+            elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
+                specs = []
+                for p, dom in zip(d.params, domains):
+                    if dom.__class__ is _Fixed:
+                        specs.append(("fixed", dom.values))
+                    elif p.domain is not None:
+                        specs.append(("expr", p.domain))
+                    else:
+                        specs.append(("fn", dom))
+                act.fast_legal = xc.legal_general(act, specs, [r.test for r in d.requires],
+                                                  [(c.target, c.amount) for c in d.costs], d.span)
 
     def _type_domain_size(self, p):
         t = p.type
@@ -305,6 +396,7 @@ class Ruleset:
 
     # ------------------------------------------------------------------ games
     def new_game(self, players, seed=None, chance="sampled"):
+        self._ready()
         if isinstance(players, bool) or not isinstance(players, int) or players not in self.player_counts:
             raise GameError(f"{self.name} is for {_counts_text(self.player_counts)} players, not {players}")
         if seed is None:
@@ -321,7 +413,15 @@ class Ruleset:
         return g
 
     def load_game(self, json_text):
+        self._ready()
         return Game.from_json(self, json_text)
+
+
+def _plain_place(target):
+    """A variable or local with [index] steps only (a cost read as an expression reads the same)."""
+    while isinstance(target, A.Index):
+        target = target.target
+    return isinstance(target, A.Name) and target.ref in ("var", "local")
 
 
 def _check_choices(d, sizes):
@@ -383,6 +483,7 @@ def _coerce(ty, v):
 # ============================================================================ game
 class Game:
     def __init__(self, rs, n, seed, chance):
+        rs._ready()  # the backend asked for is built before anything runs
         self.rs = rs
         self.n = n
         self.seed = seed
@@ -613,7 +714,11 @@ class Game:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(f"a value of the wrong kind: {e}", span, fr.code.name if fr is not None else "")
         except Located as e:
-            self._fail(e.message, e.span, fr.code.name if fr is not None else "")
+            if e.frames and fr is not None:  # procedures that ran without frames: their frames, as they would be
+                fr.pc = e.caller_pc
+                for code, cpc, cl in e.frames:
+                    frames.append(Frame(code, cpc, cl, fr.depth))
+            self._fail(e.message, e.span, e.where if e.where is not None else fr.code.name if fr is not None else "")
         except RecursionError:
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail("the rules nest too deeply (a function calling itself without end?)", span, "")
@@ -685,11 +790,24 @@ class Game:
         if self._actions is None:
             p = self.pending
             who = -1 if p.kind == "chance" else p.player
-            if p.kind == "action":
-                acts = self.rs.actions
-                self._actions = [Action(i, who, None, functools.partial(acts[v[0]].describe, v[1])) for i, v in p.options]
-            else:
-                self._actions = [Action(i, who, None, functools.partial(_choice_text, v)) for i, v in p.options]
+            # Action objects are shared by the games of a ruleset: one per (kind, seat, id, value)
+            cache = self.rs.action_cache
+            if len(cache) > MAX_CACHED_ACTIONS:
+                cache.clear()
+            kind = p.kind == "action"
+            out = []
+            for i, v in p.options:
+                got = cache.get((kind, who, i))
+                if got is not None and (got[0] is v or got[0] == v):
+                    out.append(got[1])
+                    continue
+                if kind:
+                    a = Action(i, who, None, functools.partial(self.rs.actions[v[0]].describe, v[1]))
+                else:
+                    a = Action(i, who, None, functools.partial(_choice_text, v))
+                cache[(kind, who, i)] = (v, a)
+                out.append(a)
+            self._actions = out
         return list(self._actions)
 
     def chance_outcomes(self):

@@ -14,7 +14,7 @@ from rulelang import ast as A
 
 from .builtins import RuleRuntimeError
 from .builtins import charge
-from .compiler import Place, _get, _set_path, index_chain, range_check
+from .runtime import Place, _get, _set_path, index_chain, range_check
 from .values import Pile, Piece, fmt, to_plain
 
 MAX_PIECES = 100_000  # live pieces in one game (all kinds together)

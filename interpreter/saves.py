@@ -19,7 +19,7 @@ from rulelang.types import PLAYER
 
 from . import pieces as P
 from . import rng as R
-from .compiler import MAX_INT, MAX_PICKS, SUSPEND, _DONE, ChooseOp, OfferOp, Pending, RandomOp, _items
+from .runtime import MAX_INT, MAX_PICKS, SUSPEND, _DONE, ChooseOp, OfferOp, Pending, RandomOp, _items
 from .errors import GameError
 from .values import Pile, decode, fmt
 

@@ -17,7 +17,7 @@ from rulelang import ast as A
 from rulelang.diagnostics import RuleError
 
 from .builtins import RuleRuntimeError, start_work
-from .compiler import StmtCompiler
+from .closures import StmtCompiler
 from .errors import GameError, IllegalAction
 from .values import fmt, readable
 

@@ -1,0 +1,1346 @@
+"""Checked AST -> Python source -> compile() -> functions: the generated backend.
+
+Every expression an op or the engine needs becomes one generated function `e_N(G, L)` (G: the game,
+L: the frame's locals), and every rule function `function f(a, b) = ...` becomes `fn_N(G, v_1, v_2)`
+with its parameters as Python locals. Comprehension variables, lambda parameters and `Bind` names are
+Python locals too. The generated functions do exactly what the closures of interpreter/closures.py do
+(that backend stays as the reference the generated code is tested against): same results, same work
+charges, same rule-error messages.
+
+Safety: nothing from a rule file becomes Python code except through this module, and only as
+  * generated identifiers (`v_3`, `fn_2`, `k_17`): a rule name is never spliced into the source;
+  * `repr` of an int, a bool or None;
+  * everything else (texts, lists, rows, boards, messages naming rule things) is a constant in the
+    table `K` of the generated module, read through a module global `k_N`.
+Messages and names shown in errors go through the table as well. `Ruleset.generated_source` holds the
+source for inspection.
+
+The functions are handed out before the module that defines them is compiled: each is first a stub
+(a function object whose code is replaced when its batch compiles, see Module.finish), so callers keep
+the final function object and call it with no indirection.
+"""
+from __future__ import annotations
+
+import builtins as _py_builtins
+import linecache
+import types
+import warnings
+
+from rulelang import ast as A
+
+from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
+                       charge, check_items, check_value, deep_cost, over)
+from .values import Piece, fmt, skey
+
+# ============================================================================ run-time helpers
+# (called by the generated code; each does what the matching closure in closures.py does)
+
+
+def neg_error(v):
+    return RuleRuntimeError(f"cannot negate {fmt(v)}")
+
+
+def no_me():
+    return RuleRuntimeError("'me' is not known here")
+
+
+def compare(op, a, b):
+    try:
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        return a >= b
+    except TypeError:
+        raise RuleRuntimeError(f"cannot compare {fmt(a)} {op} {fmt(b)}") from None
+
+
+def span_of(G, a, b):
+    from .runtime import MAX_ITEMS
+    if not isinstance(a, int) or not isinstance(b, int):
+        raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
+    if b - a >= MAX_ITEMS:
+        raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
+    if b >= a and G is not None:
+        G.work += b - a + 1
+        if G.work > G.work_mark:
+            over(G)
+    return tuple(range(a, b + 1))
+
+
+def field_slow(G, v, name, by_row, rows):
+    """A field of a table row not yet in the field's cache (or a piece reached as `any`)."""
+    try:
+        hash(v)
+    except TypeError:
+        raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+    if v.__class__ is Piece:
+        from .pieces import read_field
+        return read_field(G, v, name)
+    try:
+        value = by_row[v] = rows[v][name]
+    except (KeyError, TypeError):
+        raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
+    return value
+
+
+def check_list(G, t):
+    """A list just built by a comprehension: measured when it holds lists, sets or maps."""
+    for x in t:
+        if x.__class__ in CONTAINERS:
+            return check_value(G, t)
+    return t
+
+
+def pairs_of(s):
+    """The (key, value) or (position, item) pairs a two-name comprehension or loop walks."""
+    if isinstance(s, dict):
+        return tuple((k, s[k]) for k in sorted(s, key=skey))
+    return tuple(enumerate(_items(s)))
+
+
+def depth_error(name, depth):
+    return RuleRuntimeError(f"function '{name}' calls itself more than {depth} deep")
+
+
+BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
+
+
+def _runtime_names():
+    from . import runtime as C
+    from .pieces import live, read_field
+    return {
+        "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
+        "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
+        "items_of": _items, "skey": skey, "fmt": fmt,
+        "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
+        "check_list": check_list, "pairs_of": pairs_of, "depth_error": depth_error, "BUILTIN_ERRORS": BUILTIN_ERRORS,
+        "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
+        "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
+        "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
+        "long_id": C._long_id, "set_path": C._set_path,
+    }
+
+
+# the only built-ins the generated code can name
+SAFE_BUILTINS = {n: getattr(_py_builtins, n) for n in (
+    "int", "str", "bool", "len", "tuple", "frozenset", "range", "isinstance", "dict", "sorted", "enumerate", "list",
+    "KeyError",
+    "TypeError", "ValueError", "IndexError", "AttributeError", "hash", "None", "True", "False")
+    if hasattr(_py_builtins, n)}
+
+
+def _stub_code():
+    def stub(*args):
+        raise RuntimeError("generated code called before its module was compiled")
+    return stub.__code__
+
+
+_STUB = _stub_code()
+
+
+def _code_of(src):
+    module = compile(src, "<rulelang generated>", "exec")
+    return next(c for c in module.co_consts if isinstance(c, types.CodeType))
+
+
+# an expression's function before its source is generated (at its first call): see ExprGenerator.compile
+_LAZY = _code_of("def lazy(G, L, _key=None):\n    return materialize(_key)(G, L)\n")
+# an expression Python could not compile: its closure runs instead
+_FALLBACK = _code_of("def fallback(G, L, _f=None):\n    return _f(G, L)\n")
+
+
+class GenerationFailed(Exception):
+    """The generated source did not compile (e.g. Python's nesting limits): the caller falls back."""
+
+
+# ============================================================================ the module
+class Module:
+    """The generated code of one Ruleset: a namespace, batches of source, and the constants table."""
+
+    def __init__(self, label):
+        self.label = label  # shown in tracebacks as the file name: never rule text
+        self.K = []
+        self._kid = {}
+        self.ns = {"__builtins__": SAFE_BUILTINS, "K": self.K}
+        self.ns.update(_runtime_names())
+        self.pending = []  # (name, source) of this batch
+        self.stubs = []  # (name, stub function) of this batch
+        self.sources = []  # every compiled batch, in order
+        self.counter = 0
+        self.values = {}  # a generated expression that is a constant -> its value
+
+    def is_const(self, expr):
+        return expr in self.values
+
+    def class_test(self, expr, cls, fn=None):
+        """A condition `expr.__class__ is cls` (cls: int or dict or tuple), decided now for a constant or a
+        name whose class is known in `fn`."""
+        if expr in self.values:
+            return "True" if self.values[expr].__class__ is cls else "False"
+        if fn is not None and expr in fn.known:
+            return "True" if fn.known[expr] is cls else "False"
+        return f"{expr}.__class__ is {cls.__name__}"
+
+    def name(self, prefix):
+        self.counter += 1
+        return f"{prefix}_{self.counter}"
+
+    def const(self, v):
+        """A Python expression for the value v: repr for ints, bools and None, else a table entry."""
+        if v is None or v is True or v is False:
+            self.values[repr(v)] = v
+            return repr(v)
+        if v.__class__ is int:
+            self.values[f"({v!r})"] = v
+            return f"({v!r})"
+        try:
+            # (1, 2) == (True, 2): lists and sets are told apart by skey, which orders kinds apart
+            key = (str, v) if v.__class__ is str else (
+                ("skey", skey(v)) if v.__class__ in (tuple, frozenset) else ("id", id(v)))
+            hash(key)
+        except TypeError:
+            key = ("id", id(v))
+        got = self._kid.get(key)
+        if got is not None:
+            return got
+        i = len(self.K)
+        self.K.append(v)
+        name = f"k_{i}"
+        self.ns[name] = v
+        self.values[name] = v
+        self._kid[key] = name
+        return name
+
+    def add(self, name, source, stub=True):
+        """Queue the source of a top-level function; returns its stub (the final function object)."""
+        self.pending.append((name, source))
+        if not stub:
+            return None
+        f = types.FunctionType(_STUB, self.ns, name)
+        self.stubs.append((name, f))
+        self.ns[name] = f
+        return f
+
+    def finish(self):
+        """Compile the queued functions as one batch and give every stub its code."""
+        if not self.pending:
+            return
+        src = "\n".join(s for _, s in self.pending)
+        filename = f"<rulelang generated {len(self.sources) + 1}: {self.label}>"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                code = compile(src, filename, "exec")
+        except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError) as e:
+            self.pending = []
+            self.stubs = []
+            raise GenerationFailed(str(e)) from None
+        stubs = self.stubs
+        self.pending = []
+        self.stubs = []
+        fresh = {}
+        ns = self.ns
+        for name, f in stubs:  # the new definitions must not replace the stubs others hold
+            fresh[name] = f
+        exec(code, ns)  # noqa: S102 - our own generated source: rule text only reaches it as constants
+        for name, f in fresh.items():
+            real = ns[name]
+            f.__code__ = real.__code__
+            f.__defaults__ = real.__defaults__
+            ns[name] = f
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        self.sources.append(src)
+
+    @property
+    def source(self):
+        return "\n".join(self.sources + [s for _, s in self.pending])
+
+
+# ============================================================================ one generated function
+class Fn:
+    """The body of one generated function being written: lines, indentation, temporaries, and which rule
+    locals are Python locals here (`env`: rule name -> generated identifier)."""
+
+    def __init__(self, mod, has_L, env=None):
+        self.mod = mod
+        self.lines = []
+        self.depth = 1
+        self.n = 0
+        self.has_L = has_L
+        self.env = dict(env or {})
+        self.inlined = 0  # rule function bodies being written inline here
+        self.known = {}  # a generated name -> the class its value surely has (from how it was made)
+
+    def emit(self, line):
+        self.lines.append("    " * self.depth + line)
+
+    def tmp(self, prefix="t"):
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def bind(self, rule_name, prefix="v"):
+        """A Python local for a rule name bound here (comprehension variable, lambda parameter, Bind)."""
+        py = self.tmp(prefix)
+        self.env[rule_name] = py
+        return py
+
+    def charge(self, amount):
+        """Inline `charge(G, amount)` (G is always a game in generated code)."""
+        self.emit(f"G.work += {amount}")
+        self.emit("if G.work > G.work_mark: over(G)")
+
+
+# ============================================================================ expressions
+class ExprGenerator:
+    """Compiles expressions to generated functions; the same interface as closures.ExprCompiler (which it
+    uses for the values computed when the rules load: constant folding stays as it is)."""
+
+    backend = "generated"
+
+    def __init__(self, rs, closure_compiler, label="rules"):
+        self.rs = rs
+        self.cl = closure_compiler  # folds constants, computes fixed data, is the reference
+        self.mod = Module(label)
+        self.functions = {}  # rule function name -> (generated identifier, params)
+        self.auto_finish = False
+        self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
+        self._inline = {}  # rule function -> whether calls of it are written inline
+        self._lazy = []  # (AST, name, function) of every expression compiled, generated at its first call
+        self.mod.ns["materialize"] = self.materialize
+
+    # ---- the ExprCompiler interface
+    @property
+    def fixed_items(self):
+        return self.cl.fixed_items
+
+    def charge(self, n, span, what="values computed when the rules load"):
+        self.cl.charge(n, span, what)
+
+    def is_constant(self, e):
+        return self.cl.is_constant(e)
+
+    def const_is_fixed(self, name):
+        return self.cl.const_is_fixed(name)
+
+    def const_value(self, name):
+        if self.cl.const_is_fixed(name):
+            return self.cl.const_value(name)
+        return self.compile(self.rs.program.decls[name].value)
+
+    def closure(self, e):
+        """A closure for a value needed now (tables, boards: fixed data computed when the rules load)."""
+        return self.cl.compile(e)
+
+    def finish(self):
+        self.mod.finish()
+
+    @property
+    def source(self):
+        """The whole generated source (expressions not yet called are generated now)."""
+        waiting = [x for x in self._lazy if x[2].__code__ is _LAZY]
+        if waiting:
+            self._materialize(waiting)
+        return self.mod.source
+
+    def compile(self, e):
+        """A function f(G, L) computing e."""
+        if self.cl.is_constant(e):
+            v = e.value if isinstance(e, A.Literal) else self.cl.compile(e)(None, {})
+            return lambda G, L: v
+        # generated at its first call: an expression the fused ops and legality functions write inline is
+        # never called through here, and costs nothing
+        name = self.mod.name("e")
+        f = types.FunctionType(_LAZY, self.mod.ns, name, (len(self._lazy),))
+        self._lazy.append((e, name, f))
+        return f
+
+    def materialize(self, key):
+        """Generate and compile the function of a lazy expression (called by its first call)."""
+        entry = self._lazy[key]
+        if entry[2].__code__ is _LAZY:
+            self._materialize([entry])
+        return entry[2]
+
+    def _materialize(self, entries):
+        charge = self.cl.charge
+        self.cl.charge = lambda *args, **kws: None  # fixed values were counted when the rules loaded
+        try:
+            for e, name, f in entries:
+                fn = Fn(self.mod, True)
+                r = self.expr(e, fn)
+                fn.emit(f"return {r}")
+                self.mod.pending.append((name, self._def(name, "G, L", fn, e.span)))
+                self.mod.stubs.append((name, f))
+            self.mod.finish()
+        except (GenerationFailed, RecursionError):
+            self.mod.pending = []
+            self.mod.stubs = []
+            for e, name, f in entries:  # Python's own limits: the closures compute these
+                if f.__code__ is _LAZY:
+                    f.__code__ = _FALLBACK
+                    f.__defaults__ = (self.cl.compile(e),)
+        finally:
+            self.cl.charge = charge
+
+    def declare_function(self, name, params):
+        """Name the generated function of a rule function before any body is generated (calls may come
+        first, or recursively)."""
+        ident = self.mod.name("fn")
+        self.functions[name] = (ident, list(params))
+        return ident
+
+    def define_function(self, name, body, span):
+        """Generate `def fn_N(G, v_1, ...)`: the depth check and the +1 work charge of a call, then the body."""
+        ident, params = self.functions[name]
+        fn = Fn(self.mod, False)
+        pys = [fn.bind(p, "p") for p in params]
+        msg = self.mod.const(name)
+        fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
+        fn.emit(f"    raise depth_error({msg}, MAX_FUNCTION_DEPTH)")
+        fn.charge(1)
+        fn.emit("G.fdepth += 1")
+        r = self.expr(body, fn)
+        fn.emit("G.fdepth -= 1")
+        fn.emit(f"return {r}")
+        return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
+
+    def legal_function(self, act, requires, span):
+        """`legal_N(G, who)`: the legal candidates of an action whose parameter domains are all known when
+        loading and which has no costs; the parameters and `me` are Python locals, the requires inlined.
+        Same candidates, order, work charge and errors as CompiledAction.legal."""
+        name = self.mod.name("legal")
+        fn = Fn(self.mod, False, {"me": "who"})
+        pys = [fn.bind(p, "p") for p in act.param_names]
+        for i, p in enumerate(pys):  # a parameter whose every candidate is a number
+            if act.fixed_options and all(vals[i].__class__ is int for _, vals, _ in act.fixed_options):
+                fn.known[p] = int
+        k = self.mod.const
+        fn.emit("out = []")
+        if pys:
+            fn.emit(f"G.work += {len(act.fixed_options)}")
+            fn.emit("if G.work > G.work_mark: over(G)")
+        fn.emit("try:")
+        fn.depth += 1
+        if pys:
+            fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
+            fn.depth += 1
+            fn.emit(f"{', '.join(pys)}, = vals")
+        for test in requires:
+            t = self.expr(test, fn)
+            fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
+        fn.emit("out.append((aid, opt))" if pys else f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
+        fn.depth -= 1 + (1 if pys else 0)
+        fn.emit("except (RuleRuntimeError, KeyError) as err:")
+        fn.emit(f"    raise Located({k('while checking action ' + chr(39) + act.name + chr(39) + ': ')} + str(err), "
+                f"{k(act.span)}) from None")
+        fn.emit("return out")
+        f = self.mod.add(name, self._def(name, "G, who", fn, span))
+        if self.auto_finish:
+            self.finish()
+        return f
+
+    def legal_general(self, act, specs, requires, costs, span):
+        """`legal_N(G, who)` for any action: one loop per parameter over its domain (computed as the closures
+        do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
+        costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
+        or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST)."""
+        from .runtime import MAX_ACTION_ID
+        name = self.mod.name("legal")
+        fn = Fn(self.mod, False, {"me": "who"})
+        k = self.mod.const
+        listing = k(f"while listing the choices of action '{act.name}': ")
+        checking = k(f"while checking action '{act.name}': ")
+        errs = "(RuleRuntimeError, KeyError)"
+        fn.emit("out = []")
+        pys = []
+        for i, (kind, what) in enumerate(specs):
+            d = fn.tmp("items")
+            fn.emit("try:")
+            fn.depth += 1
+            if kind == "fixed":
+                fn.emit(f"{d} = {k(tuple(what))}")
+            elif kind == "fn":
+                fn.emit(f"{d} = distinct(items_of({k(what)}(G, {{}})))")
+            else:
+                v = self.expr(what, fn)
+                fn.emit(f"{d} = distinct(items_of({v}))")
+            fn.emit(f"G.work += len({d})")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            fn.depth -= 1
+            fn.emit(f"except {errs} as err:")
+            fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
+            p = fn.bind(act.param_names[i], "p")
+            pys.append(p)
+            if kind == "fixed" and what and all(v.__class__ is int for v in what):
+                fn.known[p] = int
+            fn.emit(f"for {p} in {d}:")
+            fn.depth += 1
+        fn.emit("try:")
+        fn.depth += 1
+        fn.emit("pass")
+        skip = "continue" if pys else "return out"
+        for test in requires:
+            t = self.expr(test, fn)
+            fn.emit(f"if not {t}: {skip}")
+        for target, amount in costs:
+            have = self.expr(target, fn)
+            need = self.expr(amount, fn)
+            fn.emit(f"if ({have} or 0) < {need}: {skip}")
+        fn.depth -= 1
+        fn.emit(f"except {errs} as err:")
+        fn.emit(f"    raise Located({checking} + str(err), {k(act.span)}) from None")
+        if pys:
+            aid = fn.tmp("w")
+            shown = ", ".join("fmt(" + p + ")" for p in pys)
+            fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
+            fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: "
+                    f"raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
+            fn.emit(f"out.append(({aid}, ({k(act.name)}, ({''.join(p + ', ' for p in pys)}))))")
+        else:
+            fn.emit(f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
+        fn.depth -= len(pys)
+        fn.emit("return out")
+        f = self.mod.add(name, self._def(name, "G, who", fn, span))
+        if self.auto_finish:
+            self.finish()
+        return f
+
+    @staticmethod
+    def _def(name, params, fn, span):
+        where = f"  # line {int(span.line)}" if span is not None else ""
+        return f"def {name}({params}):{where}\n" + "\n".join(fn.lines) + "\n"
+
+    # ---- expressions: each returns a Python expression (a name or a constant) holding the value
+    def expr(self, e, fn):
+        if self.cl.is_constant(e):
+            if isinstance(e, A.Literal):
+                return self.mod.const(e.value)
+            return self.mod.const(self.cl.compile(e)(None, {}))
+        return getattr(self, "g_" + type(e).__name__)(e, fn)
+
+    def g_Placeholder(self, e, fn):
+        return self.expr(e.inner, fn)
+
+    def g_Literal(self, e, fn):
+        return self.mod.const(e.value)
+
+    def local(self, n, fn):
+        py = fn.env.get(n)
+        if py is not None:
+            return py
+        t = fn.tmp()
+        if fn.has_L:
+            fn.emit(f"{t} = L[{self.mod.const(n)}]")
+        else:  # a rule function sees only its parameters (as the closures' dict of them)
+            fn.emit(f"raise KeyError({self.mod.const(n)})")
+        return t
+
+    def g_Name(self, e, fn):
+        n = e.ident
+        ref = e.ref
+        k = self.mod.const
+        if ref == "local":
+            return self.local(n, fn)
+        t = fn.tmp()
+        if ref == "var":
+            fn.emit(f"{t} = G.data[{k(n)}]")
+        elif ref == "const":
+            if self.cl.const_is_fixed(n):
+                return k(self.cl.const_value(n)(None, {}))
+            fn.emit(f"{t} = G.consts[{k(n)}]")
+        elif ref == "member":
+            return k(n)
+        elif ref == "enum_values":
+            return k(tuple(self.rs.program.decls[n].members))
+        elif ref == "table":
+            return k(self.rs.table_rows[n])
+        elif ref == "board":
+            return k(self.rs.boards[n])
+        elif ref == "builtin" and n == "me":
+            if "me" in fn.env:
+                return fn.env["me"]
+            if not fn.has_L:
+                fn.emit("raise no_me()")
+            else:
+                fn.emit(f"if 'me' in L: {t} = L['me']")
+                fn.emit("else: raise no_me()")
+        elif ref == "builtin" and n == "current":
+            fn.emit(f"{t} = G.current")
+        elif ref == "builtin" and n == "players":
+            fn.emit(f"{t} = G.active_players()")
+        elif ref == "builtin" and n == "all_players":
+            fn.emit(f"{t} = tuple(range(G.n))")
+        elif ref == "builtin" and n == "player_count":
+            fn.emit(f"{t} = G.n")
+        elif ref == "builtin" and n == "end_triggered":
+            fn.emit(f"{t} = G.end_pending is not None")
+        elif ref == "scenario":
+            fn.emit(f"{t} = G.scenario_value({k(n)})")
+        elif ref == "pieces":
+            fn.emit(f"{t} = live(G, {k(n)})")
+        else:
+            raise RuleRuntimeError(f"cannot compile name '{n}' ({ref or 'unresolved'})")
+        return t
+
+    def g_Unary(self, e, fn):
+        v = self.expr(e.operand, fn)
+        t = fn.tmp()
+        if e.op == "not":
+            fn.emit(f"{t} = not {v}")
+            return t
+        fn.emit(f"if {v}.__class__ is not int: raise neg_error({v})")
+        fn.emit(f"{t} = -{v}")
+        return t
+
+    def g_Binary(self, e, fn):
+        op = e.op
+        if op in ("and", "or"):
+            t = fn.tmp()
+            a = self.expr(e.left, fn)
+            fn.emit(f"{t} = {a}")
+            fn.emit(f"if {'' if op == 'and' else 'not '}{t}:")
+            fn.depth += 1
+            b = self.expr(e.right, fn)
+            fn.emit(f"{t} = {b}")
+            fn.depth -= 1
+            return t
+        if op in ("==", "!=") and self.cl.is_constant(e.right):
+            a = self.expr(e.left, fn)
+            v = e.right.value if isinstance(e.right, A.Literal) else self.cl.compile(e.right)(None, {})
+            kv = self.mod.const(v)
+            t = fn.tmp()
+            if v is None:  # no value of the rules equals none but none
+                fn.emit(f"{t} = {a} {'is' if op == '==' else 'is not'} None")
+                return t
+            if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
+                fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: charge(G, {deep_cost(v)})")
+            fn.emit(f"{t} = {a} {op} {kv}")
+            return t
+        if op in ("in", "not in"):  # the collection is computed first
+            c = self.expr(e.right, fn)
+            x = self.expr(e.left, fn)
+            t = fn.tmp()
+            neg = "not " if op == "not in" else ""
+            # a set or map and a plain value: one look-up by hash, no work to charge (as in contains)
+            fn.emit(f"if ({c}.__class__ is frozenset or {c}.__class__ is dict) and {x}.__class__ not in CONTAINERS: "
+                    f"{t} = {neg}({x} in {c})")
+            fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
+            return t
+        a = self.expr(e.left, fn)
+        b = self.expr(e.right, fn)
+        t = fn.tmp()
+        if op in ("==", "!="):
+            fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
+            fn.emit(f"else: {t} = {a} {op} {b}")
+            return t
+        ints = self._both_int(a, b, fn)
+        if op in ("<", "<=", ">", ">="):
+            if ints == "True":
+                fn.emit(f"{t} = {a} {op} {b}")
+            else:
+                fn.emit(f"if {ints}: {t} = {a} {op} {b}")
+                fn.emit(f"else: {t} = compare({op!r}, {a}, {b})")
+            return t
+        if op == "..":
+            fn.emit(f"{t} = span_of(G, {a}, {b})")
+            return t
+        if op in ("+", "-"):
+            fn.emit(f"if {ints} and {-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: {t} = {a} {op} {b}")
+            fn.emit(f"else: {t} = arith({op!r}, {a}, {b}, G)")
+            return t
+        if op in ("*", "/", "%"):
+            fn.emit(f"{t} = arith({op!r}, {a}, {b}, G)")
+            return t
+        raise RuleRuntimeError(f"cannot compile operator {op!r}")
+
+    def _both_int(self, a, b, fn=None):
+        ca = self.mod.class_test(a, int, fn)
+        cb = self.mod.class_test(b, int, fn)
+        if "False" in (ca, cb):
+            return "False"
+        conds = [c for c in (ca, cb) if c != "True"]
+        return " and ".join(conds) if conds else "True"
+
+    def g_Cond(self, e, fn):
+        c = self.expr(e.test, fn)
+        t = fn.tmp()
+        fn.emit(f"if {c}:")
+        fn.depth += 1
+        a = self.expr(e.then, fn)
+        fn.emit(f"{t} = {a}")
+        fn.depth -= 1
+        fn.emit("else:")
+        fn.depth += 1
+        b = self.expr(e.orelse, fn)
+        fn.emit(f"{t} = {b}")
+        fn.depth -= 1
+        return t
+
+    def g_Lambda(self, e, fn):
+        name = fn.tmp("lam")
+        saved = fn.env
+        fn.env = dict(saved)
+        p = fn.bind(e.param, "x")
+        fn.emit(f"def {name}({p}):")
+        fn.depth += 1
+        fn.charge(1)
+        r = self.expr(e.body, fn)
+        fn.emit(f"return {r}")
+        fn.depth -= 1
+        fn.env = saved
+        return name
+
+    def g_Bind(self, e, fn):
+        v = self.expr(e.value, fn)
+        saved = fn.env
+        fn.env = dict(saved)
+        b = fn.bind(e.name, "b")
+        fn.emit(f"{b} = {v}")
+        r = self.expr(e.body, fn)
+        fn.env = saved
+        return r
+
+    def g_Call(self, e, fn):
+        name = e.func.ident
+        if e.func.ref == "func":
+            args = [self.expr(a.value, fn) for a in e.args]
+            ident, params = self.functions[name]
+            t = fn.tmp()
+            if fn.inlined < 1 and len(args) == len(params) and self.inlinable(name):
+                return self.inline_call(name, params, args, fn)
+            fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
+            return t
+        # positional arguments first, then the named ones (the closures' order)
+        pos = [self.expr(a.value, fn) for a in e.args if a.name is None]
+        kws = [(a.name, self.expr(a.value, fn)) for a in e.args if a.name is not None]
+        k = self.mod.const
+        impl = k(IMPLS[name])
+        call_args = ", ".join(["G"] + pos + (["**{" + ", ".join(f"{k(n)}: {v}" for n, v in kws) + "}"] if kws else []))
+        argt = "(" + "".join(p + ", " for p in pos) + ")"
+        t = fn.tmp()
+        flat = name in FLAT_COST or (name == "count" and len(e.args) == 1)
+        cost = COSTS[name]
+        if name in ("max", "min") and len(pos) == 2 and not kws:
+            # two numbers: the work and the result without the general call (same charge, same result)
+            a, b = pos
+            fn.emit(f"if {self._both_int(a, b, fn)}:")
+            fn.emit(f"    G.work += {cost((0, 0))}")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit(f"    {t} = {a} if {a} {'>=' if name == 'max' else '<='} {b} else {b}")
+            fn.emit("else:")
+            fn.depth += 1
+        if not flat:
+            fn.emit(f"G.work += {k(cost)}({argt})")
+            fn.emit("if G.work > G.work_mark: over(G)")
+        fn.emit("try:")
+        if name == "count" and len(pos) == 1 and not kws:
+            fn.emit(f"    {t} = len({pos[0]})")  # count(xs) is its length (a wrong kind: the same TypeError)
+            fn.known[t] = int
+        else:
+            fn.emit(f"    {t} = {impl}({call_args})")
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k(name)}, {argt}, err) from None")
+        if name in GROWS and not flat:
+            fn.emit(f"check_value(G, {t})")
+        if name in ("max", "min") and len(pos) == 2 and not kws:
+            fn.depth -= 1
+        return t
+
+    def inlinable(self, name):
+        """A rule function that never calls itself (through others neither) and is small: its body is
+        written where it is called (same depth check, work and result as the call)."""
+        got = self._inline.get(name)
+        if got is None:
+            d = self.rs.program.decls[name]
+            got = _size_of(d.body) <= 40 and name not in self._reaches(name)
+            self._inline[name] = got
+        return got
+
+    def _reaches(self, name):
+        """The rule functions a function's body can end up calling."""
+        seen = set()
+        stack = [name]
+        while stack:
+            for callee in _calls(self.rs.program.decls[stack.pop()].body):
+                if callee not in seen and isinstance(self.rs.program.decls.get(callee), A.FuncDecl):
+                    seen.add(callee)
+                    stack.append(callee)
+        return seen
+
+    def inline_call(self, name, params, args, fn):
+        d = self.rs.program.decls[name]
+        fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
+        fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
+        fn.charge(1)
+        fn.emit("G.fdepth += 1")
+        saved = fn.env, fn.has_L
+        fn.env = dict(zip(params, args))  # the body sees its parameters only, as in its own function
+        fn.has_L = False
+        fn.inlined += 1
+        r = self.expr(d.body, fn)
+        fn.inlined -= 1
+        fn.env, fn.has_L = saved
+        fn.emit("G.fdepth -= 1")
+        return r
+
+    def g_Index(self, e, fn):
+        c = self.expr(e.target, fn)
+        i = self.expr(e.index, fn)
+        t = fn.tmp()
+        fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
+        if self.mod.class_test(i, int, fn) != "False":
+            fn.emit(f"elif {c}.__class__ is tuple and {self.mod.class_test(i, int, fn)} and 0 <= {i} < len({c}): "
+                    f"{t} = {c}[{i}]")
+        fn.emit(f"else: {t} = get({c}, {i})")
+        return t
+
+    def g_Field(self, e, fn):
+        v = self.expr(e.target, fn)
+        t = fn.tmp()
+        k = self.mod.const
+        if e.target.ty is not None and e.target.ty.kind == "piece":
+            fn.emit(f"{t} = read_field(G, {v}, {k(e.name)})")
+            return t
+        by_row = self._fields.get(e.name)
+        if by_row is None:
+            by_row = self._fields[e.name] = {}
+        kb = k(by_row)
+        fn.emit("try:")
+        fn.emit(f"    {t} = {kb}[{v}]")
+        fn.emit("except (KeyError, TypeError):")
+        fn.emit(f"    {t} = field_slow(G, {v}, {k(e.name)}, {kb}, {k(self.rs.row_fields)})")
+        return t
+
+    def g_TupleLit(self, e, fn):
+        vs = [self.expr(x, fn) for x in e.items]
+        t = fn.tmp()
+        fn.known[t] = tuple
+        if len(vs) == 2:
+            a, b = vs
+            fn.emit(f"{t} = ({a}, {b})")
+            # a list or set inside: measured (a value known to be a number or a constant list is not)
+            maybe = [f"{v}.__class__ in CONTAINERS" for v in vs
+                     if v not in self.mod.values and fn.known.get(v) not in (int, str, bool)]
+            if maybe:
+                fn.emit(f"if {' or '.join(maybe)}: check_value(G, {t})")
+            elif any(v in self.mod.values and self.mod.values[v].__class__ in CONTAINERS for v in vs):
+                fn.emit(f"check_value(G, {t})")
+            return t
+        fn.emit(f"{t} = check_items(G, ({''.join(v + ', ' for v in vs)}))")
+        return t
+
+    g_ListLit = g_TupleLit
+
+    def g_SetLit(self, e, fn):
+        vs = [self.expr(x, fn) for x in e.items]
+        t = fn.tmp()
+        fn.emit(f"{t} = check_items(G, frozenset(({''.join(v + ', ' for v in vs)})))")
+        return t
+
+    def g_MapLit(self, e, fn):
+        t = fn.tmp()
+        fn.emit(f"{t} = {{}}")
+        for ke, ve in e.entries:
+            v = self.expr(ve, fn)
+            if self.mod.is_const(v):
+                if self.mod.values[v] is not None:
+                    fn.emit(f"{t}[{self.expr(ke, fn)}] = {v}")
+                continue
+            fn.emit(f"if {v} is not None:")
+            fn.depth += 1
+            kk = self.expr(ke, fn)
+            fn.emit(f"{t}[{kk}] = {v}")
+            fn.depth -= 1
+        fn.emit(f"{t} = check_map(G, {t})")
+        return t
+
+    def g_EmptyLit(self, e, fn):
+        t = fn.tmp()
+        if e.ty is not None and e.ty.name == "set":
+            fn.emit(f"{t} = frozenset()")
+        else:
+            fn.emit(f"{t} = {{}}")
+        return t
+
+    def g_Comprehension(self, e, fn):
+        s = self.expr(e.source, fn)
+        names = e.names
+        saved = fn.env
+        fn.env = dict(saved)
+        out = fn.tmp("out")
+        t = fn.tmp()
+        if e.kind == "map" or len(names) == 2:
+            fn.emit(f"charge(G, cost_of({s}))")
+            fn.emit(f"{out} = {{}}" if e.kind == "map" else f"{out} = []")
+            if len(names) == 2:
+                x0, x1 = fn.bind(names[0], "x"), fn.bind(names[1], "x")
+                fn.emit(f"for {x0}, {x1} in pairs_of({s}):")
+            else:
+                x0 = fn.bind(names[0], "x")
+                fn.emit(f"for {x0} in items_of({s}):")
+            fn.depth += 1
+            opened = self._open_cond(e, fn)
+            if e.kind == "map":  # the value first: an entry whose value is none is left out
+                v = self.expr(e.value, fn)
+                fn.emit(f"if {v} is not None:")
+                fn.depth += 1
+                kx = self.expr(e.element, fn)
+                fn.emit(f"{out}[{kx}] = {v}")
+                fn.depth -= 1
+            else:
+                x = self.expr(e.element, fn)
+                fn.emit(f"{out}.append({x})")
+            fn.depth -= 1 + opened
+            fn.env = saved
+            if e.kind == "map":
+                fn.emit(f"{t} = check_map(G, {out})")
+            else:
+                fn.emit(f"{t} = check_items(G, tuple({out}))")
+            return t
+        # the common case, [f(x) for x in xs if test(x)]: a plain loop
+        n0 = names[0]
+        same_items = isinstance(e.element, A.Name) and e.element.ident == n0  # cannot outgrow its source
+        items = fn.tmp("items")
+        fixed = self.mod.values.get(s) if s in self.mod.values else None
+        if fixed.__class__ is tuple:  # a constant list: its length is known now
+            items = s
+            fn.emit(f"G.work += {len(fixed) + 1}")
+            fn.emit("if G.work > G.work_mark: over(G)")
+        else:
+            fn.emit(f"if {s}.__class__ is tuple:")
+            fn.emit(f"    {items} = {s}")
+            fn.emit(f"    G.work += len({s}) + 1")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit("else:")
+            fn.emit(f"    charge(G, cost_of({s}))")
+            fn.emit(f"    {items} = items_of({s})")
+        fn.emit(f"{out} = []")
+        x0 = fn.bind(n0, "x")
+        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
+            fn.known[x0] = int
+        fn.emit(f"for {x0} in {items}:")
+        fn.depth += 1
+        opened = self._open_cond(e, fn)
+        x = self.expr(e.element, fn)
+        fn.emit(f"{out}.append({x})")
+        fn.depth -= 1 + opened
+        fn.env = saved
+        fn.emit(f"{t} = tuple({out})")
+        if not same_items:
+            fn.emit(f"{t} = check_list(G, {t})")
+        fn.known[t] = tuple
+        return t
+
+    def _open_cond(self, e, fn):
+        if e.condition is None:
+            return 0
+        c = self.expr(e.condition, fn)
+        fn.emit(f"if {c}:")
+        fn.depth += 1
+        return 1
+
+
+# ============================================================================ statements: fused ops
+def relocate(err, span, where):
+    """An error inside a fused op, as the engine reports it for the statement that raised it (`where`: the
+    procedure, action or trigger the op belongs to, which need not be the running frame's)."""
+    from .runtime import Located
+    if isinstance(err, RuleRuntimeError):
+        return Located(str(err), span, where=where)
+    if isinstance(err, KeyError):
+        return Located(f"{err} has no value here", span, where=where)
+    if isinstance(err, RecursionError):
+        return Located("the rules nest too deeply (a function calling itself without end?)", span, where="")
+    if isinstance(err, (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError)):
+        return Located(f"a value of the wrong kind: {err}", span, where=where)
+    return err
+
+
+def called_from(err, code, L, pc):
+    """An error inside a procedure called without a frame: note the frame it would have had (the engine
+    puts these frames back, so the game's state after the error is the closures' state)."""
+    err.frames = [(code, err.caller_pc if err.caller_pc is not None else 0, L)] + (err.frames or [])
+    err.caller_pc = pc
+    return err
+
+
+def too_deep():
+    from .engine import MAX_FRAMES
+    return RuleRuntimeError(f"procedures call each other more than {MAX_FRAMES} deep")
+
+
+def repeat_error(n):
+    return RuleRuntimeError(f"repeat needs a number, not {fmt(n)}")
+
+
+def _statement_names():
+    from .runtime import END, RETURN, Located
+    from .engine import MAX_FRAMES
+    return {"relocate": relocate, "repeat_error": repeat_error, "Located": Located, "END": END,
+            "too_deep": too_deep, "MAX_FRAMES": MAX_FRAMES, "called_from": called_from,
+            "RETURN": RETURN, "Exception": Exception}
+
+
+def make_stmt_generator(rs, xc):
+    """A statement compiler that lays out the op list exactly as the closures' StmtCompiler (same positions,
+    spans and hidden locals: saves and pcs mean the same), then puts one generated op at the start of each
+    maximal run of statements that cannot stop; the run's own ops stay in place behind it."""
+    from .closures import StmtCompiler
+
+    class StmtGenerator(StmtCompiler):
+        def __init__(self, rs, xc):
+            super().__init__(rs, xc)
+            self.mod = xc.mod
+            self.mod.ns.update(_statement_names())
+            self.triggered = {t.event for t in rs.program.triggers}
+            self.ranges = {}  # id(statement) -> (first op, end op, hidden locals made for it)
+            self._plain = {}  # procedure name -> whether it cannot stop (is called without a frame)
+
+        def hidden(self, what):
+            name = super().hidden(what)
+            self._made.append(name)
+            return name
+
+        def block(self, c, b):
+            for st in b.stmts:
+                start = len(c.ops)
+                outer = getattr(self, "_made", None)
+                self._made = []
+                getattr(self, "s_" + type(st).__name__)(c, st)
+                self.ranges[id(st)] = (start, len(c.ops), self._made)
+                if outer is not None:
+                    outer.extend(self._made)
+                    self._made = outer
+
+        def code(self, id, block, name="", prologue=None, epilogue=None):
+            self._made = []
+            c = super().code(id, block, name, prologue, epilogue)
+            self.fuse_block(c, list(c.ops), block)
+            return c
+
+        # ---- what can be fused
+        def fusable(self, s, in_loop):
+            if isinstance(s, A.Let):
+                return not isinstance(s.value, (A.Choose, A.Roll, A.Draw))
+            if isinstance(s, (A.Assign, A.Add, A.Remove, A.Move, A.Reveal, A.Log, A.Shuffle, A.TriggerEnd,
+                              A.Destroy, A.EndGame, A.Eliminate, A.Return)):
+                return True
+            if isinstance(s, A.Emit):
+                return s.event not in self.triggered  # an event with no trigger pushes nothing
+            if isinstance(s, (A.Break, A.Continue)):
+                return in_loop
+            if isinstance(s, A.ExprStmt):  # a call of a procedure that cannot stop: a plain call, no frame
+                return self.plain_proc(s.expr.func.ident)
+            if isinstance(s, A.If):
+                return (all(self.block_fusable(b, in_loop) for _, b in s.branches)
+                        and (s.orelse is None or self.block_fusable(s.orelse, in_loop)))
+            if isinstance(s, (A.For, A.Repeat)):
+                return self.block_fusable(s.body, True)
+            return False
+
+        def plain_proc(self, name):
+            got = self._plain.get(name)
+            if got is None:
+                self._plain[name] = False  # until shown otherwise (a call cycle stays with frames)
+                d = self.rs.program.decls.get(name)
+                got = isinstance(d, A.ProcDecl) and d.proc_kind not in ("setup", "flow") and \
+                    self.block_fusable(d.body, False)
+                self._plain[name] = got
+            return got
+
+        def block_fusable(self, b, in_loop):
+            return all(self.fusable(s, in_loop) for s in b.stmts)
+
+        def fuse_block(self, c, ops, b):
+            run = []
+            for st in b.stmts + [None]:
+                if st is not None and self.fusable(st, False):
+                    run.append(st)
+                    continue
+                if run:
+                    self.fuse_run(c, ops, run)
+                    run = []
+                if st is None:
+                    break
+                for sub in _blocks(st):  # the parts of a statement that can stop
+                    self.fuse_block(c, ops, sub)
+
+        # ---- one fused op
+        def fuse_run(self, c, ops, run):
+            start = self.ranges[id(run[0])][0]
+            end = self.ranges[id(run[-1])][1]
+            fn = Fn(self.mod, True)
+            fn.spans = []
+            fn.emit("sp = 0")
+            fn.emit("try:")
+            fn.depth += 1
+            for st in run:
+                self.stmt(st, fn, ops)
+            fn.depth -= 1
+            fn.emit("except Located:")
+            fn.emit("    raise")
+            fn.emit("except Exception as err:")
+            spans, where = self.mod.const(tuple(fn.spans)), self.mod.const(c.name)
+            fn.emit(f"    raise relocate(err, {spans}[sp], {where}) from None")
+            fn.emit(f"return {end}")
+            name = self.mod.name("op")
+            c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
+
+        def at(self, fn, span):
+            fn.spans.append(span)
+            fn.emit(f"sp = {len(fn.spans) - 1}")
+
+        def call_op(self, st, fn, ops, signals=False):
+            op = ops[self.ranges[id(st)][0]]
+            self.at(fn, st.span)
+            if signals:
+                r = fn.tmp("r")
+                fn.emit(f"{r} = {self.mod.const(op)}(G, L)")
+                fn.emit(f"if {r} is not None: return {r}")
+            else:
+                fn.emit(f"{self.mod.const(op)}(G, L)")
+
+        def body(self, b, fn, ops):
+            if not b.stmts:
+                fn.emit("pass")
+            for st in b.stmts:
+                self.stmt(st, fn, ops)
+
+        def stmt(self, st, fn, ops):
+            k = self.mod.const
+            x = self.xc
+            if isinstance(st, A.Let) and not isinstance(st.value, A.New):
+                self.at(fn, st.span)
+                v = x.expr(st.value, fn)
+                fn.emit(f"L[{k(st.name)}] = {v}")
+            elif isinstance(st, A.Assign) and self.plain_place(st.target):
+                self.assign(st, fn, ops)
+            elif isinstance(st, A.Assign) and st.op == "=" and self.indexed_place(st.target):
+                self.assign_at(st, fn, ops)
+            elif isinstance(st, (A.EndGame, A.Eliminate)):
+                self.call_op(st, fn, ops, signals=True)
+            elif isinstance(st, A.Return):
+                self.at(fn, st.span)
+                fn.emit("return RETURN")
+            elif isinstance(st, A.Break):
+                fn.emit("break")
+            elif isinstance(st, A.Continue):
+                fn.emit("continue")
+            elif isinstance(st, A.If):
+                self.if_(st, fn, ops)
+            elif isinstance(st, A.ExprStmt):
+                self.plain_call(st, fn)
+            elif isinstance(st, A.For):
+                self.for_(st, fn, ops)
+            elif isinstance(st, A.Repeat):
+                self.repeat(st, fn, ops)
+            else:
+                self.call_op(st, fn, ops)
+
+        def plain_place(self, target):
+            """A variable or local with no [index] steps and no pile to convert (written in place here)."""
+            return isinstance(target, A.Name) and target.ref in ("var", "local") and not (
+                target.ty is not None and target.ty.name in ("deck", "bag", "set"))
+
+        def plain_call(self, st, fn):
+            """The closures' call op and the callee's frame, without the frame: the arguments into a fresh
+            locals dict (and `me`), then the callee's one fused op (its whole body)."""
+            e = st.expr
+            name = e.func.ident
+            k = self.mod.const
+            proc = self.rs.program.decls[name]
+            pnames = [p.name for p in proc.params]
+            self.at(fn, st.span)
+            fn.emit("if len(G.frames) >= MAX_FRAMES: raise too_deep()")
+            l2 = fn.tmp("w")
+            fn.emit(f"{l2} = {{}}")
+            i = 0
+            for a in e.args:
+                v = self.xc.expr(a.value, fn)
+                if a.name is None:
+                    fn.emit(f"{l2}[{k(pnames[i])}] = {v}")
+                    i += 1
+                else:
+                    fn.emit(f"{l2}[{k(a.name)}] = {v}")
+            fn.emit(f"if 'me' in L: {l2}['me'] = L['me']")
+            if proc.body.stmts:
+                r = fn.tmp("r")
+                code = f"{k(self.rs.codes)}[{k('proc:' + name)}]"
+                fn.emit("try:")
+                fn.emit(f"    {r} = {code}.ops[0](G, {l2})")
+                fn.emit("except Located as err:")  # the frames the closures would show at the error
+                fn.emit(f"    raise called_from(err, {code}, {l2}, {self.ranges[id(st)][0] + 1})")
+                fn.emit(f"if {r} is END: return END")
+
+        def indexed_place(self, target):
+            """x[a][b] of a variable or local, with no pile to convert."""
+            if not isinstance(target, A.Index) or (target.ty is not None and target.ty.name in ("deck", "bag", "set")):
+                return False
+            root = target
+            while isinstance(root, A.Index):
+                root = root.target
+            return isinstance(root, A.Name) and root.ref in ("var", "local")
+
+        def assign_at(self, st, fn, ops):
+            """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
+            then the value limits of the whole variable."""
+            from .runtime import _expr_text, range_check
+            k = self.mod.const
+            keys = []
+            root = st.target
+            while isinstance(root, A.Index):
+                keys.append(root.index)
+                root = root.target
+            keys.reverse()
+            self.at(fn, st.span)
+            v = self.xc.expr(st.value, fn)
+            check = range_check(st.target.ty, _expr_text(st.target))
+            if check is not None:
+                fn.emit(f"{k(check)}({v})")
+            store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
+            old = fn.tmp()
+            fn.emit(f"{old} = {store}")
+            ks = [self.xc.expr(x, fn) for x in keys]
+            new = fn.tmp()
+            if len(ks) == 1:
+                fn.emit(f"if {old}.__class__ is dict:")
+                fn.emit(f"    {new} = dict({old})")
+                fn.emit(f"    if {v} is None: {new}.pop({ks[0]}, None)")
+                fn.emit(f"    else: {new}[{ks[0]}] = {v}")
+                fn.emit(f"else: {new} = set_path({old}, [{ks[0]}], {v})")
+            else:
+                fn.emit(f"{new} = set_path({old}, [{', '.join(ks)}], {v})")
+            fn.emit(f"{store} = {new}")
+            if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
+                fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
+            fn.emit(f"if {v}.__class__ in CONTAINERS: check_value(G, {store})")
+            fn.emit(f"elif {new}.__class__ in CONTAINERS:")
+            fn.emit(f"    G.work += len({new})")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+
+        def assign(self, st, fn, ops):
+            from .runtime import range_check
+            k = self.mod.const
+            t = st.target
+            self.at(fn, st.span)
+            store = f"G.data[{k(t.ident)}]" if t.ref == "var" else f"L[{k(t.ident)}]"
+            check = range_check(t.ty, t.ident)
+            if st.op == "=":
+                v = self.xc.expr(st.value, fn)
+            else:
+                cur = fn.tmp()
+                fn.emit(f"{cur} = {store}")
+                val = self.xc.expr(st.value, fn)
+                op = "+" if st.op == "+=" else "-"
+                v = fn.tmp()
+                fn.emit(f"if {self.xc._both_int(cur, val, fn)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
+                        f"{v} = {cur} {op} {val}")
+                fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
+            if check is not None:
+                fn.emit(f"{k(check)}({v})")
+            fn.emit(f"{store} = {v}")
+            if t.ref == "var" and self.rs.visibility.get(t.ident) in ("known", "owner"):
+                fn.emit(f"G.forget({k(t.ident)}, ())")
+
+        def if_(self, st, fn, ops):
+            done = fn.tmp("c")
+            if len(st.branches) > 1 or st.orelse is not None:
+                fn.emit(f"{done} = False")
+            for i, (test, body) in enumerate(st.branches):
+                if i:
+                    fn.emit(f"if not {done}:")
+                    fn.depth += 1
+                self.at(fn, test.span)
+                t = self.xc.expr(test, fn)
+                fn.emit(f"if {t}:")
+                fn.depth += 1
+                if len(st.branches) > 1 or st.orelse is not None:
+                    fn.emit(f"{done} = True")
+                self.body(body, fn, ops)
+                fn.depth -= 1
+                if i:
+                    fn.depth -= 1
+            if st.orelse is not None:
+                fn.emit(f"if not {done}:")
+                fn.depth += 1
+                self.body(st.orelse, fn, ops)
+                fn.depth -= 1
+
+        def for_(self, st, fn, ops):
+            k = self.mod.const
+            items_n, idx_n = self.ranges[id(st)][2][:2]
+            self.at(fn, st.span)
+            v = self.xc.expr(st.source, fn)
+            items = fn.tmp("items")
+            fn.emit(f"if {v}.__class__ is tuple: G.work += len({v}) + 1")
+            fn.emit(f"else: G.work += cost_of({v})")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            fn.emit(f"{items} = {'pairs_of' if len(st.names) == 2 else 'items_of'}({v})")
+            fn.emit(f"L[{k(items_n)}] = {items}")
+            fn.emit(f"L[{k(idx_n)}] = 0")
+            i, item = fn.tmp("w"), fn.tmp("x")
+            fn.emit(f"for {i}, {item} in enumerate({items}, 1):")
+            fn.depth += 1
+            if len(st.names) == 2:
+                fn.emit(f"L[{k(st.names[0])}], L[{k(st.names[1])}] = {item}")
+            else:
+                fn.emit(f"L[{k(st.names[0])}] = {item}")
+            fn.emit(f"L[{k(idx_n)}] = {i}")
+            self.body(st.body, fn, ops)
+            fn.depth -= 1
+
+        def repeat(self, st, fn, ops):
+            k = self.mod.const
+            left = self.ranges[id(st)][2][0]
+            self.at(fn, st.span)
+            n = self.xc.expr(st.times, fn)
+            w = fn.tmp("w")
+            fn.emit(f"if not isinstance({n}, int): raise repeat_error({n})")
+            fn.emit(f"{w} = {n}")
+            fn.emit(f"L[{k(left)}] = {w}")
+            fn.emit(f"while {w} > 0:")
+            fn.depth += 1
+            fn.emit(f"{w} -= 1")
+            fn.emit(f"L[{k(left)}] = {w}")
+            fn.charge(1)  # a fused loop counts its rounds as work (the step budget does not see them)
+            self.body(st.body, fn, ops)
+            fn.depth -= 1
+
+    return StmtGenerator(rs, xc)
+
+
+def _nodes(e):
+    """Every AST node under e (e included)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+            continue
+        if not hasattr(x, "__attrs_attrs__"):
+            continue
+        yield x
+        for f in x.__attrs_attrs__:
+            if f.name not in ("span", "ty"):
+                v = getattr(x, f.name, None)
+                if isinstance(v, (list, tuple)) or hasattr(v, "__attrs_attrs__"):
+                    stack.append(v)
+
+
+def _size_of(e):
+    return sum(1 for _ in _nodes(e))
+
+
+def _calls(e):
+    return {x.func.ident for x in _nodes(e) if isinstance(x, A.Call) and x.func.ref == "func"}
+
+
+def _blocks(st):
+    """The blocks inside a statement (each is fused on its own when the statement as a whole cannot be)."""
+    if isinstance(st, A.If):
+        return [b for _, b in st.branches] + ([st.orelse] if st.orelse is not None else [])
+    body = getattr(st, "body", None)
+    return [body] if isinstance(body, A.Block) else []

@@ -1,0 +1,852 @@
+"""Run-time pieces shared by both backends: the op signals and limits, Code, Located, the value helpers
+(index, set, contains, arithmetic with overflow checks), places (lvalues), collections, the decision ops
+(choose, roll/draw, offer) and compiled actions.
+
+An op is called as op(G, L) and returns None (go on), an int (jump there) or a signal:
+  SUSPEND            stop for a decision (G.pending is set; op.resume continues it later)
+  RETURN             leave the current procedure
+  END                the game is over
+  ("call", code, locals)        run a procedure, then come back
+  ("push", [(code, locals), ...]) run these (triggers), first in the list first
+
+The code that makes ops from the AST is in closures.py (the reference backend, and the op layout) and
+generate.py (the generated backend); see docs/runtime.md.
+"""
+from __future__ import annotations
+
+import re
+
+from rulelang import ast as A
+
+from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost
+from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
+from .values import Pile, fmt, readable, skey
+
+SUSPEND = "suspend"
+RETURN = "return"
+END = "end"
+MAX_FUNCTION_DEPTH = 200
+MAX_PICKS = 10_000  # the most dice rolled or items drawn by one statement
+MAX_ITEMS = 1_000_000  # the longest list, range or text a rule may build
+# MAX_INT and WORK_BUDGET live in builtins.py (with the other run-time limits) and are imported above
+# load-time limits (checked before the memory is taken; reported as E503 where the rule file asks for it)
+MAX_FIXED_ITEMS = 4_000_000  # items of all the values computed when the rules load (constants, literal ranges)
+MAX_ACTION_CHOICES = 100_000  # candidate choices of one action: the product of its parameter domains
+MAX_ACTION_ID = 300  # characters of one action id, such as "place(0,1)"
+
+
+class Code:
+    __slots__ = ("id", "ops", "spans", "name")
+
+    def __init__(self, id, name=""):
+        self.id = id
+        self.name = name or id
+        self.ops = []
+        self.spans = []
+
+    def emit(self, op, span):
+        self.ops.append(op)
+        self.spans.append(span)
+        return len(self.ops) - 1
+
+
+class Located(Exception):
+    """A rule error with the rule-file position where it happened (at load: diagnostic `code`)."""
+
+    def __init__(self, message, span, code="E501", hint="", where=None):
+        self.message = message
+        self.span = span
+        self.code = code
+        self.hint = hint
+        self.where = where  # the procedure to name in the error, when not the running frame's ("": none)
+        self.frames = None  # procedures called without a frame that were running: [(code, pc, locals)]
+        self.caller_pc = None  # and the position after the call in the running frame
+        super().__init__(f"{span.where()}: {message}" if span else message)
+
+
+def _check_map(G, m):
+    """A map just built: measured against the value limits when it holds lists, sets or maps."""
+    for k, v in m.items():
+        if k.__class__ in CONTAINERS or v.__class__ in CONTAINERS:
+            return check_value(G, m)
+    return m
+
+
+def _equal(G, a, b):
+    """a == b for a list, set, map or pile a: comparing two of one kind and length reads them whole."""
+    if b.__class__ is a.__class__ and a is not b and len(a) == len(b):
+        charge(G, deep_cost(a))
+    return a == b
+
+
+def _builtin_error(name, args, e):
+    shown = ", ".join(fmt(a) for a in args if not callable(a))
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
+    return RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}")
+
+
+def _size(v):
+    """Items held directly by a value (its elements were counted when they were computed)."""
+    if v.__class__ in (tuple, frozenset, dict, str):
+        return len(v)
+    if isinstance(v, Pile):
+        return len(v)
+    return 1
+
+
+def _contains(coll, x, G=None):
+    c = coll.__class__
+    if c is tuple or c is Pile:  # a list is searched item by item
+        n = len(coll)
+        if n > 8:
+            charge(G, n * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
+        return x in coll
+    if c is frozenset or c is dict:  # one look-up by hash
+        if x.__class__ in CONTAINERS:
+            charge(G, deep_cost(x))
+        return x in coll
+    if c is str:
+        charge(G, len(coll) // 64)
+        return x in coll
+    if coll is None:
+        raise RuleRuntimeError("'in' on none")
+    raise RuleRuntimeError(f"'in' needs a collection, not {fmt(coll)}")
+
+
+def _arith(op, a, b, G=None):
+    if a.__class__ in CONTAINERS or a.__class__ is str:  # list + list copies both
+        n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)
+        if a.__class__ is str:
+            n //= 64
+        charge(G, n)
+    r = _arith_raw(op, a, b)
+    if r.__class__ is int:
+        if not -MAX_INT < r < MAX_INT:
+            raise RuleRuntimeError(f"{_short(a)} {op} {_short(b)} is too large a number")
+    elif r.__class__ in (tuple, str, frozenset) and len(r) > MAX_ITEMS:
+        raise RuleRuntimeError(f"a list or text of more than {MAX_ITEMS:,} items")
+    elif r.__class__ is not str:
+        check_value(G, r)
+    return r
+
+
+def _short(v):
+    t = fmt(v)
+    return t if len(t) <= 60 else t[:60] + "..."
+
+
+def _arith_raw(op, a, b):
+    if op == "+":
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            return a + b
+        if isinstance(a, frozenset) and isinstance(b, frozenset):
+            return a | b
+        if isinstance(a, str) and isinstance(b, str):
+            return a + b
+    elif op == "-":
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if isinstance(a, frozenset) and isinstance(b, frozenset):
+            return a - b
+    elif isinstance(a, int) and isinstance(b, int) and a is not None and b is not None:
+        if op == "*":
+            return a * b
+        if b == 0:
+            raise RuleRuntimeError(f"division by zero ({a} {op} 0)")
+        if op == "/":
+            return a // b
+        if op == "%":
+            return a % b
+    raise RuleRuntimeError(f"cannot compute {fmt(a)} {op} {fmt(b)}")
+
+
+def _get(c, k):
+    if c.__class__ is tuple:
+        if k.__class__ is int and 0 <= k < len(c):
+            return c[k]
+        raise RuleRuntimeError(f"position {fmt(k)} is outside a list of {len(c)}")
+    if c.__class__ is dict:
+        return c.get(k)
+    if c is None:
+        raise RuleRuntimeError(f"cannot look up [{fmt(k)}] in none")
+    raise RuleRuntimeError(f"cannot look up [{fmt(k)}] in {fmt(c)}")
+
+
+def _set(c, k, v):
+    if c.__class__ is tuple:
+        if k.__class__ is int and 0 <= k < len(c):
+            return c[:k] + (v,) + c[k + 1:]
+        raise RuleRuntimeError(f"position {fmt(k)} is outside a list of {len(c)}")
+    if c.__class__ is dict:
+        d = dict(c)
+        if v is None:
+            d.pop(k, None)
+        else:
+            d[k] = v
+        return d
+    if c is None:
+        return {k: v} if v is not None else {}
+    raise RuleRuntimeError(f"cannot set [{fmt(k)}] in {fmt(c)}")
+
+
+# ============================================================================ places (lvalues)
+def index_chain(xc, target):
+    """`x[a][b]` -> ([compiled a, compiled b], x): the index steps of a place and what they index."""
+    keys = []
+    root = target
+    while isinstance(root, A.Index):
+        keys.append(xc.compile(root.index))
+        root = root.target
+    keys.reverse()
+    return keys, root
+
+
+class Place:
+    """Something assignable: a variable or local, with an optional chain of [index] steps (a field of a
+    piece is a PieceFieldPlace, see pieces.py)."""
+
+    def __new__(cls, xc, target):
+        if cls is Place:
+            from .pieces import PieceFieldPlace, is_piece_place
+            if is_piece_place(target):
+                cls = PieceFieldPlace
+        return object.__new__(cls)
+
+    def __init__(self, xc, target):
+        self.keys, root = index_chain(xc, target)
+        self.name = root.ident
+        self.is_var = root.ref == "var"
+        self.text = _expr_text(target)
+        self.typed(target.ty)
+        # a variable whose places can be revealed: writing a place forgets what was known of it
+        self.watch = self.is_var and xc.rs.visibility.get(self.name) in ("known", "owner")
+
+    def typed(self, ty):
+        """The checks a write into a place of type `ty` needs."""
+        self.check = range_check(ty, self.text)  # None when no bounded number is inside the type
+        self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
+
+    def root(self, G, L):
+        """The whole value this place is part of (what a write into it copies)."""
+        return G.data[self.name] if self.is_var else L[self.name]
+
+    def get(self, G, L):
+        c = G.data[self.name] if self.is_var else L[self.name]
+        for k in self.keys:
+            c = _get(c, k(G, L))
+        return c
+
+    def set(self, G, L, v):
+        if self.pile_kind is not None and v.__class__ is tuple:
+            k = self.pile_kind
+            v = Pile("deck", v, ()) if k == "deck" else (Pile("bag", (), v) if k == "bag" else frozenset(v))
+        if self.check is not None:
+            self.check(v)
+        if not self.keys:
+            if self.is_var:
+                G.data[self.name] = v
+                if self.watch:
+                    G.forget(self.name, ())
+            else:
+                L[self.name] = v
+            return
+        root = G.data[self.name] if self.is_var else L[self.name]
+        ks = [k(G, L) for k in self.keys]
+        new = _set_path(root, ks, v)
+        if self.is_var:
+            G.data[self.name] = new
+            if self.watch:
+                G.forget(self.name, tuple(ks))
+        else:
+            L[self.name] = new
+
+
+    def keys_now(self, G, L):
+        """The index values of this place now (a draw keeps taking from the same pile)."""
+        return tuple(k(G, L) for k in self.keys)
+
+    def get_at(self, G, L, ks):
+        c = G.data[self.name] if self.is_var else L[self.name]
+        for k in ks:
+            c = _get(c, k)
+        return c
+
+    def set_at(self, G, L, ks, v):
+        if self.check is not None:
+            self.check(v)
+        root = G.data[self.name] if self.is_var else L[self.name]
+        new = _set_path(root, list(ks), v) if ks else v
+        if self.is_var:
+            G.data[self.name] = new
+            if self.watch:
+                G.forget(self.name, tuple(ks))
+        else:
+            L[self.name] = new
+
+
+def range_check(ty, text):
+    """A function that stops a value breaking the bounds of a range type inside `ty`, or None."""
+    if ty is None:
+        return None
+    if ty.kind == "range":
+        lo, hi = ty.low, ty.high
+
+        def check_one(v):
+            if v is not None and (v.__class__ is not int or not lo <= v <= hi):
+                raise RuleRuntimeError(f"{text} would hold {fmt(v)}, outside its range {lo}..{hi}")
+        return check_one
+    if ty.name in ("list", "set", "deck", "bag") and ty.args:
+        inner = range_check(ty.args[0], text)
+        if inner is None:
+            return None
+
+        def check_items(v):
+            if v is not None and not isinstance(v, dict):
+                for x in _items(v):
+                    inner(x)
+        return check_items
+    if ty.name == "map" and len(ty.args) == 2:
+        inner = range_check(ty.args[1], text)
+        if inner is None:
+            return None
+
+        def check_values(v):
+            if isinstance(v, dict):
+                for x in v.values():
+                    inner(x)
+        return check_values
+    return None
+
+
+def _set_path(c, ks, v):
+    if len(ks) == 1:
+        return _set(c, ks[0], v)
+    return _set(c, ks[0], _set_path(_get(c, ks[0]), ks[1:], v))
+
+
+def _expr_text(e):
+    if isinstance(e, A.Name):
+        return e.ident
+    if isinstance(e, A.Index):
+        return _expr_text(e.target) + "[...]"
+    return "value"
+
+
+# ============================================================================ collections
+def _check_root(G, L, place, v):
+    """After a write of a list, set or map into part of a variable: the whole variable keeps to the
+    value limits (size, depth)."""
+    if v.__class__ in CONTAINERS:
+        check_value(G, place.root(G, L))
+    else:
+        root = place.root(G, L)
+        charge(G, len(root) if root.__class__ in CONTAINERS else 1)  # the copy of the outer list or map
+
+
+def _copy_cost(coll):
+    """Adding to or removing from a collection copies it (a pile's pool is kept sorted)."""
+    c = coll.__class__
+    if c is Pile:
+        return (len(coll) + 1) * (len(coll).bit_length() + 1)
+    if c is tuple or c is frozenset:
+        return len(coll) + 1
+    return 1
+
+
+def add_item(coll, x, G=None):
+    if G is not None:
+        charge(G, _copy_cost(coll))
+    if isinstance(coll, tuple):
+        return coll + (x,)
+    if isinstance(coll, frozenset):
+        return coll | {x}
+    if isinstance(coll, Pile):
+        if coll.kind == "bag" or coll.pool:
+            return Pile(coll.kind, coll.known, coll.pool + (x,))
+        return Pile(coll.kind, coll.known + (x,), ())
+    raise RuleRuntimeError(f"cannot add to {fmt(coll)}")
+
+
+def remove_item(coll, x, G=None):
+    if G is not None:
+        charge(G, _copy_cost(coll) * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
+    if isinstance(coll, tuple):
+        if x not in coll:
+            raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+        i = coll.index(x)
+        return coll[:i] + coll[i + 1:]
+    if isinstance(coll, frozenset):
+        if x not in coll:
+            raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+        return coll - {x}
+    if isinstance(coll, Pile):
+        if x in coll.known:
+            i = coll.known.index(x)
+            return Pile(coll.kind, coll.known[:i] + coll.known[i + 1:], coll.pool)
+        if x in coll.pool:
+            i = coll.pool.index(x)
+            return Pile(coll.kind, coll.known, coll.pool[:i] + coll.pool[i + 1:])
+        raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+    raise RuleRuntimeError(f"cannot remove from {fmt(coll)}")
+
+
+def distinct(xs):
+    seen = set()
+    out = []
+    for x in xs:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+# ============================================================================ decision ops
+class Pending:
+    """The decision the game waits for. Plain data (serializes as a dict)."""
+
+    __slots__ = ("kind", "player", "options", "probs", "prompt", "target", "need", "acc", "single",
+                 "low", "start", "ordered", "pool")
+
+    def __init__(self, kind, player, options, prompt="", target="", probs=None):
+        self.kind = kind  # action | choose | chance
+        self.player = player
+        self.options = options  # list of (id, value)
+        self.probs = probs
+        self.prompt = prompt
+        self.target = target
+        self.need = 1
+        self.acc = []
+        self.single = True
+        self.low = 1
+        self.start = 0
+        self.ordered = False
+        self.pool = ()
+
+    def to_dict(self):
+        from .values import encode
+        return {
+            "kind": self.kind, "player": self.player, "prompt": self.prompt, "target": self.target,
+            "options": [[i, {"$done": True} if v is _DONE else encode(v)] for i, v in self.options],
+            "probs": [float(p) for p in self.probs] if self.probs is not None else None,
+            "need": self.need, "acc": [encode(x) for x in self.acc], "single": self.single, "low": self.low,
+            "start": self.start, "ordered": self.ordered, "pool": [encode(x) for x in self.pool],
+        }
+
+    @classmethod
+    def from_dict(cls, d, boards=None):
+        """A Pending from its saved dict; the fields must already have their JSON kinds (interpreter/saves.py
+        checks them): anything else raises ValueError, never a half-built decision."""
+        from .values import decode
+        if not isinstance(d, dict) or d.get("kind") not in ("action", "choose", "chance"):
+            raise ValueError("a pending decision is an object with kind action, choose or chance")
+        for key in ("player", "need", "low", "start"):
+            if d.get(key).__class__ is not int:
+                raise ValueError(f"pending {key} is not a whole number")
+        for key in ("single", "ordered"):
+            if not isinstance(d.get(key), bool):
+                raise ValueError(f"pending {key} is not true or false")
+        for key in ("prompt", "target"):
+            if not isinstance(d.get(key), str):
+                raise ValueError(f"pending {key} is not a text")
+        for key in ("options", "acc", "pool"):
+            if not isinstance(d.get(key), list):
+                raise ValueError(f"pending {key} is not a list")
+        probs = d.get("probs")
+        if probs is not None and (not isinstance(probs, list) or
+                                  any(x.__class__ not in (int, float) or not 0 <= x <= 1 for x in probs)):
+            raise ValueError("pending probs are not chances from 0 to 1")
+        opts = []
+        for o in d["options"]:
+            if not isinstance(o, list) or len(o) != 2 or not isinstance(o[0], str):
+                raise ValueError("a pending option is an [id, value] pair")
+            opts.append((o[0], _DONE if o[1] == {"$done": True} else decode(o[1], boards)))
+        p = cls(d["kind"], d["player"], opts, d["prompt"], d["target"],
+                [float(x) for x in probs] if probs is not None else None)
+        p.need = d["need"]
+        p.acc = [decode(x, boards) for x in d["acc"]]
+        p.single = d["single"]
+        p.low = d["low"]
+        p.start = d["start"]
+        p.ordered = d["ordered"]
+        p.pool = tuple(decode(x, boards) for x in d["pool"])
+        return p
+
+
+def _choice_options(values):
+    out = []
+    seen = set()
+    for v in values:
+        i = fmt(v)
+        if i in seen:
+            continue
+        seen.add(i)
+        out.append((i, v))
+    return out
+
+
+class ChooseOp:
+    """let x = choose COUNT [ordered] of OPTIONS [by P] [optional] [prompt "..."]"""
+
+    def __init__(self, target, options, player, count, ordered, optional, prompt, span):
+        self.target = target
+        self.options = options
+        self.player = player
+        self.count = count
+        self.ordered = ordered
+        self.optional = optional
+        self.prompt = prompt
+        self.span = span
+
+    def __call__(self, G, L):
+        if G.rs.ending_checks and G._check_endings():
+            return END
+        pool = tuple(_items(self.options(G, L)))
+        if self.player is not None:
+            who = self.player(G, L)
+            if who.__class__ is not int or not 0 <= who < G.n:
+                raise RuleRuntimeError(f"choose by {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
+        elif "me" in L:
+            who = L["me"]
+        else:
+            raise RuleRuntimeError("who chooses? 'me' is not known here (this procedure was not called from an "
+                                   "action); say 'by PLAYER'")
+        if self.count is None:
+            low = high = 1
+            single = True
+        else:
+            c = self.count(G, L)
+            single = False
+            if isinstance(c, tuple):
+                if not c:
+                    raise RuleRuntimeError("choose with an empty range of counts")
+                low, high = c[0], c[-1]
+            else:
+                low = high = c
+            if low.__class__ is not int or high.__class__ is not int or low < 0 or high < low:
+                raise RuleRuntimeError(f"cannot choose {fmt(c)} items: give a count of 0 or more, or a range low..high")
+        if self.optional:
+            low = 0
+        if low > len(pool):
+            raise RuleRuntimeError(f"must choose {low} from only {len(pool)} option{'s' if len(pool) != 1 else ''}")
+        high = min(high, len(pool))
+        p = Pending("choose", who, [], self.prompt or ("choose one" if single else f"choose {low} to {high}"),
+                    self.target)
+        p.need = high
+        p.low = low
+        p.single = single
+        p.ordered = self.ordered
+        p.pool = pool
+        if high == 0:
+            L[self.target] = None if single else ()
+            return None
+        _refresh_choose(p)
+        if not p.options:
+            raise RuleRuntimeError("nothing to choose from (an empty list of options)")
+        G.pending = p
+        return SUSPEND
+
+    def resume(self, G, L, value):
+        p = G.pending
+        if value is _DONE:
+            return self.finish(G, L, p)
+        p.acc.append(value)
+        if p.ordered or p.single:
+            i = p.pool.index(value)
+            p.pool = p.pool[:i] + p.pool[i + 1:]
+        else:
+            p.start = p.pool.index(value, p.start) + 1
+        if len(p.acc) >= p.need:
+            return self.finish(G, L, p)
+        _refresh_choose(p)
+        if not p.options:
+            return self.finish(G, L, p)
+        return SUSPEND
+
+    def finish(self, G, L, p):
+        G.pending = None
+        if p.single:
+            L[self.target] = p.acc[0] if p.acc else None
+        else:
+            L[self.target] = tuple(p.acc)
+        return None
+
+
+class _Done:
+    def __repr__(self):
+        return "done"
+
+
+_DONE = _Done()
+DONE_ID = "done"
+
+
+def _refresh_choose(p):
+    if p.ordered or p.single:
+        opts = _choice_options(p.pool)
+    else:
+        # unordered: picks go left to right through the options, so a pick must leave enough
+        # options after it to reach the least number still to choose
+        still = max(0, p.low - len(p.acc) - 1)
+        rest = p.pool[p.start:]
+        opts = _choice_options(rest[:len(rest) - still] if still else rest)
+    if len(p.acc) >= p.low:
+        opts.append((DONE_ID, _DONE))
+    p.options = opts
+
+
+class RandomOp:
+    """let x = roll COUNT of FACES  /  let x = draw COUNT from PILE"""
+
+    def __init__(self, target, source, count, is_draw, place, span):
+        self.target = target
+        self.source = source
+        self.count = count
+        self.is_draw = is_draw
+        self.place = place
+        self.span = span
+
+    def __call__(self, G, L):
+        n = 1 if self.count is None else self.count(G, L)
+        if n.__class__ is not int or not 0 <= n <= MAX_PICKS:
+            raise RuleRuntimeError(f"cannot {'draw' if self.is_draw else 'roll'} {fmt(n)} items "
+                                   f"(from 0 to {MAX_PICKS:,} at once)")
+        p = Pending("chance", -1, [], "draw" if self.is_draw else "roll", self.target)
+        p.need = n
+        p.single = self.count is None
+        charge(G, n)
+        faces = () if self.is_draw else tuple(_items(self.source(G, L)))
+        charge(G, len(faces))
+        if not self.is_draw and not faces:
+            raise RuleRuntimeError("roll of an empty list of faces")
+        p.pool = self.place.keys_now(G, L) if self.is_draw else faces
+        return self.step(G, L, p)
+
+    def step(self, G, L, p):
+        while len(p.acc) < p.need:
+            if self.is_draw:
+                pile = self.place.get_at(G, L, p.pool)
+                if isinstance(pile, tuple):
+                    if not pile:
+                        break
+                    self._take(G, L, p, pile[0])
+                    continue
+                if not isinstance(pile, Pile):
+                    raise RuleRuntimeError(f"cannot draw from {fmt(pile)}")
+                if pile.known:
+                    self._take(G, L, p, pile.known[0])
+                    continue
+                if not pile.pool:
+                    break
+                faces = pile.pool
+            else:
+                faces = p.pool
+            charge(G, len(faces) + 1)
+            if len(set(faces)) == 1:
+                self._take(G, L, p, faces[0])
+                continue
+            if G.chance_mode == "sampled":
+                idx = G.random_below(len(faces))
+                self._take(G, L, p, faces[idx])
+                continue
+            counts = {}
+            for f in faces:
+                counts[f] = counts.get(f, 0) + 1
+            vals = sorted(counts, key=skey)
+            p.options = [(fmt(v), v) for v in vals]
+            p.probs = [counts[v] / len(faces) for v in vals]
+            G.pending = p
+            return SUSPEND
+        G.pending = None
+        if p.single:
+            L[self.target] = p.acc[0] if p.acc else None
+        else:
+            L[self.target] = check_items(G, tuple(p.acc))
+        return None
+
+    def _take(self, G, L, p, value):
+        p.acc.append(value)
+        if self.is_draw:
+            pile = self.place.get_at(G, L, p.pool)
+            charge(G, _copy_cost(pile))
+            if isinstance(pile, tuple):
+                self.place.set_at(G, L, p.pool, pile[1:])
+            else:
+                self.place.set_at(G, L, p.pool, remove_item(pile, value))
+
+    def resume(self, G, L, value):
+        p = G.pending
+        G.pending = None
+        self._take(G, L, p, value)
+        return self.step(G, L, p)
+
+
+class OfferOp:
+    """offer [a, b] to P"""
+
+    def __init__(self, actions, player, span):
+        self.actions = actions  # names
+        self.player = player
+        self.span = span
+
+    def __call__(self, G, L):
+        if G.rs.ending_checks and G._check_endings():
+            return END
+        who = self.player(G, L)
+        if who.__class__ is not int or not 0 <= who < G.n:
+            raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
+        opts = []
+        for name in self.actions:
+            opts.extend(G.rs.actions[name].legal(G, who))
+        if not opts:
+            raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
+        p = Pending("action", who, opts, "take an action")
+        G.pending = p
+        return SUSPEND
+
+    def resume(self, G, L, value):
+        who = G.pending.player
+        G.pending = None
+        name, args = value
+        act = G.rs.actions[name]
+        L2 = dict(zip(act.param_names, args))
+        L2["me"] = who
+        return ("call", act.code, L2)
+
+
+# ============================================================================ actions
+class CompiledAction:
+    def __init__(self, name, param_names, domains, requires, costs, code, text, span):
+        self.name = name
+        self.param_names = param_names
+        self.domains = domains
+        self.requires = requires  # list of (closure, span)
+        self.require_fns = [r for r, _ in requires]
+        self.fast_legal = None  # a generated legal(G, who), see generate.ExprGenerator.legal_function
+        self.fixed_options = None
+        if param_names and all(d.__class__ is _Fixed for d in domains):
+            import itertools
+            # the longest id combines the longest value of each domain: check it before listing them all
+            longest = len(name) + len(domains) + 1 + sum(max((len(fmt(v)) for v in d.values), default=0)
+                                                         for d in domains)
+            if longest > MAX_ACTION_ID:
+                raise Located(_long_id(name, longest), span, code="E503",
+                              hint="action ids are written into every log: use shorter values, such as row names")
+            combos = itertools.product(*[d.values for d in domains])
+            self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
+                                  for vals in combos]
+        self.costs = costs  # list of (Place, closure)
+        self.code = code
+        self.text = text
+        self.span = span
+
+    def legal(self, G, who):
+        if self.fast_legal is not None:
+            return self.fast_legal(G, who)
+        out = []
+        L = {"me": who}
+        names = self.param_names
+        n = len(names)
+        requires = self.require_fns
+        costs = self.costs
+        name = self.name
+
+        def ok():
+            try:
+                for r in requires:
+                    if not r(G, L):
+                        return False
+                for place, amount in costs:
+                    have = place.get(G, L)
+                    need = amount(G, L)
+                    if (have or 0) < need:
+                        return False
+            except (RuleRuntimeError, KeyError) as e:
+                raise Located(f"while checking action '{name}': {e}", self.span) from None
+            return True
+
+        if n == 0:
+            if ok():
+                out.append((name, (name, ())))
+            return out
+        fixed = self.fixed_options
+        if fixed is not None:  # every domain is known: the candidates and their ids were listed once
+            charge(G, len(fixed))
+            if not costs and len(requires) == 1 and n <= 2:
+                # the common shape (one require, one or two parameters), without the general loop
+                req = requires[0]
+                p0 = names[0]
+                p1 = names[1] if n == 2 else None
+                try:
+                    for aid, vals, opt in fixed:
+                        L[p0] = vals[0]
+                        if p1 is not None:
+                            L[p1] = vals[1]
+                        if req(G, L):
+                            out.append((aid, opt))
+                except (RuleRuntimeError, KeyError) as e:
+                    raise Located(f"while checking action '{name}': {e}", self.span) from None
+                return out
+            for aid, vals, opt in fixed:
+                for pn, v in zip(names, vals):
+                    L[pn] = v
+                if ok():
+                    out.append((aid, opt))
+            return out
+
+        def rec(i, vals):
+            if i == n:
+                if ok():
+                    aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
+                    if len(aid) > MAX_ACTION_ID:
+                        raise Located(_long_id(name, len(aid)), self.span)
+                    out.append((aid, (name, tuple(vals))))
+                return
+            try:
+                d = self.domains[i]
+                dom = d.values if d.__class__ is _Fixed else distinct(_items(d(G, L)))
+                charge(G, len(dom))  # every candidate is tried: a product of big domains is work
+            except (RuleRuntimeError, KeyError) as e:
+                raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
+            pn = names[i]
+            for v in dom:
+                L[pn] = v
+                vals.append(v)
+                rec(i + 1, vals)
+                vals.pop()
+            L.pop(pn, None)
+        rec(0, [])
+        return out
+
+    def describe(self, args):
+        if self.text:
+            vals = dict(zip(self.param_names, args))
+            return re.sub(r"\{(\w+)\}", lambda m: readable(vals[m.group(1)]) if m.group(1) in vals else m.group(0),
+                          self.text)
+        if not args:
+            return self.name
+        return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
+
+
+def _long_id(name, length):
+    return (f"an id of action '{name}' would be {length:,} characters long; "
+            f"ids are at most {MAX_ACTION_ID} characters")
+
+
+class _Fixed:
+    """A parameter domain known when compiling (a literal range or list): listed once."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = distinct(_items(values))
+
+
+class CompiledFunction:
+    __slots__ = ("params", "body")
+
+    def __init__(self, params, body):
+        self.params = params
+        self.body = body

@@ -1,0 +1,298 @@
+"""The generated backend (interpreter/generate.py, the default) against the reference closures backend
+(interpreter/compiler.py): every rule file under games/ played in lockstep by both, with the same seeds
+and the same random decisions, must give the same `to_json()` at every step, the same legal actions and
+the same views; rule errors must read the same (message and position); the budgets must still stop an
+endless loop or a huge computation. See docs/runtime.md."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import rulelang
+from rulelang import GameError
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "games").rglob("*.rules"))
+MAX_STEPS = 3000  # decisions per lockstep game (Vega's random games are long)
+
+_LOADED = {}
+
+
+def both(path):
+    """(generated, closures) rulesets of one rule file."""
+    if path not in _LOADED:
+        gen = rulelang.load(str(ROOT / path))
+        assert gen.backend == "generated" and gen.fallback is None
+        _LOADED[path] = (gen, gen.with_backend("closures"))
+    return _LOADED[path]
+
+
+def lockstep(gen_rs, cl_rs, players, seed, chance="sampled", views_every=1, max_steps=MAX_STEPS):
+    a = gen_rs.new_game(players, seed=seed, chance=chance)
+    b = cl_rs.new_game(players, seed=seed, chance=chance)
+    rng = random.Random(seed)
+    steps = 0
+    while True:
+        ja, jb = a.to_json(), b.to_json()
+        assert ja == jb, f"seed {seed}: the states differ after {steps} decisions"
+        la = [x.id for x in a.legal_actions()]
+        assert la == [x.id for x in b.legal_actions()], f"seed {seed}, step {steps}: legal actions differ"
+        assert a.current_player == b.current_player
+        if steps % views_every == 0 or a.is_over():
+            for p in [None] + list(range(players)):
+                assert a.view(p) == b.view(p), f"seed {seed}, step {steps}: views of {p} differ"
+        if a.is_over() or steps >= max_steps:
+            assert a.is_over() == b.is_over()
+            if a.is_over():
+                assert a.returns() == b.returns()
+            return steps
+        if a.is_chance():
+            outs = a.chance_outcomes()
+            assert [(x.id, p) for x, p in outs] == [(x.id, p) for x, p in b.chance_outcomes()]
+            pick = rng.choices([x.id for x, _ in outs], [p for _, p in outs])[0]
+        else:
+            pick = rng.choice(la)
+        a.apply(pick)
+        b.apply(pick)
+        steps += 1
+
+
+def _counts(rs):
+    return sorted(rs.player_counts)
+
+
+SMALL = [f for f in RULE_FILES if "examples" in f]
+BIG = [f for f in RULE_FILES if "examples" not in f]
+
+
+@pytest.mark.parametrize("path", SMALL)
+@pytest.mark.parametrize("chance", ["sampled", "explicit"])
+def test_small_games_play_identically(path, chance):
+    gen, cl = both(path)
+    for players in _counts(gen):
+        for seed in range(12):
+            lockstep(gen, cl, players, seed, chance)
+
+
+@pytest.mark.parametrize("path", BIG)
+def test_big_games_play_identically(path):
+    gen, cl = both(path)
+    counts = _counts(gen)
+    for players, seed in [(counts[0], 1), (counts[-1], 2)]:
+        lockstep(gen, cl, players, seed, views_every=25, max_steps=800)
+
+
+@pytest.mark.parametrize("path", BIG)
+def test_big_games_with_explicit_chance_play_identically(path):
+    gen, cl = both(path)
+    lockstep(gen, cl, _counts(gen)[0], 7, chance="explicit", views_every=50, max_steps=400)
+
+
+def test_a_save_made_by_one_backend_continues_identically_in_the_other():
+    gen, cl = both("games/station.rules")
+    a = gen.new_game(3, seed=5)
+    rng = random.Random(5)
+    for _ in range(60):
+        a.apply(rng.choice(a.legal_actions()))
+    b = cl.load_game(a.to_json())
+    a2 = gen.load_game(b.to_json())
+    for _ in range(100):
+        if a.is_over():
+            break
+        pick = rng.choice(a.legal_actions()).id
+        for g in (a, b, a2):
+            g.apply(pick)
+        assert a.to_json() == b.to_json() == a2.to_json()
+
+
+# ---------------------------------------------------------------------------------- rule errors
+def outcome(rs, players=2):
+    """The one-line error (or 'no error') of a new game and its first decisions, always the first legal."""
+    g = None
+    try:
+        g = rs.new_game(players, seed=3)
+        for _ in range(20):
+            if g.is_over():
+                break
+            g.apply(g.legal_actions()[0])
+        g.view(0)
+        g.winners()
+        return "no error: " + g.to_json()
+    except GameError as e:  # and the state the error left (frames, positions, locals)
+        return f"GameError: {e}" + ("" if g is None else "\n" + g.to_json())
+
+
+HEAD = 'game "T" { players 2 }\n'
+ERRORS = {
+    "index outside a list": "var xs: list[int] = [1, 2]\nflow { let i = 5  let y = xs[i] }",
+    "negate a text": 'var s: any = "a"\nflow { let y = -s }',
+    "compare a text and a number": 'var s: any = "a"\nflow { let y = s < 3 }',
+    "too large a number": "var n: int = 4611686018427387903\nflow { let y = n + n }",
+    "multiplication overflow": "var n: int = 4611686018427387903\nflow { let y = n * 3 }",
+    "division by zero": "var n: int = 0\nflow { let y = 7 / n }",
+    "modulo by zero": "var n: int = 0\nflow { let y = 7 % n }",
+    "a field of a non-row": "record R { a: int }\ntable T: R { r1(1) }\nvar x: any = 3\n"
+                            "flow { let y = x.a }",
+    "a built-in on the wrong kind": 'var x: any = "abc"\nflow { let y = sum(x) }',
+    "keys of a list": "var x: any = [1]\nflow { let y = keys(x) }",
+    "a piece destroyed": "piece P { n: int = 1 }\nflow { let p = new P()  destroy p  let y = p.n }",
+    "a range too long": "var n: int = 2000000\nflow { let y = count(1..n) }",
+    "a range of texts": 'var s: any = "a"\nflow { let y = s..3 }',
+    "in on a number": "var x: any = 3\nflow { let y = 1 in x }",
+    "runaway recursion": "function f(n: int): int = f(n + 1)\nflow { let y = f(0) }",
+    "recursion through a lambda": "function f(n: int): bool = any([1], x => f(n + 1))\nflow { let y = f(0) }",
+    "an error in a comprehension": "var xs: list[any] = [1, \"a\"]\nflow { let y = [-x for x in xs] }",
+    "an error in a map comprehension": "var xs: list[any] = [1, \"a\"]\nflow { let y = {x: -x for x in xs} }",
+    "an error in a lambda": "var xs: list[any] = [1, \"a\"]\nflow { let y = count(xs, x => -x > 0) }",
+    "an error in a condition": "var xs: list[any] = [1, \"a\"]\nflow { let y = [x for x in xs if -x > 0] }",
+    "an error in a require": "var n: int = 0\naction a() { require 5 / n > 1 }\nflow { loop { offer [a] to 0 } }",
+    "an error in an ending": "var n: int = 0\nending \"e\" when 5 / n > 1\naction a() { }\n"
+                             "flow { loop { offer [a] to 0 } }",
+    "an error in a score": "var n: int = 0\nscore p = 5 / n\nflow { end_game }",
+    "a set of lists of lists": "flow { let y = {[[1]], [[2]]} }",
+    "the start value of a variable": "const z: int = player_count - 2\nvar m: int = 4 / z\nflow { }",
+    "subtraction of a list": "var x: any = [1]\nflow { let y = x - 1 }",
+    "add to a number": "var x: any = 3\nflow { add 1 to x }",
+    # errors inside runs of statements (one generated op): reported at the failing statement
+    "the second statement of a run": "var n: int = 0\nflow { let a = 1  let b = [1][a + 3] }",
+    "inside a loop": "var xs: list[any] = [1, \"a\"]\nflow { let s = 0  for x in xs { s += 1  let y = -x } }",
+    "an if test": "var x: any = \"a\"\nflow { let a = 1  if a > 3 { a = 2 } elif x < 3 { a = 3 } }",
+    "a repeat count": "var x: any = \"a\"\nflow { let a = 1  repeat x times { a += 1 } }",
+    "after a break": "var xs: list[any] = [1, 2, \"a\"]\n"
+                     "flow { for x in xs { if x == 2 { break } }  let y = -xs[2] }",
+    "an index written outside a list": "var xs: list[int] = [1]\nflow { let a = 0  xs[5] = 2 }",
+    "a range broken through an index": "var xs: list[0..3] = [1]\nflow { xs[0] = 2  xs[0] = 9 }",
+    "a range broken by +=": "var n: 0..3 = 0\nflow { repeat 5 times { n += 1 } }",
+    "+= too large": "var n: int = 4611686018427387903\nflow { n += 1  n += n }",
+    "a range broken by =": "var n: 0..3 = 0\nflow { let a = 2  n = a * 4 }",
+    "in an action's effect": "var n: int = 0\naction a() { effect { n += 1  let y = 5 / (n - 2) } }\n"
+                             "flow { loop { offer [a] to 0 } }",
+    "in a trigger": "var n: int = 0\nevent ping(k: int)\nwhen ping(k) then { n += k  let y = 5 / (n - 2) }\n"
+                    "action a() { effect { emit ping(1) } }\nflow { loop { offer [a] to 0 } }",
+    "in a procedure": "var n: int = 0\nprocedure p(k: int) { n += k  let y = [1][n] }\n"
+                      "action a() { effect { p(1) } }\nflow { loop { offer [a] to 0 } }",
+    "in a procedure called by a procedure": "var n: int = 0\nprocedure q(k: int) { let a = k  let y = [1][a] }\n"
+                                             "procedure p(k: int) { n += k  q(n) }\n"
+                                             "action a() { effect { p(1) } }\nflow { loop { offer [a] to 0 } }",
+    "a procedure that returns and ends": "var n: int = 0\nprocedure p(k: int) { n += k  if n < 3 { return }  "
+                                         "end_game \"three\" }\naction a() { effect { p(1) } }\n"
+                                         "flow { loop { offer [a] to 0 } }",
+    "a fused loop inside a stopping loop": "var n: int = 0\naction a() { }\n"
+                                           "flow { loop { for i in 0..2 { n += i } offer [a] to 0  "
+                                           "let y = [1][n / 3] } }",
+    "a missing map key read as a list": "var m: map[int, list[int]] = {}\nflow { let y = m[1][0] }",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_rule_errors_read_the_same_in_both_backends(case):
+    gen = rulelang.loads(HEAD + ERRORS[case])
+    cl = gen.with_backend("closures")
+    got, want = outcome(gen), outcome(cl)
+    assert got == want
+    if case not in ("a set of lists of lists", "the start value of a variable", "a procedure that returns and ends"):
+        assert got.startswith("GameError:") and "<string>:" in got, got  # positioned
+
+
+# ---------------------------------------------------------------------------------- budgets
+BUDGETS = {
+    "an endless loop": ("flow { loop { let x = 1 } }", "budget"),
+    "an endless while": ("var n: int = 0\nflow { while n < 1 { let x = n } }", "budget"),
+    "a huge comprehension": ("flow { let y = [[i * j for i in 1..1000] for j in 1..1000] }", "work budget"),
+    "a huge map comprehension": ("flow { let y = {i: [j for j in 1..1000] for i in 1..1000} }", "work budget"),
+    "many calls of a function": ("function f(n: int): int = n + 1\n"
+                                 "flow { let y = [f(i) + f(i) for i in 1..900000] }", "work budget"),
+    "many calls of a lambda": ("flow { let y = count(1..900000, x => x > 0) + count(1..900000, x => x > 0) }",
+                               "work budget"),
+    "a deep recursion": ("function f(n: int): int = if n > 0 then f(n - 1) + 1 else 0\n"
+                         "flow { let y = f(100000) }", "deep"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUDGETS))
+def test_budgets_stop_the_generated_backend_as_the_closures(case):
+    text, words = BUDGETS[case]
+    gen = rulelang.loads(HEAD + text)
+    assert gen.backend == "generated"
+    got = outcome(gen)
+    assert got.startswith("GameError:") and words in got, got
+    if case not in ("an endless loop", "an endless while"):  # a loop may stop at another budget
+        assert got == outcome(gen.with_backend("closures"))
+
+
+# ---------------------------------------------------------------------------------- the choice
+def test_the_backend_is_chosen_by_name_and_checked():
+    gen, cl = both("games/examples/tictactoe.rules")
+    src = gen.generated_source
+    assert gen.backend == "generated" and "def fn_" in src and "def op_" in src and "def legal_" in src
+    assert cl.backend == "closures" and cl.generated_source == ""
+    from interpreter.engine import Ruleset
+    with pytest.raises(ValueError):
+        Ruleset(gen.program, gen.checker, backend="fast")
+
+
+def test_rules_python_cannot_compile_fall_back_to_the_closures():
+    # 25 nested comprehensions: more nested loops than Python compiles in one function
+    inner = "i0"
+    for k in range(25):
+        inner = f"[{inner} for i{k} in [1]]"
+    rs = rulelang.loads(HEAD + f"flow {{ let y = {inner} }}")
+    assert rs.backend == "closures" and rs.fallback
+    assert outcome(rs).startswith("no error")
+
+
+def test_code_is_generated_at_the_first_game_and_keeps_what_was_set_on_the_ruleset():
+    rs = rulelang.loads(HEAD + "var n: int = 0\nflow { loop { n += 1 } }")
+    assert rs.__dict__["_built"] == "closures"  # loading (and `rulelang check`) generates nothing
+    rs.step_budget = 1000
+    rs.warnings = ["kept"]
+    with pytest.raises(GameError, match="ran 1,000 steps"):
+        rs.new_game(2)
+    assert rs.__dict__["_built"] == "generated" and rs.backend == "generated" and rs.warnings == ["kept"]
+
+
+def test_an_expression_python_cannot_compile_runs_as_a_closure():
+    # the same nesting in an ending (an expression compiled at its first use): only it falls back
+    inner = "i0"
+    for k in range(25):
+        inner = f"[{inner} for i{k} in [1]]"
+    rs = rulelang.loads(HEAD + f'var n: int = 0\nending "deep" when count({inner}) > 100\n'
+                               "function f(x: int): int = x + n\n"
+                               f'ending "called" when sum([f(y) for y in [1] if {inner} == {inner}]) > 3\n'
+                               "action a() { effect { n += 1 } }\nflow { loop { offer [a] to 0 } }")
+    assert rs.backend == "generated"
+    got = outcome(rs)
+    assert got == outcome(rs.with_backend("closures"))
+    assert '"end_reason":"called"' in got
+
+
+def test_tables_and_boards_are_built_once():
+    rs = rulelang.loads(HEAD + "board b = square_grid(30, 30)\nrecord R { a: int }\ntable T: R { r1(1) }\n"
+                               "flow { end_game }")
+    board, fields = rs.boards["b"], rs.row_fields
+    rs.new_game(2)  # the generated code is built here: the fixed data is not built again
+    assert rs.backend == "generated" and rs.boards["b"] is board and rs.row_fields is fields
+
+
+def test_a_bound_value_is_computed_once_in_both_backends():
+    """`Bind` (made by the optimiser): the value computed once, read by its hidden local in the body."""
+    from rulelang import ast as A
+    rs = rulelang.loads(HEAD + "var xs: list[int] = [3, 1, 2]\n"
+                               "function f(k: int): int = k + 1\n"
+                               "score p = f(p)\nflow { xs = [x + 1 for x in xs]  end_game }")
+    f = rs.program.decls["f"]
+    k = f.body.left  # the parameter k
+    hidden = A.Name(ident="%b1", ref="local", span=k.span, ty=k.ty)
+    # f(k) = let %b1 = sum(xs) + k in [%b1 * y for y in xs if y != %b1] counted, plus %b1
+    total = A.Binary(op="+", left=A.Call(func=A.Name(ident="sum", ref="builtin_func"),
+                                         args=[A.Arg(None, A.Name(ident="xs", ref="var"))]), right=k)
+    comp = A.Comprehension(kind="list", element=A.Binary(op="*", left=hidden, right=A.Name(ident="y", ref="local")),
+                           names=["y"], source=A.Name(ident="xs", ref="var"),
+                           condition=A.Binary(op="!=", left=A.Name(ident="y", ref="local"), right=hidden))
+    f.body = A.Bind(name="%b1", value=total, body=A.Binary(
+        op="+", left=A.Call(func=A.Name(ident="count", ref="builtin_func"), args=[A.Arg(None, comp)]), right=hidden))
+    gen, cl = rs.with_backend("generated"), rs.with_backend("closures")
+    a, b = gen.new_game(2, seed=1), cl.new_game(2, seed=1)
+    assert a.scores() == b.scores() == [12, 13]  # sum([4, 2, 3]) + p = 9 + p: three items differ, plus it
