@@ -76,7 +76,10 @@ class Action:
 # ============================================================================ ruleset
 class Ruleset:
     def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
-                 time_limit=TIME_LIMIT):
+                 time_limit=TIME_LIMIT, optimise=True):
+        if optimise:  # passes over the checked tree (interpreter/optimise, docs/optimiser.md)
+            from .optimise import optimise as _optimise
+            program = _optimise(program)
         self.program = program
         self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game

@@ -1,0 +1,377 @@
+"""Pass: inline small pure functions.
+
+A call of a user function (`function f(a, b) = EXPR`) whose body is small and which is not recursive,
+directly or through other functions, becomes its body with the parameters replaced by the arguments:
+
+    function free_slots(t) = t.slots - count(homes[t])
+    free_slots(x) + 1          ->   x.slots - count(homes[x]) + 1
+
+What keeps it exact:
+- The body's own binders (lambda parameters, comprehension names) are renamed to fresh hidden names
+  (`%t12`), so that no argument's name can be captured by them.
+- An argument that is a plain name or literal is substituted (it cannot fail, and repeating it costs
+  nothing). Any other argument is computed once, in the order the call computes them, through
+  `let %a = ARG in ...` (A.Bind) - except a single argument used once, outside any loop of the body,
+  where everything the body computes before it cannot fail: that one is substituted, so it is still
+  the first thing that can fail.
+- A constant (a literal, an enum member, a fixed constant) is not substituted under an operator that
+  would make a constant expression the compiler folds when loading (so that `f(0)` with `10 / x` in
+  f stays a run-time error, not a load error): it is bound instead.
+- The result keeps the depth limit of expressions (rulelang.parser.MAX_DEPTH), and the whole program
+  grows by at most INLINE_BUDGET nodes.
+
+Functions are prepared callees first, so an inlined body is already inlined itself; every function's
+own body is replaced by its inlined form too (calls of recursive or large functions stay calls).
+"""
+from __future__ import annotations
+
+import attrs
+
+from rulelang import ast as A
+from rulelang.parser import MAX_DEPTH
+
+from . import tree as X
+
+INLINE_BUDGET = 200_000  # expression nodes that inlining may add to a whole program
+
+FOUND, SAFE, UNSAFE = "found", "safe", "unsafe"
+# operators that keep a constant expression constant (the compiler folds it when loading) and can fail
+_FOLDING_FAIL_OPS = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "in", "not in", ".."})
+
+
+def inline_functions(tree, ctx):
+    """The pass: every call of a small non-recursive function replaced by its body."""
+    saved = ctx.rules, ctx.run
+    run = X.rewriter([("inline", inline_rule)], ctx)
+    try:
+        prepare(ctx, run)
+        return finish(tree, ctx, run)
+    finally:
+        ctx.rules, ctx.run = saved
+
+
+def finish(tree, ctx, run):
+    """tree rewritten by run, with each function's body replaced by its prepared form."""
+    if X.is_program(tree):
+        return X.map_program(tree, run, replace={name: attrs.evolve(tree.decls[name], body=body)
+                                                 for name, body in ctx.bodies.items()
+                                                 if name in tree.decls and tree.decls[name].body is not body})
+    return X.apply(tree, run)
+
+
+# ---------------------------------------------------------------------------- preparing the functions
+def prepare(ctx, run):
+    """Fill ctx.bodies (function name -> its body, optimised by `run`) and ctx.inlinable (name ->
+    (params, body)) for the functions that may be inlined, callees first."""
+    ctx.bodies = {}
+    ctx.inlinable = {}
+    prog = ctx.program
+    if prog is None:
+        return
+    funcs = {name: d for name, d in prog.decls.items() if isinstance(d, A.FuncDecl) and d.body is not None}
+    calls = {name: _called(d.body, funcs) for name, d in funcs.items()}
+    for scc in _sccs(list(funcs), calls):
+        recursive = len(scc) > 1 or scc[0] in calls[scc[0]]
+        for name in scc:
+            d = funcs[name]
+            try:
+                body = run(d.body)
+            except RecursionError:  # too deep for the passes: it stays as it is, and is not inlined
+                continue
+            ctx.bodies[name] = body
+            if not recursive and len(set(p.name for p in d.params)) == len(d.params):
+                if X.size(body, ctx.inline_size) <= ctx.inline_size:
+                    ctx.inlinable[name] = ([p.name for p in d.params], body)
+
+
+def _called(e, funcs):
+    return {x.func.ident for x in A.walk(e)
+            if isinstance(x, A.Call) and isinstance(x.func, A.Name) and x.func.ref == "func" and x.func.ident in funcs}
+
+
+def _sccs(nodes, edges):
+    """Strongly connected components (Tarjan, without recursion), callees before their callers."""
+    index = {}
+    low = {}
+    on = set()
+    stack = []
+    out = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges[w]))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
+# ---------------------------------------------------------------------------- rewriting
+def inline_rule(e, ctx, depth):
+    """A call of an inlinable function (its arguments already rewritten), expanded."""
+    if not (isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.ref == "func"):
+        return e
+    got = ctx.inlinable.get(e.func.ident) if getattr(ctx, "inlinable", None) else None
+    if got is None or ctx.inline_budget <= 0:
+        return e
+    params, body = got
+    args = X.positional(e)
+    if args is None or len(args) != len(params):
+        return e
+    out = expand(params, body, args, e, ctx)
+    n = X.size(out, ctx.inline_budget + 1)
+    if n > ctx.inline_budget or depth + _depth(out) > MAX_DEPTH:
+        return e
+    ctx.inline_budget -= n
+    ctx.count("inline")
+    return out
+
+
+def _depth(e):
+    best = 0
+    stack = [(e, 1)]
+    while stack:
+        x, d = stack.pop()
+        if d > best:
+            best = d
+        stack.extend((c, d + 1) for c in X.children(x))
+    return best
+
+
+def expand(params, body, args, call, ctx):
+    """The body of a function with these params, for a call with these args (None: not expanded)."""
+    body = rename_binders(body, ctx, {})
+    uses = {p: _uses(body, p) for p in params}  # p -> (count, inside a loop, occurrences' parents)
+    kinds = []
+    for a in args:
+        if X.is_atomic(a) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
+            kinds.append("atomic")  # a constant made of literals is computed when loading: free to repeat
+        elif X.cannot_fail(a):
+            kinds.append("safe")
+        else:
+            kinds.append("risky")
+    risky = [i for i, k in enumerate(kinds) if k == "risky"]
+    subst = {}
+    binds = []  # (hidden name, arg, param): computed in the call's order
+    for i, (p, a) in enumerate(zip(params, args)):
+        n, in_loop, parents = uses[p]
+        kind = kinds[i]
+        if kind == "atomic":
+            if _folds_here(a, parents):
+                binds.append((ctx.fresh("a"), a, p))
+            else:
+                subst[p] = a  # (a constant list is shared: nothing changes a value in place)
+        elif kind == "safe":
+            if n <= 1 and not in_loop and not _folds_here(a, parents):
+                subst[p] = a
+            else:
+                binds.append((ctx.fresh("a"), a, p))
+        else:
+            if (len(risky) == 1 and n == 1 and not in_loop and first_use(body, p) == FOUND
+                    and not _folds_here(a, parents)):
+                subst[p] = a
+            else:
+                binds.append((ctx.fresh("a"), a, p))
+    for p, a in list(subst.items()):
+        if not isinstance(a, (A.Name, A.Literal)) and any((par == "piece") != _is_piece(a.ty) for par in uses[p][2]):
+            # a field of it compiles by the parameter's type (a piece or not): keep that type on a hidden name
+            del subst[p]
+            binds.append((ctx.fresh("a"), a, p))
+    if binds:
+        order = {p: i for i, p in enumerate(params)}
+        binds.sort(key=lambda b: order[b[2]])
+    for hidden, _, p in binds:
+        subst[p] = hidden
+    out = substitute(body, subst)
+    for hidden, a, p in reversed(binds):
+        out = X.bind(hidden, a, out, span=call.span)
+    if out.ty is not call.ty and not isinstance(out, A.EmptyLit):  # an empty literal's type makes it a set or map
+        out = attrs.evolve(out, ty=call.ty)  # the call's type as the checker saw it (the declared result)
+    return out
+
+
+def _is_constant_name(a):
+    return isinstance(a, A.Literal) or (isinstance(a, A.Name) and a.ref in ("member", "enum_values", "const"))
+
+
+def _is_piece(ty):
+    return ty is not None and ty.kind == "piece"
+
+
+def _pure_constant(a):
+    return _constant_shaped(a) and not any(isinstance(x, A.Name) and x.ref == "const" for x in A.walk(a))
+
+
+def _folding(parent):
+    if parent == "piece":
+        return False
+    if isinstance(parent, A.Binary):
+        return parent.op in _FOLDING_FAIL_OPS
+    if isinstance(parent, A.Unary):
+        return parent.op == "-"
+    return isinstance(parent, (A.TupleLit, A.ListLit, A.SetLit, A.Placeholder))
+
+
+def _constant_shaped(a):
+    """Whether the compiler takes this expression for a constant (literals and fixed names under
+    operators and brackets): it folds it, and what holds it, when loading."""
+    for x in A.walk(a):
+        if not isinstance(x, A.Expr):
+            continue
+        if _is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder)):
+            continue
+        if isinstance(x, A.Binary) and x.op not in ("and", "or"):
+            continue
+        return False
+    return True
+
+
+def _folds_here(a, parents):
+    """An argument the compiler takes for a constant, under an operator that would then be folded."""
+    return any(_folding(par) for par in parents) and _constant_shaped(a)
+
+
+def _uses(body, p):
+    """(occurrences of the local p, whether one is inside a lambda or a comprehension's loop, their parents)."""
+    count = 0
+    in_loop = False
+    parents = []
+    stack = [(body, None, False)]
+    while stack:
+        x, parent, loop = stack.pop()
+        if isinstance(x, A.Name):
+            if x.ref == "local" and x.ident == p:
+                count += 1
+                in_loop = in_loop or loop
+                parents.append(parent if not _is_piece(x.ty) else "piece")
+            continue
+        if isinstance(x, A.Lambda):
+            stack.append((x.body, x, True))
+            continue
+        if isinstance(x, A.Comprehension):
+            stack.append((x.source, x, loop))
+            for c in (x.element, x.value, x.condition):
+                if c is not None:
+                    stack.append((c, x, True))
+            continue
+        for c in X.children(x):
+            stack.append((c, x, loop))
+    return count, in_loop, parents
+
+
+def rename_binders(e, ctx, env):
+    """e with every name bound inside it (lambda parameters, comprehension names, hidden Bind names)
+    renamed to a fresh hidden name; env maps the names renamed so far."""
+    if isinstance(e, A.Name):
+        if e.ref == "local" and e.ident in env:
+            return attrs.evolve(e, ident=env[e.ident])
+        return e
+    if isinstance(e, A.Lambda):
+        new = ctx.fresh(e.param.lstrip("%").rstrip("0123456789") or "x")
+        return attrs.evolve(e, param=new, body=rename_binders(e.body, ctx, {**env, e.param: new}))
+    if isinstance(e, A.Comprehension):
+        src = rename_binders(e.source, ctx, env)
+        names = [ctx.fresh(n.lstrip("%").rstrip("0123456789") or "x") for n in e.names]
+        inner = {**env, **dict(zip(e.names, names))}
+        return attrs.evolve(e, source=src, names=names,
+                            element=rename_binders(e.element, ctx, inner),
+                            value=rename_binders(e.value, ctx, inner) if e.value is not None else None,
+                            condition=rename_binders(e.condition, ctx, inner) if e.condition is not None else None)
+    if isinstance(e, A.Bind):
+        new = ctx.fresh(e.name.lstrip("%").rstrip("0123456789") or "x")
+        return attrs.evolve(e, name=new, value=rename_binders(e.value, ctx, env),
+                            body=rename_binders(e.body, ctx, {**env, e.name: new}))
+    return X.map_children(e, lambda c: rename_binders(c, ctx, env))
+
+
+def substitute(e, subst):
+    """e with each free local named in subst replaced: by an expression, or (a str) by that hidden name.
+    The body's binders were renamed first, so nothing in subst is bound inside e."""
+    if isinstance(e, A.Name):
+        if e.ref == "local" and e.ident in subst:
+            new = subst[e.ident]
+            if isinstance(new, str):
+                return attrs.evolve(e, ident=new)  # keeps the parameter's type: the body compiles as before
+            if isinstance(new, (A.Name, A.Literal)):
+                # a name's or literal's own type changes nothing in how it compiles; its parent reads
+                # the type (a field of a piece), so it keeps the parameter's
+                return attrs.evolve(new, ty=e.ty)
+            return new
+        return e
+    return X.map_children(e, lambda c: substitute(c, subst))
+
+
+# ---------------------------------------------------------------------------- evaluation order
+def first_use(e, p):
+    """FOUND: the local p is evaluated before anything in e that can fail (and wherever p is not
+    evaluated, nothing in e can fail). SAFE: e does not read p and cannot fail. UNSAFE otherwise."""
+    if isinstance(e, A.Name):
+        if e.ref == "local" and e.ident == p:
+            return FOUND
+        return SAFE if X.is_atomic(e) else UNSAFE
+    if isinstance(e, (A.Literal, A.EmptyLit, A.Lambda)):
+        return SAFE  # making a function value cannot fail (its body runs in the built-in that takes it)
+    if isinstance(e, A.Binary) and e.op in ("and", "or"):
+        left = first_use(e.left, p)
+        if left != SAFE:
+            return left
+        return first_use(e.right, p)
+    if isinstance(e, A.Cond):
+        test = first_use(e.test, p)
+        if test != SAFE:
+            return test
+        a, b = first_use(e.then, p), first_use(e.orelse, p)
+        if UNSAFE in (a, b):
+            return UNSAFE
+        return FOUND if FOUND in (a, b) else SAFE
+    if isinstance(e, A.Bind):
+        order = [e.value, e.body]
+    elif isinstance(e, A.Binary) and e.op in ("in", "not in"):
+        order = [e.right, e.left]  # the collection is computed first
+    elif isinstance(e, A.Call):
+        order = [a.value for a in e.args if a.name is None] + [a.value for a in e.args if a.name is not None]
+    elif isinstance(e, A.MapLit):
+        order = [x for k, v in e.entries for x in (v, k)]  # each value, then its key
+    elif isinstance(e, A.Comprehension):
+        order = [e.source]
+    else:
+        order = X.children(e)
+    for c in order:
+        r = first_use(c, p)
+        if r != SAFE:
+            return r
+    if isinstance(e, A.Bind) or (isinstance(e, A.Unary) and e.op == "not") or (
+            isinstance(e, A.Binary) and e.op in ("==", "!=")) or isinstance(e, A.Placeholder):
+        return SAFE
+    return UNSAFE
