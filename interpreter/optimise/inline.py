@@ -204,7 +204,7 @@ def expand(params, body, args, call, ctx):
             else:
                 binds.append((ctx.fresh("a"), a, p))
     for p, a in list(subst.items()):
-        if not isinstance(a, (A.Name, A.Literal)) and any((par == "piece") != _is_piece(a.ty) for par in uses[p][2]):
+        if not isinstance(a, (A.Name, A.Literal)) and any((par == "piece") != _is_piece(a.ty) for par, _ in uses[p][2]):
             # a field of it compiles by the parameter's type (a piece or not): keep that type on a hidden name
             del subst[p]
             binds.append((ctx.fresh("a"), a, p))
@@ -233,14 +233,22 @@ def _pure_constant(a):
     return _constant_shaped(a) and not any(isinstance(x, A.Name) and x.ref == "const" for x in A.walk(a))
 
 
-def _folding(parent):
+def _folding(use):
+    """Whether a constant put at this use (parent, occurrence) would make its parent a constant the
+    compiler folds when loading, where the fold might fail (conservative: one level is looked at)."""
+    parent, occ = use
     if parent == "piece":
         return False
     if isinstance(parent, A.Binary):
-        return parent.op in _FOLDING_FAIL_OPS
+        if parent.op not in _FOLDING_FAIL_OPS:
+            return False
+        other = parent.right if parent.left is occ else parent.left
+        return _constant_shaped(other)
     if isinstance(parent, A.Unary):
         return parent.op == "-"
-    return isinstance(parent, (A.TupleLit, A.ListLit, A.SetLit, A.Placeholder))
+    if isinstance(parent, (A.TupleLit, A.ListLit, A.SetLit)):
+        return all(_constant_shaped(x) for x in parent.items if x is not occ)
+    return isinstance(parent, A.Placeholder)
 
 
 def _constant_shaped(a):
@@ -259,7 +267,7 @@ def _constant_shaped(a):
 
 def _folds_here(a, parents):
     """An argument the compiler takes for a constant, under an operator that would then be folded."""
-    return any(_folding(par) for par in parents) and _constant_shaped(a)
+    return any(_folding(use) for use in parents) and _constant_shaped(a)
 
 
 def _uses(body, p):
@@ -274,7 +282,7 @@ def _uses(body, p):
             if x.ref == "local" and x.ident == p:
                 count += 1
                 in_loop = in_loop or loop
-                parents.append(parent if not _is_piece(x.ty) else "piece")
+                parents.append((parent, x) if not _is_piece(x.ty) else ("piece", x))
             continue
         if isinstance(x, A.Lambda):
             stack.append((x.body, x, True))
