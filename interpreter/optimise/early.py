@@ -155,9 +155,12 @@ def _of_items(kind, c, call):
 
 def _with_test(kind, c, test, call, ctx):
     """any([x for x in xs if q], y => p) -> any(xs, %x => q and p[y := %x]) (all: not q or p; count: q and p):
-    only for a comprehension of the items themselves, whose condition cannot fail (the list computes
-    every q before the first p; the rewrite takes them in turns)."""
-    if not _single_list_comprehension(c) or (c.condition is not None and not X.cannot_fail(c.condition)):
+    only for a comprehension of the items themselves, where the condition or the test cannot fail (the
+    list computes every q before the first p, the rewrite takes them in turns: were both to fail, the
+    first error would differ)."""
+    if not _single_list_comprehension(c):
+        return None
+    if c.condition is not None and not X.cannot_fail(c.condition) and not X.cannot_fail(test.body):
         return None
     x = c.names[0]
     if not (isinstance(c.element, A.Name) and c.element.ref == "local" and c.element.ident == x):

@@ -22,6 +22,7 @@ import attrs
 from rulelang import ast as A
 
 from . import tree as X
+from .inline import _constant_shaped
 
 # built-ins whose function argument is called at the place of the call (not kept for later)
 _TAKES_FUNCTION = frozenset({"count", "any", "all", "max_by", "min_by", "sorted", "distance", "reachable",
@@ -72,10 +73,21 @@ def _wrap(found, body):
 
 def _worth(e):
     """Not a plain name or literal, and not a constant the compiler computes when loading anyway."""
-    if X.is_atomic(e) or isinstance(e, (A.Lambda, A.EmptyLit)) or X.size(e, 3) < 3:
-        return False  # `not x` or `-x` costs less than the let
-    from .inline import _constant_shaped
-    return not _constant_shaped(e)
+    if X.is_atomic(e) or isinstance(e, (A.Lambda, A.EmptyLit)):
+        return False
+    return _cost(e) >= 5  # `not x` or `a != b` costs less than the let
+
+
+def _cost(e, limit=5):
+    """Nodes left to compute once the compiler has folded the constant parts (counted up to limit)."""
+    if _constant_shaped(e):
+        return 1
+    n = 1
+    for c in X.children(e):
+        n += _cost(c, limit - n)
+        if n >= limit:
+            break
+    return n
 
 
 def _take(e, bound, found, ctx):
