@@ -214,11 +214,22 @@ def expand(params, body, args, call, ctx):
     for hidden, _, p in binds:
         subst[p] = hidden
     out = substitute(body, subst)
+    if subst:
+        out = _drop_cheap_lets(out)
     for hidden, a, p in reversed(binds):
         out = X.bind(hidden, a, out, span=call.span)
     if out.ty is not call.ty and not isinstance(out, A.EmptyLit):  # an empty literal's type makes it a set or map
         out = attrs.evolve(out, ty=call.ty)  # the call's type as the checker saw it (the declared result)
     return out
+
+
+def _drop_cheap_lets(e):
+    """A let made by hoisting whose value, now that the arguments are in, is cheaper than the let
+    (`let %h = human == gold or human == human in ...`: folded when loading) is put back in place."""
+    from .hoist import _worth
+    if isinstance(e, A.Bind) and e.name.startswith("%h") and X.cannot_fail(e.value) and not _worth(e.value):
+        return _drop_cheap_lets(substitute(e.body, {e.name: e.value}))
+    return X.map_children(e, _drop_cheap_lets)
 
 
 def _is_constant_name(a):
