@@ -49,7 +49,8 @@ def hoist_rule(e, ctx, depth=0):
             return e
         out = attrs.evolve(e, **changes)
         return _wrap(found, out)
-    if X.is_builtin_call(e, *_TAKES_FUNCTION) and any(isinstance(a.value, A.Lambda) for a in e.args):
+    if e.__class__ is A.Call and X.is_builtin_call(e, *_TAKES_FUNCTION) and any(
+            a.value.__class__ is A.Lambda for a in e.args):
         found = []
         args = []
         for a in e.args:

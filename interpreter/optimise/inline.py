@@ -32,7 +32,8 @@ from rulelang.parser import MAX_DEPTH
 
 from . import tree as X
 
-INLINE_BUDGET = 200_000  # expression nodes that inlining may add to a whole program
+MAX_CHAIN = 50  # a program whose functions call each other deeper than this is not inlined (see prepare)
+INLINE_BUDGET = 50_000  # expression nodes that inlining may add to a whole program (Station: ~2,000)
 
 FOUND, SAFE, UNSAFE = "found", "safe", "unsafe"
 # operators that keep a constant expression constant (the compiler folds it when loading) and can fail
@@ -70,7 +71,16 @@ def prepare(ctx, run):
         return
     funcs = {name: d for name, d in prog.decls.items() if isinstance(d, A.FuncDecl) and d.body is not None}
     calls = {name: _called(d.body, funcs) for name, d in funcs.items()}
-    for scc in _sccs(list(funcs), calls):
+    sccs = _sccs(list(funcs), calls)
+    # the longest chain of calls: a deep one meets the limit of nested calls (compiler.MAX_FUNCTION_DEPTH)
+    # at a place that inlining would move, so such a program's calls stay calls
+    height = {}
+    for scc in sccs:
+        h = 1 + max((height[g] for f in scc for g in calls[f] if g not in scc), default=0)
+        for f in scc:
+            height[f] = h
+    inlining = max(height.values(), default=0) <= MAX_CHAIN
+    for scc in sccs:
         recursive = len(scc) > 1 or scc[0] in calls[scc[0]]
         for name in scc:
             d = funcs[name]
@@ -79,7 +89,7 @@ def prepare(ctx, run):
             except RecursionError:  # too deep for the passes: it stays as it is, and is not inlined
                 continue
             ctx.bodies[name] = body
-            if not recursive and len(set(p.name for p in d.params)) == len(d.params):
+            if inlining and not recursive and len(set(p.name for p in d.params)) == len(d.params):
                 if X.size(body, ctx.inline_size) <= ctx.inline_size:
                     ctx.inlinable[name] = ([p.name for p in d.params], body)
 
@@ -150,29 +160,18 @@ def inline_rule(e, ctx, depth):
     if args is None or len(args) != len(params):
         return e
     out = expand(params, body, args, e, ctx)
-    n = X.size(out, ctx.inline_budget + 1)
-    if n > ctx.inline_budget or depth + _depth(out) > MAX_DEPTH:
+    n, deep = X.size_depth(out, ctx.inline_budget + 1)
+    if n > ctx.inline_budget or depth + deep > MAX_DEPTH:
         return e
     ctx.inline_budget -= n
     ctx.count("inline")
     return out
 
 
-def _depth(e):
-    best = 0
-    stack = [(e, 1)]
-    while stack:
-        x, d = stack.pop()
-        if d > best:
-            best = d
-        stack.extend((c, d + 1) for c in X.children(x))
-    return best
-
-
 def expand(params, body, args, call, ctx):
     """The body of a function with these params, for a call with these args (None: not expanded)."""
     body = rename_binders(body, ctx, {})
-    uses = {p: _uses(body, p) for p in params}  # p -> (count, inside a loop, occurrences' parents)
+    uses = _uses(body, params)  # p -> (count, inside a loop, occurrences' (parent, node))
     kinds = []
     for a in args:
         if X.is_atomic(a) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
@@ -214,7 +213,7 @@ def expand(params, body, args, call, ctx):
     for hidden, _, p in binds:
         subst[p] = hidden
     out = substitute(body, subst)
-    if subst:
+    if subst and any(isinstance(x, A.Bind) and x.name.startswith("%h") for x in A.walk(out)):
         out = _drop_cheap_lets(out)
     for hidden, a, p in reversed(binds):
         out = X.bind(hidden, a, out, span=call.span)
@@ -281,19 +280,19 @@ def _folds_here(a, parents):
     return any(_folding(use) for use in parents) and _constant_shaped(a)
 
 
-def _uses(body, p):
-    """(occurrences of the local p, whether one is inside a lambda or a comprehension's loop, their parents)."""
-    count = 0
-    in_loop = False
-    parents = []
+def _uses(body, params):
+    """p -> [occurrences of the local p, whether one is inside a lambda or a comprehension's loop,
+    their (parent, node)], for each parameter p."""
+    out = {p: [0, False, []] for p in params}
     stack = [(body, None, False)]
     while stack:
         x, parent, loop = stack.pop()
         if isinstance(x, A.Name):
-            if x.ref == "local" and x.ident == p:
-                count += 1
-                in_loop = in_loop or loop
-                parents.append((parent, x) if not _is_piece(x.ty) else ("piece", x))
+            if x.ref == "local" and x.ident in out:
+                u = out[x.ident]
+                u[0] += 1
+                u[1] = u[1] or loop
+                u[2].append((parent, x) if not _is_piece(x.ty) else ("piece", x))
             continue
         if isinstance(x, A.Lambda):
             stack.append((x.body, x, True))
@@ -306,7 +305,7 @@ def _uses(body, p):
             continue
         for c in X.children(x):
             stack.append((c, x, loop))
-    return count, in_loop, parents
+    return out
 
 
 def rename_binders(e, ctx, env):

@@ -21,7 +21,7 @@ class Context:
     """What the passes share while optimising one program: the program (its functions), and the
     counter behind fresh hidden names."""
 
-    def __init__(self, program=None, inline_size=40, inline_budget=200_000):
+    def __init__(self, program=None, inline_size=40, inline_budget=50_000):
         self.program = program
         self.inline_size = inline_size  # the largest function body (in nodes, once inlined) that is inlined
         self.inline_budget = inline_budget  # expression nodes that inlining may still add to the program
@@ -50,63 +50,124 @@ class Context:
 
 
 # ---------------------------------------------------------------------------- rebuilding
+_PLAIN = (str, int, bool, float, type(None))
+_KIDS = {}
+
+
+def _kid_fields(cls):
+    """The fields of an expression class that may hold expressions (not span, ty, ref, names...)."""
+    got = _KIDS.get(cls)
+    if got is None:
+        got = _KIDS[cls] = tuple(n for n in A._child_fields(cls)
+                                 if n not in ("op", "ident", "param", "name", "names", "kind", "value_name", "prompt",
+                                              "ordered", "optional")
+                                 or (cls is A.Bind and n == "value"))
+    return got
+
+
 def _map_value(val, f):
+    c = val.__class__
+    if c in _PLAIN:
+        return val
     if isinstance(val, A.Expr):
         return f(val)
-    if isinstance(val, A.Arg):
+    if c is A.Arg:
         new = f(val.value)
         return val if new is val.value else attrs.evolve(val, value=new)
-    if isinstance(val, (list, tuple)):
-        out = [_map_value(x, f) for x in val]
-        if all(a is b for a, b in zip(out, val)):
+    if c is list or c is tuple:
+        out = None
+        for i, x in enumerate(val):
+            y = _map_value(x, f)
+            if y is not x:
+                if out is None:
+                    out = list(val)
+                out[i] = y
+        if out is None:
             return val
-        return out if isinstance(val, list) else tuple(out)
+        return out if c is list else tuple(out)
     return val
 
 
 def map_children(e, f):
     """e with f applied to each of its direct child expressions (through arguments, lists and map
     entries); e itself when nothing changed."""
-    changes = {}
-    for name in A._child_fields(type(e)):
+    changes = None
+    for name in _kid_fields(e.__class__):
         val = getattr(e, name)
+        if val.__class__ in _PLAIN:
+            continue
         new = _map_value(val, f)
         if new is not val:
+            if changes is None:
+                changes = {}
             changes[name] = new
     return attrs.evolve(e, **changes) if changes else e
+
+
+def _collect(val, out):
+    c = val.__class__
+    if c in _PLAIN:
+        return
+    if isinstance(val, A.Expr):
+        out.append(val)
+    elif c is A.Arg:
+        out.append(val.value)
+    elif c is list or c is tuple:
+        for x in val:
+            _collect(x, out)
 
 
 def children(e):
     """The direct child expressions of e, in the order the fields are declared."""
     out = []
-
-    def grab(x):
-        out.append(x)
-        return x
-    map_children(e, grab)
+    for name in _kid_fields(e.__class__):
+        _collect(getattr(e, name), out)
     return out
 
 
 _SKIP = (A.Span, T.Type, A.TypeName, A.TypeGeneric, A.TypeRange)
 
 
+_STRUCT = {}
+
+
+def _struct_fields(cls):
+    got = _STRUCT.get(cls)
+    if got is None:
+        got = _STRUCT[cls] = tuple(n for n in A._child_fields(cls) if n not in ("cites", "mode", "origin"))
+    return got
+
+
 def map_exprs(obj, f):
     """obj (a statement, block, declaration, or a list of them) with f applied to every outermost
     expression inside it; obj itself when nothing changed."""
+    c = obj.__class__
+    if c in _PLAIN:
+        return obj
     if isinstance(obj, A.Expr):
         return f(obj)
-    if isinstance(obj, (list, tuple)):
-        out = [map_exprs(x, f) for x in obj]
-        if all(a is b for a, b in zip(out, obj)):
+    if c is list or c is tuple:
+        out = None
+        for i, x in enumerate(obj):
+            y = map_exprs(x, f)
+            if y is not x:
+                if out is None:
+                    out = list(obj)
+                out[i] = y
+        if out is None:
             return obj
-        return out if isinstance(obj, list) else tuple(out)
-    if obj is None or isinstance(obj, _SKIP) or not attrs.has(type(obj)):
+        return out if c is list else tuple(out)
+    if isinstance(obj, _SKIP) or not attrs.has(c):
         return obj
-    changes = {}
-    for name in A._child_fields(type(obj)):
+    changes = None
+    for name in _struct_fields(c):
         val = getattr(obj, name)
+        if val.__class__ in _PLAIN:
+            continue
         new = map_exprs(val, f)
         if new is not val:
+            if changes is None:
+                changes = {}
             changes[name] = new
     return attrs.evolve(obj, **changes) if changes else obj
 
@@ -281,15 +342,24 @@ def reads_builtin_me(e):
 
 def size(e, limit=None):
     """The number of expression nodes in e (counting stops a little past `limit`)."""
+    return size_depth(e, limit)[0]
+
+
+def size_depth(e, limit=None):
+    """(nodes, depth) of e; counting stops a little past `limit` nodes."""
     n = 0
-    stack = [e]
+    deepest = 0
+    stack = [(e, 1)]
     while stack:
-        x = stack.pop()
+        x, d = stack.pop()
         n += 1
+        if d > deepest:
+            deepest = d
         if limit is not None and n > limit:
-            return n
-        stack.extend(children(x))
-    return n
+            break
+        for c in children(x):
+            stack.append((c, d + 1))
+    return n, deepest
 
 
 def is_atomic(e):
