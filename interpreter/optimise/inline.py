@@ -168,13 +168,16 @@ def inline_rule(e, ctx, depth):
     return out
 
 
-def expand(params, body, args, call, ctx):
-    """The body of a function with these params, for a call with these args (None: not expanded)."""
+def expand(params, body, args, call, ctx, bind_constants=False):
+    """The body of a function with these params, for a call with these args."""
+    body0 = body
     body = rename_binders(body, ctx, {})
     uses = _uses(body, params)  # p -> (count, inside a loop, occurrences' (parent, node))
     kinds = []
     for a in args:
-        if X.is_atomic(a) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
+        if bind_constants and _constant_shaped(a):
+            kinds.append("risky")  # bound: see the end
+        elif X.is_atomic(a) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
             kinds.append("atomic")  # a constant made of literals is computed when loading: free to repeat
         elif X.cannot_fail(a):
             kinds.append("safe")
@@ -213,6 +216,11 @@ def expand(params, body, args, call, ctx):
     for hidden, _, p in binds:
         subst[p] = hidden
     out = substitute(body, subst)
+    if not bind_constants and any(_constant_shaped(subst[p]) for p in subst if not isinstance(subst[p], str)):
+        made = {id(x) for x in A.walk(out)} - {id(x) for x in A.walk(body)}
+        if _new_failing_fold(out, made):
+            # constants met where the compiler would fold them (and the fold may fail): bind them all
+            return expand(params, body0, args, call, ctx, bind_constants=True)
     if subst and any(isinstance(x, A.Bind) and x.name.startswith("%h") for x in A.walk(out)):
         out = _drop_cheap_lets(out)
     for hidden, a, p in reversed(binds):
@@ -220,6 +228,30 @@ def expand(params, body, args, call, ctx):
     if out.ty is not call.ty and not isinstance(out, A.EmptyLit):  # an empty literal's type makes it a set or map
         out = attrs.evolve(out, ty=call.ty)  # the call's type as the checker saw it (the declared result)
     return out
+
+
+_CAN_FAIL_FOLDING = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "in", "not in", ".."})
+
+
+def _new_failing_fold(e, made):
+    """Whether e holds a constant expression the compiler folds, built with a substituted argument
+    (a node id in `made`), whose computation might fail (arithmetic, comparison, `in`, a range)."""
+    def walk(x):
+        # -> (constant-shaped, holds a made node, holds an operator that can fail); True when found
+        kids = [walk(c) for c in X.children(x)]
+        if any(k is True for k in kids):
+            return True
+        const = (_is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder))
+                 or (isinstance(x, A.Binary) and x.op not in ("and", "or")))
+        const = const and all(k[0] for k in kids)
+        has_made = id(x) in made or any(k[1] for k in kids)
+        fails = (isinstance(x, A.Binary) and x.op in _CAN_FAIL_FOLDING) or (
+            isinstance(x, A.Unary) and x.op == "-") or any(k[2] for k in kids)
+        if not const and any(k[0] and k[1] and k[2] for k in kids):
+            return True  # a maximal constant part, made here, that might fail when folded
+        return const, has_made, fails
+    top = walk(e)
+    return top is True or (top[0] and top[1] and top[2])
 
 
 def _drop_cheap_lets(e):
