@@ -310,3 +310,19 @@ def test_constant_arguments_never_make_a_load_error(call):
     plain_rs, opt_rs = load_both(text=BASE.replace('flow { end_game "done" }', "var n: int = 0\nflow { "
                                  f'if n > 0 {{ n = {call} }}  end_game "done" }}'))
     assert opt_rs.new_game(2).is_over() and plain_rs.new_game(2).is_over()
+
+
+def test_me_where_it_is_not_known_fails_the_same_way():
+    # `me` in a procedure run from the flow is not known: the call fails there, before the function's
+    # body could fail on xs[5]; inlined, `me` must still be read first
+    text = ('game "T" { players 2 }\nvar n: int = 0\nvar xs: list[int] = [1]\n'
+            "function mine(a, c) = xs[c] == a and c != a + 1\n"
+            "procedure pr() { n = if mine(me, 5) then 1 else 0 }\n"
+            'flow { pr()  end_game "done" }\n')
+    plain_rs, opt_rs = load_both(text=text)
+    messages = []
+    for rs in (plain_rs, opt_rs):
+        with pytest.raises(GameError) as e:
+            rs.new_game(2)
+        messages.append(str(e.value))
+    assert "'me' is not known here" in messages[0] and messages[0] == messages[1]

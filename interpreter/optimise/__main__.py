@@ -45,6 +45,7 @@ def main(argv=None):
         if new is not e:
             changes.append((e, new))
         return new
+    record.ctx = ctx
     finish(prog, ctx, record)
     wanted = set(args.names)
     for name, d in prog.decls.items():

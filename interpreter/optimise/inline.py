@@ -177,7 +177,7 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     for a in args:
         if bind_constants and _constant_shaped(a):
             kinds.append("risky")  # bound: see the end
-        elif X.is_atomic(a) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
+        elif X.is_atomic(a, ctx) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
             kinds.append("atomic")  # a constant made of literals is computed when loading: free to repeat
         elif X.cannot_fail(a):
             kinds.append("safe")

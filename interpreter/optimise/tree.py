@@ -31,6 +31,7 @@ class Context:
         self.stats = {}  # pass name -> rewrites made
         self.rules = []  # (name, rule) being applied together (see rewriter)
         self.run = None
+        self.me_known = False  # whether `me` is always known where the passes stand (in an action)
 
     def after(self, e, name, depth=0):
         """e with the rules that follow `name` applied to it (for a node a rule has just made)."""
@@ -191,10 +192,16 @@ def map_program(program, f, replace=None):
     changed = False
     replace = replace or {}
     each = _guarded(f)
+    ctx = getattr(f, "ctx", None)
     for name, d in program.decls.items():
+        if ctx is not None:
+            # inside an action, `me` is always known (the engine sets it before any of its rules run)
+            ctx.me_known = isinstance(d, A.ActionDecl)
         nd = replace[name] if name in replace else each(d)
         decls[name] = nd
         changed = changed or nd is not d
+    if ctx is not None:
+        ctx.me_known = False
     parts = {}
     for field in ("triggers", "endings", "scenarios"):
         old = getattr(program, field)
@@ -241,6 +248,7 @@ def rewriter(rules, ctx):
         return e
     ctx.rules = list(rules)
     ctx.run = run
+    run.ctx = ctx
     return run
 
 
@@ -362,11 +370,14 @@ def size_depth(e, limit=None):
     return n, deepest
 
 
-def is_atomic(e):
-    """A literal or a name whose reading cannot fail: free to repeat or to move."""
+def is_atomic(e, ctx=None):
+    """A literal or a name whose reading cannot fail: free to repeat or to move (`me` only where
+    ctx says it is always known)."""
     if isinstance(e, A.Literal):
         return True
     if isinstance(e, A.Name):
+        if e.ref == "builtin" and e.ident == "me":
+            return ctx is not None and ctx.me_known
         return e.ref in SAFE_REFS or (e.ref == "builtin" and e.ident in SAFE_BUILTINS)
     return False
 
