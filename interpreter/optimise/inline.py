@@ -10,7 +10,7 @@ What keeps it exact:
 - The body's own binders (lambda parameters, comprehension names) are renamed to fresh hidden names
   (`%t12`), so that no argument's name can be captured by them.
 - An argument that is a plain name or literal is substituted (it cannot fail, and repeating it costs
-  nothing). Any other argument is computed once, in the order the call computes them, through
+  nothing); `me` too inside an action (always known there; elsewhere reading it may fail). Any other argument is computed once, in the order the call computes them, through
   `let %a = ARG in ...` (A.Bind) - except a single argument used once, outside any loop of the body,
   where everything the body computes before it cannot fail: that one is substituted, so it is still
   the first thing that can fail.
