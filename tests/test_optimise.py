@@ -326,3 +326,16 @@ def test_me_where_it_is_not_known_fails_the_same_way():
             rs.new_game(2)
         messages.append(str(e.value))
     assert "'me' is not known here" in messages[0] and messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("expr", ["count([1 / 0 for x in xs if x > 0]) > 0", "count([(2 - 3) % 0 for x in xs]) == 0",
+                                  "count(s(1, [5 / 0 + y for y in ys])) > 0"])
+def test_a_load_error_stays_a_load_error(expr):
+    # the element of a counted list is not computed once rewritten; a constant in it that cannot be
+    # computed is still the load error (E502) it is without the optimiser
+    prog, _ = build_program("<test>", BASE + f"function probe(x0: int, x1: int) = {expr}\n", ())
+    checker = check_program(prog)
+    for optimise in (False, True):
+        with pytest.raises(Located) as e:
+            Ruleset(prog, checker, optimise=optimise)
+        assert e.value.code == "E502"

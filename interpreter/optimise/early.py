@@ -99,11 +99,17 @@ def _single_list_comprehension(c):
 
 
 def _exists(c, span):
-    """`any(source, x => condition)` for a comprehension, or None."""
-    if not _single_list_comprehension(c):
+    """`any(source, x => condition)` for a comprehension, or None (also when its element, dropped,
+    holds a constant the compiler would fold, and might fail to: a load error must stay one)."""
+    if not _single_list_comprehension(c) or _failing_constant(c.element):
         return None
     test = c.condition if c.condition is not None else X.lit(True, span=c.span)
     return X.call("any", [c.source, X.lam(c.names[0], test, span=c.span)], T.BOOL, span=span)
+
+
+def _failing_constant(e):
+    from .inline import _new_failing_fold
+    return _new_failing_fold(e, {id(x) for x in A.walk(e)})
 
 
 def _through_binds(e, make):
