@@ -339,3 +339,22 @@ def test_a_load_error_stays_a_load_error(expr):
         with pytest.raises(Located) as e:
             Ruleset(prog, checker, optimise=optimise)
         assert e.value.code == "E502"
+
+
+def test_a_big_constant_argument_is_not_repeated():
+    # used five times, 1..900000 inlined five times would be 4,500,000 items of fixed data (E503);
+    # computed once it is 900,000, as without the optimiser
+    text = BASE.replace('flow { end_game "done" }', "var n: int = 0\nfunction five(a) = count(a) + count(a) + "
+                        'count(a) + count(a) + count(a)\nflow { if n > 0 { n = five(1..900000) }  end_game "done" }')
+    plain_rs, opt_rs = load_both(text=text)
+    assert opt_rs.new_game(2).is_over()
+
+
+def test_an_action_domain_is_not_made_a_constant():
+    # the domain calls a function: without the optimiser it is listed while playing, so its size is
+    # checked then; inlined to a constant it would be listed (and refused, E503) when loading
+    text = ('game "T" { players 2 }\nvar n: int = 0\nfunction upto(k) = 1..k\n'
+            "action a(x in upto(400000), y in upto(400000)) { effect { n = x } }\n"
+            'flow { if n > 0 { turn 0 { offer [a] to 0 } }  end_game "done" }\n')
+    plain_rs, opt_rs = load_both(text=text)
+    assert opt_rs.new_game(2).is_over() and plain_rs.new_game(2).is_over()

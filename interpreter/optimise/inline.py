@@ -272,7 +272,12 @@ def _is_piece(ty):
 
 
 def _pure_constant(a):
-    return _constant_shaped(a) and not any(isinstance(x, A.Name) and x.ref == "const" for x in A.walk(a))
+    """A small constant made of literals: free to repeat (each copy is folded, and counted against the
+    fixed data limit, when loading; a range or a long list is not repeated)."""
+    nodes = [x for x in A.walk(a) if isinstance(x, A.Expr)]
+    return (len(nodes) <= 10 and _constant_shaped(a)
+            and not any((isinstance(x, A.Name) and x.ref == "const") or (isinstance(x, A.Binary) and x.op == "..")
+                        for x in nodes))
 
 
 def _folding(use):

@@ -135,7 +135,10 @@ _STRUCT = {}
 def _struct_fields(cls):
     got = _STRUCT.get(cls)
     if got is None:
-        got = _STRUCT[cls] = tuple(n for n in A._child_fields(cls) if n not in ("cites", "mode", "origin"))
+        # an action parameter's domain is left as written: whether it is a constant decides, when
+        # loading, whether the action's choices are listed (and limited) then or while playing
+        got = _STRUCT[cls] = tuple(n for n in A._child_fields(cls) if n not in ("cites", "mode", "origin")
+                                   and not (cls is A.Param and n == "domain"))
     return got
 
 
