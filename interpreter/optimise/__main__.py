@@ -22,6 +22,14 @@ from . import tree as X
 
 
 def main(argv=None):
+    try:
+        return _main(argv)
+    except RecursionError:
+        print("error[E006]: the rules are nested too deeply to check", file=sys.stderr)
+        return 1
+
+
+def _main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m interpreter.optimise", description=__doc__.split("\n\n")[0])
     ap.add_argument("file")
     ap.add_argument("names", nargs="*", help="only the declarations with these names")
