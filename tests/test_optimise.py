@@ -358,3 +358,25 @@ def test_an_action_domain_is_not_made_a_constant():
             'flow { if n > 0 { turn 0 { offer [a] to 0 } }  end_game "done" }\n')
     plain_rs, opt_rs = load_both(text=text)
     assert opt_rs.new_game(2).is_over() and plain_rs.new_game(2).is_over()
+
+
+def test_the_passes_one_after_the_other_play_the_same():
+    # optimise() runs the passes of DEFAULT together in one walk; run one after the other (each over
+    # the whole program) they must give rules that play the same too
+    from interpreter.optimise import DEFAULT, optimise
+    path = os.path.join(ROOT, "games", "station.rules")
+    prog, _ = build_program(path, None, ())
+    checker = check_program(prog)
+    one_by_one = optimise(prog, passes=[lambda tree, ctx, p=p: p(tree, ctx) for p in DEFAULT])
+    plain_rs = Ruleset(prog, checker, optimise=False)
+    opt_rs = Ruleset(one_by_one, checker, optimise=False)
+    rng = random.Random(5)
+    plain, opt = plain_rs.new_game(3, seed=5), opt_rs.new_game(3, seed=5)
+    while not plain.is_over():
+        assert plain.to_json() == opt.to_json()
+        actions = plain.legal_actions()
+        assert [a.id for a in actions] == [a.id for a in opt.legal_actions()]
+        choice = rng.choice(actions).id
+        plain.apply(choice)
+        opt.apply(choice)
+    assert opt.is_over() and plain.to_json() == opt.to_json()
