@@ -108,6 +108,7 @@ function e(l) = count(l) == 0
 function u(a, c) = if a == c then 0 else c
 function dv(a, c) = a / c - c % (a + 1)
 function dq(a, c) = a / c
+function ident(a) = a
 flow { end_game "done" }
 '''
 NAMES = ["x", "y", "z"]
@@ -304,7 +305,8 @@ def test_every_count_comparison_keeps_its_value(op, k, flipped):
 
 
 @pytest.mark.parametrize("call", ["dv(1, 0)", "dv(0, 1)", "dv(-1, 2)", "g(2)", "f(dv(1, 0), 2)", "u(0, dv(2, 0))",
-                                  "dv(1 + 1, 0 * 3)", "dq(1, 0)", "dq(-1 + 1, 0 - 0) + 1", "u(dq(3, 0), 1)"])
+                                  "dv(1 + 1, 0 * 3)", "dq(1, 0)", "dq(-1 + 1, 0 - 0) + 1", "u(dq(3, 0), 1)",
+                                  "10 / ident(0)", "-ident(2) % ident(0)"])
 def test_constant_arguments_never_make_a_load_error(call):
     # each call fails when it runs; inlined, no constant expression that fails may be folded at load
     plain_rs, opt_rs = load_both(text=BASE.replace('flow { end_game "done" }', "var n: int = 0\nflow { "

@@ -176,7 +176,7 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     kinds = []
     for a in args:
         if bind_constants and _constant_shaped(a):
-            kinds.append("risky")  # bound: see the end
+            kinds.append("bound")
         elif X.is_atomic(a, ctx) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
             kinds.append("atomic")  # a constant made of literals is computed when loading: free to repeat
         elif X.cannot_fail(a):
@@ -189,7 +189,9 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     for i, (p, a) in enumerate(zip(params, args)):
         n, in_loop, parents = uses[p]
         kind = kinds[i]
-        if kind == "atomic":
+        if bind_constants and _constant_shaped(a):
+            binds.append((ctx.fresh("a"), a, p))
+        elif kind == "atomic":
             if _folds_here(a, parents):
                 binds.append((ctx.fresh("a"), a, p))
             else:
@@ -218,8 +220,9 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     out = substitute(body, subst)
     if not bind_constants and any(_constant_shaped(subst[p]) for p in subst if not isinstance(subst[p], str)):
         made = {id(x) for x in A.walk(out)} - {id(x) for x in A.walk(body)}
-        if _new_failing_fold(out, made):
-            # constants met where the compiler would fold them (and the fold may fail): bind them all
+        if _new_failing_fold(out, made) or _constant_shaped(out):
+            # constants met where the compiler would fold them (and the fold may fail), or a result that
+            # is a constant itself (what holds the call may then be folded): bind them all
             return expand(params, body0, args, call, ctx, bind_constants=True)
     if subst and any(isinstance(x, A.Bind) and x.name.startswith("%h") for x in A.walk(out)):
         out = _drop_cheap_lets(out)
