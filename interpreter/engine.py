@@ -80,9 +80,13 @@ class Action:
 # ============================================================================ ruleset
 class Ruleset:
     def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
-                 time_limit=TIME_LIMIT, backend="generated"):
+                 time_limit=TIME_LIMIT, backend="generated", optimise=True):
         if backend not in BACKENDS:
             raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {backend!r}")
+        if optimise:  # passes over the checked tree (interpreter/optimise, docs/optimiser.md)
+            from .optimise import optimise as _optimise
+            program = _optimise(program)
+        self.optimised = bool(optimise)
         self.checker = checker
         # the closures first: cheap, and they find every load-time error (a ruleset that is only checked
         # never pays for generating code); the generated code replaces them before the first game runs
@@ -121,7 +125,8 @@ class Ruleset:
     def with_backend(self, backend):
         """The same rules (same program, same check) compiled by another backend: tests play both side by side."""
         other = Ruleset(self.program, self.checker, self.step_budget, self.cascade_depth, self.time_limit,
-                        backend=backend)
+                        backend=backend, optimise=False)  # self.program is optimised already, if asked
+        other.optimised = self.optimised
         for attr in ("placeholders", "warnings", "path", "reload"):
             if attr in self.__dict__:
                 setattr(other, attr, getattr(self, attr))

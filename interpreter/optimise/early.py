@@ -1,0 +1,179 @@
+"""Passes that stop a search at the first answer instead of building a whole list.
+
+`early_counts` - a count compared with 0 or 1 asks only whether something is there:
+
+    count([e for x in xs if c]) > 0     ->  any(xs, x => c)        (also >= 1, != 0, 0 < ..., 1 <= ...)
+    count([e for x in xs if c]) == 0    ->  not any(xs, x => c)    (also < 1, <= 0, 0 == ..., 1 > ...)
+    count([e for x in xs]) > 0          ->  any(xs, x => true)
+    count(xs, x => c) > 0               ->  any(xs, x => c)
+
+`e` is never computed (the count does not read it). A plain `count(xs) > 0` stays: it is already one
+look at a length.
+
+`any_all_lambdas` - any/all of a list comprehension tests the items as they come:
+
+    any([p for x in xs])            ->  any(xs, x => p)
+    any([p for x in xs if q])       ->  any(xs, x => q and p)
+    all([p for x in xs])            ->  all(xs, x => p)
+    all([p for x in xs if q])       ->  all(xs, x => not q or p)
+
+only when p is surely true, false or none (a comparison, `not`, `in`, `and`/`or` of such...): `any(xs)`
+without a test asks whether an item *is* true, `any(xs, test)` whether the test's value counts as true,
+and these differ for a number or a list.
+
+Both leave two-name comprehensions (`for k, v in m`: a one-parameter function cannot take them) and
+map comprehensions (they drop none values and repeated keys) as they are. A comprehension reached
+through hidden lets (`let %a = ... in [...]`, made by inlining) is rewritten inside them.
+
+What may change: the work charged (less), and an error in an item after the answer is known is
+not met any more (the search stops before it); no error can appear that the full list would not
+have met first.
+"""
+from __future__ import annotations
+
+import attrs
+
+from rulelang import ast as A
+from rulelang import types as T
+
+from . import tree as X
+
+NONEMPTY = "nonempty"
+EMPTY = "empty"
+
+_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def early_counts(tree, ctx):
+    return X.pass_over(tree, ctx, "early_counts", count_rule)
+
+
+def any_all_lambdas(tree, ctx):
+    return X.pass_over(tree, ctx, "any_all", any_all_rule)
+
+
+# ---------------------------------------------------------------------------- counts
+def _small_int(e):
+    return isinstance(e, A.Literal) and e.value.__class__ is int and e.value in (0, 1)
+
+
+def _question(op, k):
+    """What `count(...) OP k` asks of a count n >= 0: NONEMPTY, EMPTY or None (something else)."""
+    if (op, k) in ((">", 0), (">=", 1), ("!=", 0)):
+        return NONEMPTY
+    if (op, k) in (("==", 0), ("<", 1), ("<=", 0)):
+        return EMPTY
+    return None
+
+
+def count_rule(e, ctx, depth=0):
+    if not isinstance(e, A.Binary) or e.op not in _FLIP:
+        return e
+    if X.is_builtin_call(e.left, "count") and _small_int(e.right):
+        counted, op, k = e.left, e.op, e.right.value
+    elif X.is_builtin_call(e.right, "count") and _small_int(e.left):
+        counted, op, k = e.right, _FLIP[e.op], e.left.value
+    else:
+        return e
+    question = _question(op, k)
+    args = X.positional(counted)
+    if question is None or args is None:
+        return e
+    if len(args) == 2 and isinstance(args[1], A.Lambda):
+        found = X.call("any", args, T.BOOL, span=counted.span)
+    elif len(args) == 1:
+        found = _through_binds(args[0], lambda c: _exists(c, counted.span))
+        if found is None:
+            return e
+    else:
+        return e
+    ctx.count("early_counts")
+    found = ctx.after(found, "early_counts", depth)
+    if question == EMPTY:
+        found = X.negate(found, span=e.span)
+    return attrs.evolve(found, span=e.span) if found.span is not e.span else found
+
+
+def _single_list_comprehension(c):
+    return isinstance(c, A.Comprehension) and c.kind == "list" and len(c.names) == 1 and c.value is None
+
+
+def _exists(c, span):
+    """`any(source, x => condition)` for a comprehension, or None (also when its element, dropped,
+    holds a constant the compiler would fold, and might fail to: a load error must stay one)."""
+    if not _single_list_comprehension(c) or _failing_constant(c.element):
+        return None
+    test = c.condition if c.condition is not None else X.lit(True, span=c.span)
+    return X.call("any", [c.source, X.lam(c.names[0], test, span=c.span)], T.BOOL, span=span)
+
+
+def _failing_constant(e):
+    from .inline import _new_failing_fold
+    return _new_failing_fold(e, {id(x) for x in A.walk(e)})
+
+
+def _through_binds(e, make):
+    """make(inner) for the expression under a chain of hidden lets, the lets kept around the result."""
+    if isinstance(e, A.Bind):
+        inner = _through_binds(e.body, make)
+        if inner is None:
+            return None
+        return attrs.evolve(e, body=inner, ty=inner.ty)
+    return make(e)
+
+
+# ---------------------------------------------------------------------------- any / all
+def any_all_rule(e, ctx, depth=0):
+    if not X.is_builtin_call(e, "any", "all", "count"):
+        return e
+    args = X.positional(e)
+    if args is None:
+        return e
+    kind = e.func.ident
+    if len(args) == 2 and isinstance(args[1], A.Lambda):
+        out = _through_binds(args[0], lambda c: _with_test(kind, c, args[1], e, ctx))
+    elif len(args) == 1 and kind != "count":
+        out = _through_binds(args[0], lambda c: _of_items(kind, c, e))
+    else:
+        return e
+    if out is None:
+        return e
+    ctx.count("any_all")
+    return out
+
+
+def _combine(kind, q, p, span):
+    """The test for an item: q the comprehension's condition (or None), p the item's own test."""
+    if q is None:
+        return p
+    if kind == "all":
+        return A.Binary(span=span, ty=T.BOOL, op="or", left=X.negate(q, span=q.span), right=p)
+    return A.Binary(span=span, ty=T.BOOL, op="and", left=q, right=p)
+
+
+def _of_items(kind, c, call):
+    """any([p for x in xs if q]) -> any(xs, x => q and p), for p surely true, false or none."""
+    if not _single_list_comprehension(c) or not X.surely_bool(c.element):
+        return None
+    body = _combine(kind, c.condition, c.element, c.span)
+    return X.call(kind, [c.source, X.lam(c.names[0], body, span=c.span)], call.ty, span=call.span)
+
+
+def _with_test(kind, c, test, call, ctx):
+    """any([x for x in xs if q], y => p) -> any(xs, %x => q and p[y := %x]) (all: not q or p; count: q and p):
+    only for a comprehension of the items themselves, where the condition or the test cannot fail (the
+    list computes every q before the first p, the rewrite takes them in turns: were both to fail, the
+    first error would differ)."""
+    if not _single_list_comprehension(c):
+        return None
+    if c.condition is not None and not X.cannot_fail(c.condition) and not X.cannot_fail(test.body):
+        return None
+    x = c.names[0]
+    if not (isinstance(c.element, A.Name) and c.element.ref == "local" and c.element.ident == x):
+        return None
+    from .inline import rename_binders, substitute
+    fresh = ctx.fresh(x.lstrip("%").rstrip("0123456789") or "x")
+    cond = substitute(rename_binders(c.condition, ctx, {}), {x: fresh}) if c.condition is not None else None
+    p = substitute(rename_binders(test.body, ctx, {}), {test.param: fresh})
+    body = _combine(kind, cond, p, c.span)
+    return X.call(kind, [c.source, X.lam(fresh, body, span=test.span)], call.ty, span=call.span)

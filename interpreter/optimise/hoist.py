@@ -1,0 +1,123 @@
+"""Pass: compute loop-invariant expressions once, outside the loop.
+
+In a comprehension's element or condition, or in the body of a function value given to a built-in
+(`x => ...`), a part that reads none of the loop's names is the same at every item. It is computed
+once, before the loop, through a hidden let:
+
+    [x for x in xs if x.colour == c or (k == gold or k == human)]
+      ->  let %h1 = k == gold or k == human in [x for x in xs if x.colour == c or %h1]
+
+    any(xs, x => x > n and m == 0)   ->  let %h2 = m == 0 in any(xs, x => x > n and %h2)
+
+Strict: a part is hoisted only when computing it cannot fail (names, literals, ==, !=, not, and, or,
+if-then-else and short lists of these; see tree.cannot_fail) - computing it early, or when the loop
+is empty, or when the loop would have stopped before reaching it, then changes nothing but the
+work. Parts that could fail (an index, a field, a call, arithmetic) stay in the loop: the loop might
+never reach them. A part that is a plain name or a constant is not hoisted (nothing to gain).
+"""
+from __future__ import annotations
+
+import attrs
+
+from rulelang import ast as A
+
+from . import tree as X
+from .inline import _constant_shaped
+
+# built-ins whose function argument is called at the place of the call (not kept for later)
+_TAKES_FUNCTION = frozenset({"count", "any", "all", "max_by", "min_by", "sorted", "distance", "reachable",
+                             "path_exists", "group", "groups", "line_length"})
+
+
+def hoist_invariants(tree, ctx):
+    return X.pass_over(tree, ctx, "hoist", hoist_rule)
+
+
+def hoist_rule(e, ctx, depth=0):
+    """A comprehension, or a built-in call taking a function value, with its invariant parts let outside."""
+    if isinstance(e, A.Comprehension):
+        found = []
+        inner = set(e.names)
+        changes = {}
+        for field in ("element", "value", "condition"):
+            part = getattr(e, field)
+            if part is not None:
+                new = _take(part, inner, found, ctx)
+                if new is not part:
+                    changes[field] = new
+        if not found:
+            return e
+        out = attrs.evolve(e, **changes)
+        return _wrap(found, out)
+    if e.__class__ is A.Call and X.is_builtin_call(e, *_TAKES_FUNCTION) and any(
+            a.value.__class__ is A.Lambda for a in e.args):
+        found = []
+        args = []
+        for a in e.args:
+            v = a.value
+            if isinstance(v, A.Lambda):
+                body = _take(v.body, {v.param}, found, ctx)
+                if body is not v.body:
+                    a = attrs.evolve(a, value=attrs.evolve(v, body=body))
+            args.append(a)
+        if not found:
+            return e
+        return _wrap(found, attrs.evolve(e, args=args))
+    return e
+
+
+def _wrap(found, body):
+    for hidden, value in reversed(found):
+        body = X.bind(hidden, value, body, span=body.span)
+    return body
+
+
+def _worth(e):
+    """Not a plain name or literal, and not a constant the compiler computes when loading anyway."""
+    if X.is_atomic(e) or isinstance(e, (A.Lambda, A.EmptyLit)):
+        return False
+    return _cost(e) >= 5  # `not x` or `a != b` costs less than the let
+
+
+def _cost(e, limit=5):
+    """Nodes left to compute once the compiler has folded the constant parts (counted up to limit)."""
+    if _constant_shaped(e):
+        return 1
+    n = 1
+    for c in X.children(e):
+        n += _cost(c, limit - n)
+        if n >= limit:
+            break
+    return n
+
+
+def _take(e, bound, found, ctx):
+    """e with its outermost hoistable parts replaced by hidden names (appended to found)."""
+    if _worth(e) and X.cannot_fail(e) and not (X.free_locals(e) & bound) and not _binds_inside(e):
+        hidden = ctx.fresh("h")
+        found.append((hidden, e))
+        ctx.count("hoist")
+        return X.name(hidden, e.ty, span=e.span)
+    more = bound | set(X.binders(e))
+    if isinstance(e, A.Comprehension):
+        # its source is outside its own names
+        src = _take(e.source, bound, found, ctx)
+        changes = {"source": src} if src is not e.source else {}
+        for field in ("element", "value", "condition"):
+            part = getattr(e, field)
+            if part is not None:
+                new = _take(part, more, found, ctx)
+                if new is not part:
+                    changes[field] = new
+        return attrs.evolve(e, **changes) if changes else e
+    if isinstance(e, A.Bind):
+        value = _take(e.value, bound, found, ctx)
+        body = _take(e.body, more, found, ctx)
+        if value is e.value and body is e.body:
+            return e
+        return attrs.evolve(e, value=value, body=body)
+    return X.map_children(e, lambda c: _take(c, more, found, ctx))
+
+
+def _binds_inside(e):
+    return any(isinstance(x, (A.Lambda, A.Comprehension, A.Bind)) for x in A.walk(e))

@@ -1,0 +1,522 @@
+"""Helpers the optimiser passes share: copying rebuilds of the checked AST, the names an expression
+reads, fresh hidden names, a size measure, which expressions cannot fail, and a readable printer.
+
+Nothing here mutates a node: a rebuild copies the nodes on the path to a change (`attrs.evolve`,
+which keeps `span`, `ty` and `ref`) and shares everything else.
+"""
+from __future__ import annotations
+
+import attrs
+
+from rulelang import ast as A
+from rulelang import types as T
+
+# names whose reading cannot fail (a local is always set where the checker resolved it; `me` is not
+# always known, scenario values are computed)
+SAFE_REFS = frozenset({"local", "var", "const", "member", "enum_values", "table", "board"})
+SAFE_BUILTINS = frozenset({"current", "players", "all_players", "player_count", "end_triggered"})
+
+
+class Context:
+    """What the passes share while optimising one program: the program (its functions), and the
+    counter behind fresh hidden names."""
+
+    def __init__(self, program=None, inline_size=40, inline_budget=50_000):
+        self.program = program
+        self.inline_size = inline_size  # the largest function body (in nodes, once inlined) that is inlined
+        self.inline_budget = inline_budget  # expression nodes that inlining may still add to the program
+        self._n = 0
+        self.bodies = {}  # function name -> its body, optimised (filled by the inline pass)
+        self.inlinable = {}  # function name -> (parameter names, body) of the functions inlined
+        self.stats = {}  # pass name -> rewrites made
+        self.rules = []  # (name, rule) being applied together (see rewriter)
+        self.run = None
+        self.me_known = False  # whether `me` is always known where the passes stand (in an action)
+
+    def after(self, e, name, depth=0):
+        """e with the rules that follow `name` applied to it (for a node a rule has just made)."""
+        names = [n for n, _ in self.rules]
+        if name in names:
+            for _, rule in self.rules[names.index(name) + 1:]:
+                e = rule(e, self, depth)
+        return e
+
+    def fresh(self, stem="t"):
+        """A hidden local name: it starts with '%', which no rule-file name can."""
+        self._n += 1
+        return f"%{stem}{self._n}"
+
+    def count(self, what):
+        self.stats[what] = self.stats.get(what, 0) + 1
+
+
+# ---------------------------------------------------------------------------- rebuilding
+_PLAIN = (str, int, bool, float, type(None))
+_KIDS = {}
+
+
+def _kid_fields(cls):
+    """The fields of an expression class that may hold expressions (not span, ty, ref, names...)."""
+    got = _KIDS.get(cls)
+    if got is None:
+        got = _KIDS[cls] = tuple(n for n in A._child_fields(cls)
+                                 if n not in ("op", "ident", "param", "name", "names", "kind", "value_name", "prompt",
+                                              "ordered", "optional")
+                                 or (cls is A.Bind and n == "value"))
+    return got
+
+
+def _map_value(val, f):
+    c = val.__class__
+    if c in _PLAIN:
+        return val
+    if isinstance(val, A.Expr):
+        return f(val)
+    if c is A.Arg:
+        new = f(val.value)
+        return val if new is val.value else attrs.evolve(val, value=new)
+    if c is list or c is tuple:
+        out = None
+        for i, x in enumerate(val):
+            y = _map_value(x, f)
+            if y is not x:
+                if out is None:
+                    out = list(val)
+                out[i] = y
+        if out is None:
+            return val
+        return out if c is list else tuple(out)
+    return val
+
+
+def map_children(e, f):
+    """e with f applied to each of its direct child expressions (through arguments, lists and map
+    entries); e itself when nothing changed."""
+    changes = None
+    for name in _kid_fields(e.__class__):
+        val = getattr(e, name)
+        if val.__class__ in _PLAIN:
+            continue
+        new = _map_value(val, f)
+        if new is not val:
+            if changes is None:
+                changes = {}
+            changes[name] = new
+    return attrs.evolve(e, **changes) if changes else e
+
+
+def _collect(val, out):
+    c = val.__class__
+    if c in _PLAIN:
+        return
+    if isinstance(val, A.Expr):
+        out.append(val)
+    elif c is A.Arg:
+        out.append(val.value)
+    elif c is list or c is tuple:
+        for x in val:
+            _collect(x, out)
+
+
+def children(e):
+    """The direct child expressions of e, in the order the fields are declared."""
+    out = []
+    for name in _kid_fields(e.__class__):
+        _collect(getattr(e, name), out)
+    return out
+
+
+_SKIP = (A.Span, T.Type, A.TypeName, A.TypeGeneric, A.TypeRange)
+
+
+_STRUCT = {}
+
+
+def _struct_fields(cls):
+    got = _STRUCT.get(cls)
+    if got is None:
+        # an action parameter's domain is left as written: whether it is a constant decides, when
+        # loading, whether the action's choices are listed (and limited) then or while playing
+        got = _STRUCT[cls] = tuple(n for n in A._child_fields(cls) if n not in ("cites", "mode", "origin")
+                                   and not (cls is A.Param and n == "domain"))
+    return got
+
+
+def map_exprs(obj, f):
+    """obj (a statement, block, declaration, or a list of them) with f applied to every outermost
+    expression inside it; obj itself when nothing changed."""
+    c = obj.__class__
+    if c in _PLAIN:
+        return obj
+    if isinstance(obj, A.Expr):
+        return f(obj)
+    if c is list or c is tuple:
+        out = None
+        for i, x in enumerate(obj):
+            y = map_exprs(x, f)
+            if y is not x:
+                if out is None:
+                    out = list(obj)
+                out[i] = y
+        if out is None:
+            return obj
+        return out if c is list else tuple(out)
+    if isinstance(obj, _SKIP) or not attrs.has(c):
+        return obj
+    changes = None
+    for name in _struct_fields(c):
+        val = getattr(obj, name)
+        if val.__class__ in _PLAIN:
+            continue
+        new = map_exprs(val, f)
+        if new is not val:
+            if changes is None:
+                changes = {}
+            changes[name] = new
+    return attrs.evolve(obj, **changes) if changes else obj
+
+
+def _guarded(f):
+    """f, except that an item too deeply nested for the passes is left as it is (it still loads: the
+    compiler has the room the parser's limits promise, the optimiser does not need it)."""
+    def g(obj):
+        try:
+            return map_exprs(obj, f)
+        except RecursionError:
+            return obj
+    return g
+
+
+def map_program(program, f, replace=None):
+    """A copy of the Program with f applied to every outermost expression of every declaration,
+    trigger, ending, score and scenario (unchanged parts are shared); `replace` (name -> declaration)
+    gives declarations already done. An item nested too deeply for the passes is left unoptimised."""
+    decls = {}
+    changed = False
+    replace = replace or {}
+    each = _guarded(f)
+    ctx = getattr(f, "ctx", None)
+    for name, d in program.decls.items():
+        if ctx is not None:
+            # inside an action, `me` is always known (the engine sets it before any of its rules run)
+            ctx.me_known = isinstance(d, A.ActionDecl)
+        nd = replace[name] if name in replace else each(d)
+        decls[name] = nd
+        changed = changed or nd is not d
+    if ctx is not None:
+        ctx.me_known = False
+    parts = {}
+    for field in ("triggers", "endings", "scenarios"):
+        old = getattr(program, field)
+        new = [each(x) for x in old]
+        if any(a is not b for a, b in zip(new, old)):
+            parts[field] = new
+    for field in ("score", "tiebreak"):
+        old = getattr(program, field)
+        new = each(old)
+        if new is not old:
+            parts[field] = new
+    if not changed and not parts:
+        return program
+    if changed:
+        parts["decls"] = decls
+    return attrs.evolve(program, **parts)
+
+
+def is_program(obj):
+    return hasattr(obj, "decls") and hasattr(obj, "triggers")
+
+
+def apply(tree, f):
+    """Apply f to every outermost expression of a Program, a declaration, a statement or an expression."""
+    if is_program(tree):
+        return map_program(tree, f)
+    return map_exprs(tree, f)
+
+
+def bottom_up(e, rule):
+    """e with `rule` applied to every expression node, children first (a rule sees its children
+    already rewritten)."""
+    return rule(map_children(e, lambda c: bottom_up(c, rule)))
+
+
+def rewriter(rules, ctx):
+    """A function e -> e that applies the rules `[(name, rule(e, ctx, depth))]` to every node of an
+    expression, children first, in one walk; `depth` is how deep the node stands in its outermost
+    expression. ctx.after(e, name, depth) lets a rule apply the rules that follow it to a node it made."""
+    def run(e, depth=0):
+        e = map_children(e, lambda c: run(c, depth + 1))
+        for _, rule in rules:
+            e = rule(e, ctx, depth)
+        return e
+    ctx.rules = list(rules)
+    ctx.run = run
+    run.ctx = ctx
+    return run
+
+
+def pass_over(tree, ctx, name, rule):
+    """Run one rule as a pass of its own over a Program, declaration, statement or expression."""
+    saved = getattr(ctx, "rules", None), getattr(ctx, "run", None)
+    run = rewriter([(name, rule)], ctx)
+    try:
+        return apply(tree, run)
+    finally:
+        ctx.rules, ctx.run = saved
+
+
+# ---------------------------------------------------------------------------- building
+def name(ident, ty, span=A.NO_SPAN, ref="local"):
+    return A.Name(span=span, ty=ty, ident=ident, ref=ref)
+
+
+def call(fname, args, ty, span=A.NO_SPAN):
+    """A call of a built-in, as the checker leaves one (the function's name has ref builtin_func)."""
+    return A.Call(span=span, ty=ty, func=A.Name(span=span, ident=fname, ref="builtin_func"),
+                  args=[A.Arg(None, a, span=getattr(a, "span", span)) for a in args])
+
+
+def lam(param, body, span=A.NO_SPAN):
+    return A.Lambda(span=span, ty=T.FUNC, param=param, body=body)
+
+
+def lit(value, span=A.NO_SPAN):
+    ty = T.NONE if value is None else (T.BOOL if isinstance(value, bool) else (T.INT if isinstance(value, int) else T.STR))
+    return A.Literal(span=span, ty=ty, value=value)
+
+
+def negate(e, span=None):
+    return A.Unary(span=span or e.span, ty=T.BOOL, op="not", operand=e)
+
+
+def bind(hidden, value, body, span=None):
+    return A.Bind(span=span or body.span, ty=body.ty, name=hidden, value=value, body=body)
+
+
+# ---------------------------------------------------------------------------- questions
+def is_builtin_call(e, *names):
+    return (isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.ref == "builtin_func"
+            and (not names or e.func.ident in names))
+
+
+def positional(e):
+    """The arguments of a call, when all are positional (else None)."""
+    if any(a.name is not None for a in e.args):
+        return None
+    return [a.value for a in e.args]
+
+
+def binders(e):
+    """The local names an expression node binds for its children (a lambda's parameter, a
+    comprehension's names, a Bind's hidden name)."""
+    if isinstance(e, A.Lambda):
+        return (e.param,)
+    if isinstance(e, A.Comprehension):
+        return tuple(e.names)
+    if isinstance(e, A.Bind):
+        return (e.name,)
+    return ()
+
+
+def free_locals(e):
+    """The local names e reads that it does not bind itself."""
+    out = set()
+
+    def walk(x, bound):
+        if isinstance(x, A.Name):
+            if x.ref == "local" and x.ident not in bound:
+                out.add(x.ident)
+            return
+        if isinstance(x, A.Comprehension):
+            walk(x.source, bound)
+            inner = bound | set(x.names)
+            for c in (x.element, x.value, x.condition):
+                if c is not None:
+                    walk(c, inner)
+            return
+        if isinstance(x, A.Lambda):
+            walk(x.body, bound | {x.param})
+            return
+        if isinstance(x, A.Bind):
+            walk(x.value, bound)
+            walk(x.body, bound | {x.name})
+            return
+        for c in children(x):
+            walk(c, bound)
+    walk(e, frozenset())
+    return out
+
+
+def reads_builtin_me(e):
+    return any(isinstance(x, A.Name) and x.ref == "builtin" and x.ident == "me" for x in A.walk(e))
+
+
+def size(e, limit=None):
+    """The number of expression nodes in e (counting stops a little past `limit`)."""
+    return size_depth(e, limit)[0]
+
+
+def size_depth(e, limit=None):
+    """(nodes, depth) of e; counting stops a little past `limit` nodes."""
+    n = 0
+    deepest = 0
+    stack = [(e, 1)]
+    while stack:
+        x, d = stack.pop()
+        n += 1
+        if d > deepest:
+            deepest = d
+        if limit is not None and n > limit:
+            break
+        for c in children(x):
+            stack.append((c, d + 1))
+    return n, deepest
+
+
+def is_atomic(e, ctx=None):
+    """A literal or a name whose reading cannot fail: free to repeat or to move (`me` only where
+    ctx says it is always known)."""
+    if isinstance(e, A.Literal):
+        return True
+    if isinstance(e, A.Name):
+        if e.ref == "builtin" and e.ident == "me":
+            return ctx is not None and ctx.me_known
+        return e.ref in SAFE_REFS or (e.ref == "builtin" and e.ident in SAFE_BUILTINS)
+    return False
+
+
+def cannot_fail(e):
+    """Whether evaluating e can never raise a rule error (it may still charge the work budget, which
+    only bounds the computation). Conservative: only names, literals, equality, not/and/or,
+    if-then-else and small lists of these."""
+    if is_atomic(e):
+        return True
+    if isinstance(e, A.Unary):
+        return e.op == "not" and cannot_fail(e.operand)
+    if isinstance(e, A.Binary):
+        return e.op in ("==", "!=", "and", "or") and cannot_fail(e.left) and cannot_fail(e.right)
+    if isinstance(e, A.Cond):
+        return cannot_fail(e.test) and cannot_fail(e.then) and cannot_fail(e.orelse)
+    if isinstance(e, A.TupleLit) and len(e.items) <= 8:  # a short list of plain values: never over a limit
+        return all(cannot_fail(x) and _scalar(x) for x in e.items)
+    if isinstance(e, A.EmptyLit):
+        return True
+    return False
+
+
+def _scalar(e):
+    t = e.ty
+    return t is not None and (t.name in ("int", "bool", "str", "player", "none") or t.kind in ("enum", "record", "range"))
+
+
+def surely_bool(e):
+    """Whether e's value is always true, false or none (never another value that is truthy or not):
+    what `any(xs)` without a test reads as 'is true'."""
+    if isinstance(e, A.Literal):
+        return e.value is True or e.value is False or e.value is None
+    if isinstance(e, A.Unary):
+        return e.op == "not"
+    if isinstance(e, A.Binary):
+        if e.op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in"):
+            return True
+        if e.op in ("and", "or"):
+            return surely_bool(e.left) and surely_bool(e.right)
+        return False
+    if isinstance(e, A.Cond):
+        return surely_bool(e.then) and surely_bool(e.orelse)
+    if isinstance(e, A.Bind):
+        return surely_bool(e.body)
+    if is_builtin_call(e, "any", "all", "adjacent", "path_exists", "is_eliminated"):
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------- printing
+_PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "not in": 4,
+         "..": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
+
+
+def _prec(e):
+    if isinstance(e, A.Binary):
+        return _PREC.get(e.op, 4)
+    if isinstance(e, A.Unary):
+        return 3 if e.op == "not" else 8
+    if isinstance(e, (A.Cond, A.Lambda, A.Bind)):
+        return 0
+    return 9
+
+
+def _lit(v):
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v is None:
+        return "none"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(v)
+
+
+def show(e) -> str:
+    """An expression written back as rule text (a Bind as `let %x = value in body`): for fixtures,
+    `rulelang check --show-optimised` and error reports."""
+    def sub(x, p, right=False):
+        s = show(x)
+        q = _prec(x)
+        return f"({s})" if q < p or (right and q == p and q < 9) else s
+
+    if e is None:
+        return "?"
+    if isinstance(e, A.Literal):
+        return _lit(e.value)
+    if isinstance(e, A.Name):
+        return e.ident
+    if isinstance(e, A.Placeholder):
+        return "?" + sub(e.inner, 9)
+    if isinstance(e, A.Unary):
+        return ("not " + sub(e.operand, 3)) if e.op == "not" else "-" + sub(e.operand, 8)
+    if isinstance(e, A.Binary):
+        p = _PREC.get(e.op, 4)
+        sep = e.op if e.op == ".." else f" {e.op} "
+        return sub(e.left, p) + sep + sub(e.right, p, right=True)
+    if isinstance(e, A.Cond):
+        return f"if {show(e.test)} then {show(e.then)} else {show(e.orelse)}"
+    if isinstance(e, A.Lambda):
+        return f"{e.param} => {show(e.body)}"
+    if isinstance(e, A.Bind):
+        return f"let {e.name} = {show(e.value)} in {show(e.body)}"
+    if isinstance(e, (A.Call, A.New)):
+        args = ", ".join((f"{a.name}: " if a.name else "") + show(a.value) for a in e.args)
+        head = e.func.ident if isinstance(e, A.Call) and isinstance(e.func, A.Name) else (
+            "new " + e.kind if isinstance(e, A.New) else show(e.func))
+        return f"{head}({args})"
+    if isinstance(e, A.Index):
+        return f"{sub(e.target, 9)}[{show(e.index)}]"
+    if isinstance(e, A.Field):
+        return f"{sub(e.target, 9)}.{e.name}"
+    if isinstance(e, A.TupleLit):
+        inner = ", ".join(show(x) for x in e.items)
+        return f"({inner},)" if len(e.items) == 1 else f"({inner})"
+    if isinstance(e, A.ListLit):
+        return "[" + ", ".join(show(x) for x in e.items) + "]"
+    if isinstance(e, A.SetLit):
+        return "{" + ", ".join(show(x) for x in e.items) + "}"
+    if isinstance(e, A.MapLit):
+        return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in e.entries) + "}"
+    if isinstance(e, A.EmptyLit):
+        return "{}"
+    if isinstance(e, A.Comprehension):
+        tail = f" for {', '.join(e.names)} in {show(e.source)}"
+        if e.condition is not None:
+            tail += f" if {show(e.condition)}"
+        if e.kind == "map":
+            return "{" + f"{show(e.element)}: {show(e.value)}{tail}" + "}"
+        return f"[{show(e.element)}{tail}]"
+    if isinstance(e, A.Choose):
+        return f"choose {show(e.count) if e.count else 'one'} of {show(e.options)}"
+    if isinstance(e, A.Roll):
+        return f"roll {show(e.count) if e.count else 'one'} of {show(e.faces)}"
+    if isinstance(e, A.Draw):
+        return f"draw {show(e.count) if e.count else 'one'} from {show(e.pile)}"
+    return type(e).__name__
