@@ -308,6 +308,7 @@ class ExprGenerator:
         self.auto_finish = False
         self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
         self._inline = {}  # rule function -> whether calls of it are written inline
+        self._recursive = None  # the rule functions that can end up calling themselves (found once)
         self._lazy = []  # (AST, name, function) of every expression compiled, generated at its first call
         self.mod.ns["materialize"] = self.materialize
 
@@ -755,20 +756,29 @@ class ExprGenerator:
         got = self._inline.get(name)
         if got is None:
             d = self.rs.program.decls[name]
-            got = _size_of(d.body) <= 40 and name not in self._reaches(name)
+            got = _size_of(d.body) <= 40 and name not in self.recursive()
             self._inline[name] = got
         return got
 
-    def _reaches(self, name):
-        """The rule functions a function's body can end up calling."""
-        seen = set()
-        stack = [name]
-        while stack:
-            for callee in _calls(self.rs.program.decls[stack.pop()].body):
-                if callee not in seen and isinstance(self.rs.program.decls.get(callee), A.FuncDecl):
-                    seen.add(callee)
-                    stack.append(callee)
-        return seen
+    def recursive(self):
+        """The rule functions that can call themselves, directly or through others: those in a cycle of
+        the call graph. One walk of each body (a per-function search was quadratic in the number of
+        functions: 1,000 functions in a cycle took seconds)."""
+        if self._recursive is None:
+            import networkx as nx
+            decls = self.rs.program.decls
+            graph = nx.DiGraph()
+            for name, d in decls.items():
+                if isinstance(d, A.FuncDecl):
+                    graph.add_node(name)
+                    graph.add_edges_from((name, callee) for callee in _calls(d.body)
+                                         if isinstance(decls.get(callee), A.FuncDecl))
+            found = set()
+            for part in nx.strongly_connected_components(graph):
+                if len(part) > 1 or any(graph.has_edge(f, f) for f in part):
+                    found |= part
+            self._recursive = found
+        return self._recursive
 
     def inline_call(self, name, params, args, fn):
         d = self.rs.program.decls[name]
