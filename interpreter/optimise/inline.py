@@ -100,51 +100,15 @@ def _called(e, funcs):
 
 
 def _sccs(nodes, edges):
-    """Strongly connected components (Tarjan, without recursion), callees before their callers."""
-    index = {}
-    low = {}
-    on = set()
-    stack = []
-    out = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(edges[w]))))
-                    advanced = True
-                    break
-                if w in on:
-                    low[v] = min(low[v], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(comp)
-    return out
+    """Strongly connected components of the call graph (networkx), callees before their callers; within
+    a component, names in sorted order (deterministic)."""
+    import networkx as nx
+    graph = nx.DiGraph()
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from((f, g) for f in nodes for g in sorted(edges[f]))
+    parts = nx.condensation(graph)
+    order = list(nx.lexicographical_topological_sort(parts, key=lambda i: min(parts.nodes[i]["members"])))
+    return [sorted(parts.nodes[i]["members"]) for i in reversed(order)]
 
 
 # ---------------------------------------------------------------------------- rewriting
