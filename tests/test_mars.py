@@ -26,7 +26,7 @@ ENDINGS = {"missions fulfilled", "colony level 5"}
 # the sections encoded with behaviour so far, each checked by at least one scenario
 WITH_SCENARIOS = {"M-2.1", "M-2.2", "M-2.3", "M-2.4", "M-3.1", "M-3.5", "M-4", "M-5", "M-6.1", "M-7", "M-7.1",
                   "M-7.2", "M-8.1", "M-8.2", "M-8.3", "M-8.5", "M-8.6", "M-9.2", "M-9.3", "M-9.5", "M-9.7",
-                  "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16"}
+                  "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16", "M-18"}
 
 
 def _section_ids():
@@ -45,12 +45,14 @@ def test_scenario(result):
     assert result.passed, result.message
 
 
-def test_the_file_loads_clean(mars):
-    diags = rulelang.check(MARS)
+@pytest.mark.parametrize("variants", [(), ("first_game",)], ids=["base", "first_game"])
+def test_the_file_and_its_variant_load_clean(mars, variants):
+    diags = rulelang.check(MARS, variants=variants)
     if not os.path.exists(RULEBOOK):
         diags = [d for d in diags if not (d.code == "W306" and "cannot read the rulebook" in d.message)]
     assert diags == [], [d.render() for d in diags]
     assert mars.player_counts == (2, 3, 4)
+    assert mars.variants == ("first_game",)
     assert ENDINGS <= set(mars.endings)
 
 
@@ -89,6 +91,12 @@ def test_random_games_end_by_a_rulebook_ending(mars, players, seed):
     assert g.is_over(), "the game did not end"
     assert g.end_reason in ENDINGS, g.end_reason
     assert g.winners()
+
+
+def test_random_first_games_end_by_a_rulebook_ending():
+    rs = rulelang.load(MARS, variants=("first_game",))
+    g = play_random(rs, 3, 4)
+    assert g.is_over() and g.end_reason in ENDINGS, g.end_reason
 
 
 def test_same_seed_same_game(mars):
