@@ -26,7 +26,7 @@ ENDINGS = {"missions fulfilled", "colony level 5"}
 # the sections encoded with behaviour so far, each checked by at least one scenario
 WITH_SCENARIOS = {"M-2.1", "M-2.2", "M-2.3", "M-2.4", "M-3.1", "M-3.5", "M-4", "M-5", "M-6.1", "M-7", "M-7.1",
                   "M-7.2", "M-8.1", "M-8.2", "M-8.3", "M-8.5", "M-8.6", "M-9.2", "M-9.3", "M-9.5", "M-9.7",
-                  "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16", "M-18"}
+                  "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16", "M-18", "M-11", "M-11.1"}
 
 
 def _section_ids():
