@@ -921,6 +921,12 @@ class Checker(PieceChecks):
             self.expect_type(rt, T.INT, e.right, "a range")
             return T.list_of(T.INT)
         bl, br = T.base(lt), T.base(rt)
+        if op in ("+", "-") and (bl.name == "any" or br.name == "any"):
+            # a value of unknown kind (a function without a declared result): it may be a list, set or text,
+            # so the sum has the other side's kind, or stays unknown (checked when the rules run)
+            other = br if bl.name == "any" else bl
+            if other.name == "any" or other.name in ("int", "list", "set", "str"):
+                return other
         if op == "+" and (bl.name in ("list", "set", "str") or br.name in ("list", "set", "str")):
             if not T.compatible(bl, br):
                 self.err(e.span, "E301", f"cannot add {rt} to {lt}")

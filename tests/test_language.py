@@ -243,3 +243,16 @@ def test_a_player_outside_the_seats_is_a_rule_error_with_its_position(body, wher
         rules.new_game(2)
     assert str(e.value).startswith(where), str(e.value)
     assert "not a player" in str(e.value)
+
+
+def test_the_sum_of_values_of_unknown_kind_is_not_taken_for_a_number():
+    # f has no declared result: f(p) + f(p) may be a list (it is here), so to_set() of it is allowed,
+    # and the game computes it as a list (a checker that called the sum an int gave a wrong E310)
+    rs = rulelang.loads('game "R" { players 2 }\n'
+                        'per player var xs: list[int] = [1, 2]\n'
+                        'function f(p: player) = xs[p]\n'
+                        'function g(p: player) = to_set(f(p) + f(p))\n'
+                        'var n: int = 0\n'
+                        'flow { n = count(g(0))  end_game }\n')
+    g = rs.new_game(2, seed=1)
+    assert g.is_over() and g.to_dict()["data"]["n"] == 2
