@@ -16,8 +16,9 @@ class Placeholder:
     what: str
 
 
-def _compile(path, text, variants, root=None):
-    """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics)."""
+def _compile(path, text, variants, root=None, optimise=True):
+    """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics). `optimise=False` skips
+    the optimiser's passes: `check` does, since they never change a diagnostic (docs/optimiser.md)."""
     from .checker import check_program
     from .program import build_program
 
@@ -38,7 +39,7 @@ def _compile(path, text, variants, root=None):
     from interpreter.engine import Ruleset
 
     try:
-        rs = Ruleset(prog, checker)
+        rs = Ruleset(prog, checker, optimise=optimise)
     except Located as e:
         src = prog.sources.get(e.span.path) or Source("", e.span.path)
         return None, diags + [src.diag(e.code, e.message, e.span.line, e.span.column, hint=e.hint,
@@ -99,14 +100,14 @@ def check(path, variants=(), text=None, root=None, cache=None):
     path = os.fspath(path)
     use = text is None and (C.active() if cache is None else bool(cache) and not C.disabled_by_env())
     if not use:
-        _, diags = _compile(path, text, variants, root)
+        _, diags = _compile(path, text, variants, root, optimise=False)
         return _order(diags)
     variants = tuple(variants)
     stored = C.lookup(path, variants, root)
     if stored is not None:
         return C.diagnostics_of(stored)
     with C.recording() as deps:
-        _, diags = _compile(path, text, variants, root)
+        _, diags = _compile(path, text, variants, root, optimise=False)
     diags = _order(diags)
     C.store(path, variants, root, deps, diags)
     return diags
