@@ -34,6 +34,7 @@ MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
+MAX_LISTED_OPTIONS = 64  # decisions with at most this many options keep their Action list for reuse
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
@@ -160,6 +161,8 @@ class Ruleset:
                 ends.append(reason)
         self.endings = tuple(ends)
         self.action_cache = {}
+        self.option_lists = {}  # (kind, seat, options) -> (Action list, {id: position} or None), see legal_actions
+        self._listed = 0  # options held by option_lists
         self.table_rows = {}
         self.row_fields = {}
         self.boards = {}
@@ -528,7 +531,7 @@ class Game:
         self.scenario = None
         self.error = None
         self._actions = None
-        self._lookup = None  # (options, {id: value}) made by legal_actions() for apply()
+        self._lookup = None  # (options, {id: position in options}) made by legal_actions() for apply()
 
     # ------------------------------------------------------------------ setup
     def _init_state(self):
@@ -816,6 +819,20 @@ class Game:
             p = self.pending
             options = p.options
             who = -1 if p.kind == "chance" else p.player
+            if len(options) <= MAX_LISTED_OPTIONS:
+                # the same options offered to the same seat again: the actions and the lookup made then
+                key = (p.kind, who, tuple(options))
+                lists = self.rs.option_lists
+                try:
+                    got = lists.get(key)
+                except TypeError:  # a value that cannot be a key (a map): listed as below
+                    got = key = None
+                if got is not None:
+                    self._actions, look = got
+                    self._lookup = (options, look) if look is not None else None
+                    return list(self._actions)
+            else:
+                key = None
             # Action objects are shared by the games of a ruleset: one per (kind, seat, id, value)
             cache = self.rs.action_cache
             if len(cache) > MAX_CACHED_ACTIONS:
@@ -836,10 +853,18 @@ class Game:
                 cache[(kind, who, i)] = (v, a)
                 add(a)
             self._actions = out
-            # id -> value for apply(), kept with the very options list it was made from (ids are unique
+            # id -> position for apply(), kept with the very options list it was made from (ids are unique
             # in practice; if two were equal, apply() searches the list as before and takes the first)
-            look = dict(options)
-            self._lookup = (options, look) if len(look) == len(options) else None
+            look = {i: k for k, (i, _) in enumerate(options)}
+            if len(look) != len(options):
+                look = None
+            self._lookup = (options, look) if look is not None else None
+            if key is not None:
+                self.rs._listed += len(options) + 1
+                if self.rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
+                    lists.clear()
+                    self.rs._listed = len(options) + 1
+                lists[key] = (out, look)
         return list(self._actions)
 
     def chance_outcomes(self):
@@ -860,9 +885,10 @@ class Game:
         options = p.options
         look = self._lookup
         if look is not None and look[0] is options:  # made by legal_actions() from these very options
-            value = look[1].get(aid, _NO_VALUE)
-            if value is _NO_VALUE:
+            k = look[1].get(aid)
+            if k is None:
                 self._illegal(aid, p)
+            value = options[k][1]
         else:
             for i, v in options:
                 if i == aid:
@@ -1060,9 +1086,6 @@ class Game:
     @classmethod
     def from_json(cls, rs, text):
         return _saves.load_game(cls, rs, text)  # a save is untrusted: checked completely (interpreter/saves.py)
-
-
-_NO_VALUE = object()  # apply(): an id that is not among the options
 
 
 def _choice_text(v):
