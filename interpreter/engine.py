@@ -34,7 +34,7 @@ MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
-MAX_LISTED_OPTIONS = 64  # decisions with at most this many options keep their Action list for reuse
+MAX_LISTED_OPTIONS = 64  # offers of at most this many actions keep their Action list for reuse
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
@@ -819,7 +819,7 @@ class Game:
             p = self.pending
             options = p.options
             who = -1 if p.kind == "chance" else p.player
-            if len(options) <= MAX_LISTED_OPTIONS:
+            if p.kind == "action" and len(options) <= MAX_LISTED_OPTIONS:
                 # the same options offered to the same seat again: the actions and the lookup made then
                 key = (p.kind, who, tuple(options))
                 lists = self.rs.option_lists
@@ -853,13 +853,13 @@ class Game:
                 cache[(kind, who, i)] = (v, a)
                 add(a)
             self._actions = out
-            # id -> position for apply(), kept with the very options list it was made from (ids are unique
-            # in practice; if two were equal, apply() searches the list as before and takes the first)
-            look = {i: k for k, (i, _) in enumerate(options)}
-            if len(look) != len(options):
-                look = None
-            self._lookup = (options, look) if look is not None else None
             if key is not None:
+                # id -> position for apply(), kept with the very options list it was made from (ids are unique
+                # in practice; if two were equal, apply() searches the list as before and takes the first)
+                look = {i: k for k, (i, _) in enumerate(options)}
+                if len(look) != len(options):
+                    look = None
+                self._lookup = (options, look) if look is not None else None
                 self.rs._listed += len(options) + 1
                 if self.rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
                     lists.clear()
