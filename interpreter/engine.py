@@ -34,6 +34,7 @@ MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
+MAX_LISTED_OPTIONS = 64  # offers of at most this many actions keep their Action list for reuse
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
@@ -160,6 +161,8 @@ class Ruleset:
                 ends.append(reason)
         self.endings = tuple(ends)
         self.action_cache = {}
+        self.option_lists = {}  # (kind, seat, options) -> (Action list, {id: position} or None), see legal_actions
+        self._listed = 0  # options held by option_lists
         self.table_rows = {}
         self.row_fields = {}
         self.boards = {}
@@ -329,7 +332,11 @@ class Ruleset:
                 code.emit(pay, d.span)
 
         def epilogue(code):
-            code.emit(lambda G, L: G.emit_event("action_done", (L["me"], name)), d.span)
+            if "action_done" in triggered:
+                code.emit(lambda G, L: G.emit_event("action_done", (L["me"], name)), d.span)
+            else:  # no trigger waits for it: the event's arguments are read, nothing else happens
+                code.emit(_no_action_done, d.span)
+        triggered = {t.event for t in self.program.triggers}
         cid = "action:" + name
         body = d.effect or A.Block(stmts=[], span=d.span)
         code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
@@ -422,6 +429,14 @@ class Ruleset:
         return Game.from_json(self, json_text)
 
 
+def _no_action_done(G, L):
+    """The end of an action when no trigger waits for "action_done" (what emit_event would do)."""
+    L["me"]
+
+
+_ACTIVE = {}  # eliminated flags (a tuple of bools) -> the seats still in the game, for active_players
+
+
 def _plain_place(target):
     """A variable or local with [index] steps only (a cost read as an expression reads the same)."""
     while isinstance(target, A.Index):
@@ -490,6 +505,7 @@ class Game:
     def __init__(self, rs, n, seed, chance):
         rs._ready()  # the backend asked for is built before anything runs
         self.rs = rs
+        self._triggers = rs.triggers  # event -> triggers, for emit_event
         self.n = n
         self.seed = seed
         self.chance_mode = chance
@@ -515,6 +531,7 @@ class Game:
         self.scenario = None
         self.error = None
         self._actions = None
+        self._lookup = None  # (options, {id: position in options}) made by legal_actions() for apply()
 
     # ------------------------------------------------------------------ setup
     def _init_state(self):
@@ -540,7 +557,13 @@ class Game:
     # ------------------------------------------------------------------ helpers the ops use
     def active_players(self):
         el = self.eliminated
-        return tuple(p for p in range(self.n) if not el[p])
+        got = _ACTIVE.get(el)
+        if got is None:
+            got = tuple(p for p in range(len(el)) if not el[p])
+            if len(_ACTIVE) > 4096:
+                _ACTIVE.clear()
+            _ACTIVE[el] = got
+        return got
 
     def next_active(self, p, step):
         for i in range(1, self.n + 1):
@@ -554,7 +577,7 @@ class Game:
         return x
 
     def emit_event(self, name, args):
-        trig = self.rs.triggers.get(name)
+        trig = self._triggers.get(name)
         if not trig:
             return None
         return ("push", [(code, dict(zip(params, args))) for code, params in trig])
@@ -794,25 +817,54 @@ class Game:
             return []
         if self._actions is None:
             p = self.pending
+            options = p.options
             who = -1 if p.kind == "chance" else p.player
+            if p.kind == "action" and len(options) <= MAX_LISTED_OPTIONS:
+                # the same options offered to the same seat again: the actions and the lookup made then
+                key = (p.kind, who, tuple(options))
+                lists = self.rs.option_lists
+                try:
+                    got = lists.get(key)
+                except TypeError:  # a value that cannot be a key (a map): listed as below
+                    got = key = None
+                if got is not None:
+                    self._actions, look = got
+                    self._lookup = (options, look) if look is not None else None
+                    return list(self._actions)
+            else:
+                key = None
             # Action objects are shared by the games of a ruleset: one per (kind, seat, id, value)
             cache = self.rs.action_cache
             if len(cache) > MAX_CACHED_ACTIONS:
                 cache.clear()
             kind = p.kind == "action"
             out = []
-            for i, v in p.options:
-                got = cache.get((kind, who, i))
+            add = out.append
+            get = cache.get
+            for i, v in options:
+                got = get((kind, who, i))
                 if got is not None and (got[0] is v or got[0] == v):
-                    out.append(got[1])
+                    add(got[1])
                     continue
                 if kind:
                     a = Action(i, who, None, functools.partial(self.rs.actions[v[0]].describe, v[1]))
                 else:
                     a = Action(i, who, None, functools.partial(_choice_text, v))
                 cache[(kind, who, i)] = (v, a)
-                out.append(a)
+                add(a)
             self._actions = out
+            if key is not None:
+                # id -> position for apply(), kept with the very options list it was made from (ids are unique
+                # in practice; if two were equal, apply() searches the list as before and takes the first)
+                look = {i: k for k, (i, _) in enumerate(options)}
+                if len(look) != len(options):
+                    look = None
+                self._lookup = (options, look) if look is not None else None
+                self.rs._listed += len(options) + 1
+                if self.rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
+                    lists.clear()
+                    self.rs._listed = len(options) + 1
+                lists[key] = (out, look)
         return list(self._actions)
 
     def chance_outcomes(self):
@@ -826,41 +878,58 @@ class Game:
             raise GameError(f"the game stopped on an error: {self.error}")
         if self.over:
             raise IllegalAction("the game is over")
-        aid = action.id if isinstance(action, Action) else action
-        if not isinstance(aid, str):
+        aid = action.id if action.__class__ is Action or isinstance(action, Action) else action
+        if aid.__class__ is not str and not isinstance(aid, str):
             raise IllegalAction(f"an action is an Action or its id (a string), not {type(action).__name__}")
         p = self.pending
-        value = None
-        for i, v in p.options:
-            if i == aid:
-                value = v
-                break
+        options = p.options
+        look = self._lookup
+        if look is not None and look[0] is options:  # made by legal_actions() from these very options
+            k = look[1].get(aid)
+            if k is None:
+                self._illegal(aid, p)
+            value = options[k][1]
         else:
-            legal = [i for i, _ in p.options]
-            shown = ", ".join(legal[:12]) + (" ..." if len(legal) > 12 else "")
-            who = "chance" if p.kind == "chance" else f"P{p.player}"
-            raise IllegalAction(f"'{aid}' is not legal now ({who} to decide: {p.prompt}); legal: {shown}")
+            for i, v in options:
+                if i == aid:
+                    value = v
+                    break
+            else:
+                self._illegal(aid, p)
+        self._lookup = None
         self.log.append({"player": -1 if p.kind == "chance" else p.player, "action": aid})
         self._actions = None
         fr = self.frames[-1]
-        op = fr.code.ops[fr.pc - 1]
-        start_work(self)
+        pc = fr.pc - 1
+        op = fr.code.ops[pc]
+        self.work = 0  # start_work(self), inline
+        self.work_mark = TIME_CHECK_EVERY
+        self.deadline = None
         try:
             r = op.resume(self, fr.locals, value)
         except RuleRuntimeError as e:
-            self._fail(str(e), fr.code.spans[fr.pc - 1], fr.code.name)
+            self._fail(str(e), fr.code.spans[pc], fr.code.name)
         except Located as e:
             self._fail(e.message, e.span, fr.code.name)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
-            self._fail(f"a value of the wrong kind: {e}", fr.code.spans[fr.pc - 1], fr.code.name)
+            self._fail(f"a value of the wrong kind: {e}", fr.code.spans[pc], fr.code.name)
         if r is SUSPEND:
             return
         if r is not None:
-            try:
-                self._push(r, fr)
-            except RuleRuntimeError as e:
-                self._fail(str(e), fr.code.spans[fr.pc - 1], fr.code.name)
+            if r[0] == "call" and len(self.frames) < MAX_FRAMES:  # _push, inline for the common case
+                self.frames.append(Frame(r[1], 0, r[2], fr.depth))
+            else:
+                try:
+                    self._push(r, fr)
+                except RuleRuntimeError as e:
+                    self._fail(str(e), fr.code.spans[pc], fr.code.name)
         self._run()
+
+    def _illegal(self, aid, p):
+        legal = [i for i, _ in p.options]
+        shown = ", ".join(legal[:12]) + (" ..." if len(legal) > 12 else "")
+        who = "chance" if p.kind == "chance" else f"P{p.player}"
+        raise IllegalAction(f"'{aid}' is not legal now ({who} to decide: {p.prompt}); legal: {shown}")
 
     def scores(self):
         if self.rs.score_fn is None:

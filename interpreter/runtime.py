@@ -690,20 +690,29 @@ class OfferOp:
         self.actions = actions  # names
         self.player = player
         self.span = span
+        self._rs = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
+        self._acts = ()
 
     def __call__(self, G, L):
-        if G.rs.ending_checks and G._check_endings():
+        rs = G.rs
+        if rs.ending_checks and G._check_endings():
             return END
         who = self.player(G, L)
         if who.__class__ is not int or not 0 <= who < G.n:
             raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
-        opts = []
-        for name in self.actions:
-            opts.extend(G.rs.actions[name].legal(G, who))
+        if self._rs is not rs:
+            self._acts = tuple(rs.actions[name] for name in self.actions)
+            self._rs = rs
+        acts = self._acts
+        if len(acts) == 1:
+            opts = acts[0].legal(G, who)  # a new list each time: it becomes the pending options
+        else:
+            opts = []
+            for act in acts:
+                opts.extend(act.legal(G, who))
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
-        p = Pending("action", who, opts, "take an action")
-        G.pending = p
+        G.pending = Pending("action", who, opts, "take an action")
         return SUSPEND
 
     def resume(self, G, L, value):

@@ -1,0 +1,166 @@
+"""The engine's per-decision shortcuts (issue 8, second wave) behave exactly as the plain paths they replace:
+apply() by id or Action with or without legal_actions() first, on copies and loaded saves; an illegal id
+is refused with the same message; `action_done` still reaches its triggers; line_length walks, asks and
+charges as the general walk does."""
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rulelang
+from interpreter import boards as B
+from interpreter.builtins import WORK_BUDGET, RuleRuntimeError
+from rulelang import IllegalAction
+
+COUNTER = '''
+game "Counter" { players 2 }
+var done: list[str] = []
+var turns_seen: int = 0
+action add(k in 1..3) {
+  effect { done = done + ["add"] }
+}
+action pass_turn {
+  effect { }
+}
+when action_done(p, name) if name == "add" then { turns_seen = turns_seen + 1 }
+flow { repeat 4 times { for p in players { turn p { offer [add, pass_turn] to p } } } }
+score p = turns_seen
+'''
+
+
+def test_action_done_still_reaches_its_trigger():
+    rs = rulelang.loads(COUNTER)
+    g = rs.new_game(2, seed=1)
+    picks = ["add(1)", "pass_turn", "add(3)", "add(2)", "pass_turn", "pass_turn", "add(1)", "pass_turn"]
+    for aid in picks:
+        g.apply(aid)
+    assert g.is_over()
+    view = g.view()["vars"]
+    assert view["turns_seen"] == 4  # one per "add", none per "pass_turn"
+    assert view["done"] == ["add"] * 4
+
+
+def test_an_action_without_a_trigger_on_action_done_ends_the_same():
+    rs = rulelang.loads(COUNTER.replace('when action_done(p, name) if name == "add" then '
+                                        '{ turns_seen = turns_seen + 1 }', ''))
+    g = rs.new_game(2, seed=1)
+    for _ in range(8):
+        g.apply(g.legal_actions()[-1])
+    assert g.is_over() and g.view()["vars"]["turns_seen"] == 0
+
+
+def _illegal_message(g, aid):
+    with pytest.raises(IllegalAction) as e:
+        g.apply(aid)
+    return str(e.value)
+
+
+def test_an_illegal_id_is_refused_the_same_after_legal_actions():
+    rs = rulelang.load("games/examples/tictactoe.rules")
+    a = rs.new_game(2, seed=0)
+    b = rs.new_game(2, seed=0)
+    a.apply("place(1,1)")
+    b.apply("place(1,1)")
+    b.legal_actions()  # b keeps an id -> value lookup, a searches the options
+    for aid in ("place(1,1)", "place(9,9)", "", "PLACE(0,0)"):
+        ma = _illegal_message(a, aid)
+        assert ma == _illegal_message(b, aid)
+        assert "is not legal now" in ma
+    assert a.to_json() == b.to_json()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), pick=st.integers(0, 10**6), how=st.lists(st.integers(0, 4), max_size=60))
+def test_every_way_of_applying_plays_the_same_game(seed, pick, how):
+    """Action objects, ids with and without legal_actions() first, copies and reloaded saves in between."""
+    rs = rulelang.load("games/examples/connect4.rules")
+    ref = rs.new_game(2, seed=seed % 1000)
+    g = rs.new_game(2, seed=seed % 1000)
+    r = random.Random(pick)
+    for step in how:
+        if ref.is_over():
+            break
+        acts = ref.legal_actions()
+        a = r.choice(acts)
+        ref.apply(a)
+        if step == 0:
+            g.apply(a.id)  # no legal_actions() on g
+        elif step == 1:
+            g.legal_actions()
+            g.apply(a.id)
+        elif step == 2:
+            g.apply(next(x for x in g.legal_actions() if x.id == a.id))
+        elif step == 3:
+            g.legal_actions()
+            g = g.clone()  # the copy's options are a copy: its lookup must not be trusted
+            g.apply(a.id)
+        else:
+            g.legal_actions()
+            g = rs.load_game(g.to_json())
+            g.apply(a)
+        assert g.to_json() == ref.to_json()
+
+
+class _Work:
+    def __init__(self):
+        self.work = 0
+        self.work_mark = 10**9
+        self.deadline = None
+        self.time_limit = 1.0
+
+
+def _reference_line_length(board, n, where, G):
+    """The general walk (one tuple per step), as line_length computed it before the (x, y) shortcut."""
+    if n not in board.adj or not board.directions or (where is not None and not where(n)):
+        return 0
+    best = 1
+    walked = 0
+    for d in board.directions:
+        length = 1
+        for sign in (1, -1):
+            cur = n
+            while True:
+                nxt = tuple(c + sign * o for c, o in zip(cur, d))
+                if nxt not in board.adj or (where is not None and not where(nxt)):
+                    break
+                walked += 1
+                length += 1
+                cur = nxt
+        best = max(best, length)
+    if walked > 8:
+        G.work += walked
+    return best
+
+
+BOARDS = [B.square_grid("s", 1, 1), B.square_grid("s", 3, 3), B.square_grid("s", 6, 7),
+          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(which=st.integers(0, len(BOARDS) - 1), data=st.data())
+def test_line_length_walks_asks_and_charges_as_the_general_walk(which, data):
+    board = BOARDS[which]
+    nodes = list(board.nodes)
+    marked = set(data.draw(st.lists(st.sampled_from(nodes), max_size=len(nodes))))
+    n = data.draw(st.sampled_from(nodes + [(99, 99)]))
+    use_where = data.draw(st.booleans())
+    asked = {"fast": [], "ref": []}
+
+    def where_of(key):
+        def where(cell):
+            asked[key].append(cell)
+            return cell in marked
+        return where if use_where else None
+
+    fast, ref = _Work(), _Work()
+    assert board.line_length(n, where_of("fast"), fast) == _reference_line_length(board, n, where_of("ref"), ref)
+    assert asked["fast"] == asked["ref"]
+    assert fast.work == ref.work
+
+
+def test_line_length_stops_at_the_work_budget():
+    board = B.square_grid("s", 9, 9, diagonals=True)
+    G = _Work()
+    G.work = G.work_mark = WORK_BUDGET - 5
+    with pytest.raises(RuleRuntimeError):
+        board.line_length((4, 4), None, G)  # 32 steps walked, 5 units of work left
