@@ -1,7 +1,7 @@
 """Show what the optimiser makes of a rule file:
 
-    python -m interpreter.optimise games/station.rules              # every expression it changes
-    python -m interpreter.optimise games/station.rules can_perform  # only these functions / actions
+    python -m interpreter.optimise RULES.rules                  # every expression it changes
+    python -m interpreter.optimise RULES.rules NAME ...         # only these functions / actions
     python -m interpreter.optimise --variant friendly FILE ...
 
 Each changed expression is printed as rule text before and after (`let %a = ... in ...` is a value

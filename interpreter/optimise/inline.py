@@ -33,7 +33,7 @@ from rulelang.parser import MAX_DEPTH
 from . import tree as X
 
 MAX_CHAIN = 50  # a program whose functions call each other deeper than this is not inlined (see prepare)
-INLINE_BUDGET = 50_000  # expression nodes that inlining may add to a whole program (Station: ~2,000)
+INLINE_BUDGET = 50_000  # expression nodes that inlining may add to a whole program (a 2,000-line game: ~2,000)
 
 FOUND, SAFE, UNSAFE = "found", "safe", "unsafe"
 # operators that keep a constant expression constant (the compiler folds it when loading) and can fail
