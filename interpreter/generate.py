@@ -714,6 +714,9 @@ class ExprGenerator:
                 return self.inline_call(name, params, args, fn)
             fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
             return t
+        if (name in ("any", "all") and len(e.args) == 2 and all(a.name is None for a in e.args)
+                and isinstance(e.args[1].value, A.Lambda)):
+            return self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
         # positional arguments first, then the named ones (the closures' order)
         pos = [self.expr(a.value, fn) for a in e.args if a.name is None]
         kws = [(a.name, self.expr(a.value, fn)) for a in e.args if a.name is not None]
@@ -748,6 +751,38 @@ class ExprGenerator:
             fn.emit(f"check_value(G, {t})")
         if name in ("max", "min") and len(pos) == 2 and not kws:
             fn.depth -= 1
+        return t
+
+    def any_all_loop(self, name, source, lam, fn):
+        """`any(xs, x => test)` / `all(...)` as a loop that stops at the first answer, the test written in
+        the loop: the same work (the built-in's charge, then 1 per test), result and errors as the call."""
+        k = self.mod.const
+        xs = self.expr(source, fn)
+        t = fn.tmp()
+        fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
+        fn.emit("if G.work > G.work_mark: over(G)")
+        fn.emit(f"{t} = {name == 'all'}")
+        fn.emit("try:")
+        fn.depth += 1
+        saved = fn.env
+        fn.env = dict(saved)
+        x = fn.bind(lam.param, "x")
+        fn.emit(f"for {x} in items_of({xs}):")
+        fn.depth += 1
+        fn.charge(1)
+        r = self.expr(lam.body, fn)
+        if name == "any":
+            fn.emit(f"if {r}:")
+            fn.emit(f"    {t} = True")
+        else:
+            fn.emit(f"if not {r}:")
+            fn.emit(f"    {t} = False")
+        fn.emit("    break")
+        fn.depth -= 2
+        fn.env = saved
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k(name)}, ({xs}, ), err) from None")
+        fn.known[t] = bool
         return t
 
     def inlinable(self, name):

