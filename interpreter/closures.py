@@ -11,9 +11,9 @@ from rulelang import ast as A
 
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items, charge,
                        check_items, check_value, deep_cost, over)
-from .runtime import (END, MAX_FIXED_ITEMS, MAX_FUNCTION_DEPTH, MAX_ITEMS, RETURN, ChooseOp, Code, Located,
+from .runtime import (END, MAX_FIXED_ITEMS, MAX_FUNCTION_DEPTH, RETURN, ChooseOp, Code, Located,
                       OfferOp, Place, RandomOp, _arith, _builtin_error, _check_map, _check_root, _contains,
-                      _equal, _get, _size, add_item, remove_item)
+                      _equal, _get, _size, add_item, remove_item, span_of)
 from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
 
 
@@ -221,18 +221,7 @@ class ExprCompiler:
         if op == "not in":
             return lambda G, L: not _contains(rf(G, L), lf(G, L), G)
         if op == "..":
-            def rng(G, L):
-                a, b = lf(G, L), rf(G, L)
-                if not isinstance(a, int) or not isinstance(b, int):
-                    raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
-                if b - a >= MAX_ITEMS:
-                    raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
-                if b >= a and G is not None:
-                    G.work += b - a + 1
-                    if G.work > G.work_mark:
-                        over(G)
-                return tuple(range(a, b + 1))
-            return rng
+            return lambda G, L: span_of(G, lf(G, L), rf(G, L))
 
         def arith(G, L):
             return _arith(op, lf(G, L), rf(G, L), G)

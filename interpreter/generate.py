@@ -28,6 +28,7 @@ import warnings
 
 from rulelang import ast as A
 
+from .runtime import span_of
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
                        charge, check_items, check_value, deep_cost, over)
 from .values import Piece, fmt, skey
@@ -55,19 +56,6 @@ def compare(op, a, b):
         return a >= b
     except TypeError:
         raise RuleRuntimeError(f"cannot compare {fmt(a)} {op} {fmt(b)}") from None
-
-
-def span_of(G, a, b):
-    from .runtime import MAX_ITEMS
-    if not isinstance(a, int) or not isinstance(b, int):
-        raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
-    if b - a >= MAX_ITEMS:
-        raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
-    if b >= a and G is not None:
-        G.work += b - a + 1
-        if G.work > G.work_mark:
-            over(G)
-    return tuple(range(a, b + 1))
 
 
 def field_slow(G, v, name, by_row, rows):
@@ -1357,30 +1345,12 @@ def make_stmt_generator(rs, xc):
     return StmtGenerator(rs, xc)
 
 
-def _nodes(e):
-    """Every AST node under e (e included)."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-            continue
-        if not hasattr(x, "__attrs_attrs__"):
-            continue
-        yield x
-        for f in x.__attrs_attrs__:
-            if f.name not in ("span", "ty"):
-                v = getattr(x, f.name, None)
-                if isinstance(v, (list, tuple)) or hasattr(v, "__attrs_attrs__"):
-                    stack.append(v)
-
-
 def _size_of(e):
-    return sum(1 for _ in _nodes(e))
+    return sum(1 for _ in A.walk(e))
 
 
 def _calls(e):
-    return {x.func.ident for x in _nodes(e) if isinstance(x, A.Call) and x.func.ref == "func"}
+    return {x.func.ident for x in A.walk(e) if isinstance(x, A.Call) and x.func.ref == "func"}
 
 
 def _blocks(st):

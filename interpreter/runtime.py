@@ -18,7 +18,7 @@ import re
 
 from rulelang import ast as A
 
-from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost
+from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
 from .values import Pile, fmt, readable, skey
 
@@ -859,3 +859,16 @@ class CompiledFunction:
     def __init__(self, params, body):
         self.params = params
         self.body = body
+
+
+def span_of(G, a, b):
+    """a..b: the list of whole numbers from a to b, its length charged as work (both backends)."""
+    if not isinstance(a, int) or not isinstance(b, int):
+        raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")
+    if b - a >= MAX_ITEMS:
+        raise RuleRuntimeError(f"the range {a}..{b} has more than {MAX_ITEMS:,} items")
+    if b >= a and G is not None:
+        G.work += b - a + 1
+        if G.work > G.work_mark:
+            over(G)
+    return tuple(range(a, b + 1))

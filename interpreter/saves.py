@@ -317,22 +317,11 @@ def _local_names(rs):
 def _bound(node):
     """Every name a `let` or `for` binds anywhere inside an AST node."""
     names = set()
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-            continue
-        if not hasattr(x, "__attrs_attrs__"):
-            continue
+    for x in A.walk(node):
         if isinstance(x, A.Let):
             names.add(x.name)
         elif isinstance(x, A.For):
             names.update(x.names)
-        for f in x.__attrs_attrs__:
-            v = getattr(x, f.name, None)
-            if isinstance(v, (list, tuple)) or hasattr(v, "__attrs_attrs__"):
-                stack.append(v)
     return names
 
 
