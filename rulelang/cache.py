@@ -119,9 +119,9 @@ def _version() -> str:
 def file_state(path: str, follow: bool = True) -> str:
     """What stands at ``path``, as far as reading it as a rule file or rulebook can tell: ``sha256:...``
     of the bytes of a regular file up to the read limit, else what is there instead."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    if not follow:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
+    from .openflags import open_flags
+
+    flags = open_flags(follow)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:

@@ -16,6 +16,7 @@ import attrs
 from . import ast as A
 from .cache import note as _note_read
 from .diagnostics import ERROR, Source, printable
+from .openflags import open_flags
 from .parser import parse
 
 MAX_EXTENDS_DEPTH = 16
@@ -73,9 +74,7 @@ def read_limited(path: str, limit: int = MAX_FILE_BYTES, follow: bool = True) ->
     problem = bad_name(path)
     if problem:
         raise FileProblem(problem)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    if not follow:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
+    flags = open_flags(follow)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
