@@ -4,6 +4,7 @@ game that load back and play on identically."""
 from __future__ import annotations
 
 import random
+import re
 
 MAX_DECISIONS = 30_000
 
@@ -54,3 +55,19 @@ def check_explicit_chance_round_trip(rs, players, seed, steps):
         g.apply(pick.choice(g.legal_actions()))
     text = g.to_json()
     assert rs.load_game(text).to_json() == text
+
+
+def section_ids(rulebook):
+    """The section ids of a rulebook (`## [V-4.5] ...` headings, English twins `V-4-en` included)."""
+    with open(rulebook, encoding="utf-8") as fh:
+        return re.findall(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", fh.read(), re.M)
+
+
+def cited_ids(rules_path):
+    """Every section id a rule file cites with `@rule "..."` (one or several ids)."""
+    with open(rules_path, encoding="utf-8") as fh:
+        text = fh.read()
+    cited = set()
+    for ids_text in re.findall(r'@rule\s+((?:"[^"]+"\s*,\s*)*"[^"]+")', text):
+        cited |= set(re.findall(r'"([^"]+)"', ids_text))
+    return cited

@@ -6,7 +6,6 @@ No Python here knows Mars's rules: everything is in the rule file; this only run
 the rulebook (../shared/rulebooks/mars.md) says must happen."""
 import json
 import os
-import re
 
 import pytest
 
@@ -14,9 +13,9 @@ import rulelang
 from interpreter.scenarios import run_path
 
 try:
-    from game_checks import check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game, play_random
+    from game_checks import cited_ids, section_ids, check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game, play_random
 except ImportError:  # tests/ as a package
-    from tests.game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game,
+    from tests.game_checks import (cited_ids, section_ids, check_explicit_chance_round_trip, check_round_trip_mid_game,
                                    check_same_seed_same_game, play_random)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,11 +26,6 @@ ENDINGS = {"missions fulfilled", "colony level 5"}
 WITH_SCENARIOS = {"M-2.1", "M-2.2", "M-2.3", "M-2.4", "M-3.1", "M-3.5", "M-4", "M-5", "M-6.1", "M-7", "M-7.1",
                   "M-7.2", "M-8.1", "M-8.2", "M-8.3", "M-8.5", "M-8.6", "M-9.2", "M-9.3", "M-9.5", "M-9.7",
                   "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16", "M-18", "M-11", "M-11.1"}
-
-
-def _section_ids():
-    with open(RULEBOOK, encoding="utf-8") as fh:
-        return re.findall(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", fh.read(), re.M)
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +52,10 @@ def test_the_file_and_its_variant_load_clean(mars, variants):
 
 @pytest.mark.skipif(not os.path.exists(RULEBOOK), reason="the rulebook (../shared/rulebooks) is not beside this checkout")
 def test_citations_name_rulebook_sections_and_encoded_ones_have_scenarios(mars):
-    ids = set(_section_ids())
+    ids = set(section_ids(RULEBOOK))
     assert len(ids) == 45  # M-1 ... M-18 with their subsections
-    with open(MARS, encoding="utf-8") as fh:
-        text = fh.read()
-    cited = set()
-    for ids_text in re.findall(r'@rule\s+((?:"[^"]+"\s*,\s*)*"[^"]+")', text):
-        cited |= set(re.findall(r'"([^"]+)"', ids_text))
+    cited = cited_ids(MARS)
+    assert ids <= cited, sorted(ids - cited)
     assert cited <= ids, sorted(cited - ids)
     in_scenarios = {c for sc in mars.program.scenarios for c in sc.cites}
     assert WITH_SCENARIOS <= in_scenarios, sorted(WITH_SCENARIOS - in_scenarios)

@@ -4,7 +4,6 @@ rulebook ending, determinism by seed and save/load in the middle of a game.
 No Python here knows Station's rules: everything is in the rule file; this only runs it."""
 import os
 import random
-import re
 
 import pytest
 
@@ -12,10 +11,10 @@ import rulelang
 from interpreter.scenarios import run_path
 
 try:
-    from game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game,
+    from game_checks import (cited_ids, section_ids, check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game,
                              play_random, MAX_DECISIONS)
 except ImportError:  # tests/ as a package
-    from tests.game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game,
+    from tests.game_checks import (cited_ids, section_ids, check_explicit_chance_round_trip, check_round_trip_mid_game,
                                    check_same_seed_same_game, play_random, MAX_DECISIONS)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -24,11 +23,6 @@ RULEBOOK = os.path.normpath(os.path.join(ROOT, "..", "shared", "rulebooks", "sta
 ENDINGS = {"40 VP", "all 9 sectors", "alien supply"}
 VARIANTS = [(), ("first_play",), ("friendly",), ("first_play", "friendly"), ("invented_hub_bonuses",),
             ("first_play", "friendly", "invented_hub_bonuses")]
-
-
-def _section_ids():
-    with open(RULEBOOK, encoding="utf-8") as fh:
-        return re.findall(r"^## \[([A-Z]-[\d.]+)\]", fh.read(), re.M)
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +37,9 @@ def test_scenario(result):
 
 @pytest.mark.skipif(not os.path.exists(RULEBOOK), reason="the rulebook (../shared/rulebooks) is not beside this checkout")
 def test_every_section_is_cited_and_has_a_scenario(station):
-    ids = _section_ids()
+    ids = section_ids(RULEBOOK)
     assert len(ids) == 18
-    with open(STATION, encoding="utf-8") as fh:
-        text = fh.read()
-    cited = set()
-    for ids_text in re.findall(r'@rule\s+((?:"[^"]+"\s*,\s*)*"[^"]+")', text):
-        cited |= set(re.findall(r'"([^"]+)"', ids_text))
+    cited = cited_ids(STATION)
     assert set(ids) <= cited, sorted(set(ids) - cited)
     assert cited <= set(ids), sorted(cited - set(ids))
     in_scenarios = {c for sc in station.program.scenarios for c in sc.cites}

@@ -8,7 +8,6 @@ what the rulebook (../shared/rulebooks/vega.md) says must happen."""
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 
@@ -18,10 +17,10 @@ import rulelang
 from interpreter.scenarios import run_path
 
 try:
-    from game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game,
+    from game_checks import (cited_ids, section_ids, check_explicit_chance_round_trip, check_round_trip_mid_game, check_same_seed_same_game,
                              play_random)
 except ImportError:  # tests/ as a package
-    from tests.game_checks import (check_explicit_chance_round_trip, check_round_trip_mid_game,
+    from tests.game_checks import (cited_ids, section_ids, check_explicit_chance_round_trip, check_round_trip_mid_game,
                                    check_same_seed_same_game, play_random)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,11 +34,6 @@ WITH_SCENARIOS = {"V-2", "V-3", "V-3-en", "V-4", "V-4.1", "V-4.1-en", "V-4.2", "
                   "V-4.3-en", "V-4.4", "V-4.4-en", "V-4.5", "V-4.5-en", "V-4.6", "V-4.6-en", "V-5",
                   "V-6", "V-7", "V-7-en", "V-8", "V-9", "V-9-en", "V-10", "V-10.1", "V-10.2", "V-10.3"}
 GAMES = 8  # random games per player count (the 200-game runs are done by hand: docs/games/vega.md)
-
-
-def _section_ids():
-    with open(RULEBOOK, encoding="utf-8") as fh:
-        return re.findall(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", fh.read(), re.M)
 
 
 def _node(v):
@@ -75,13 +69,9 @@ def test_scenario(result):
 
 @pytest.mark.skipif(not os.path.exists(RULEBOOK), reason="the rulebook (../shared/rulebooks) is not beside this checkout")
 def test_every_section_is_cited_and_the_encoded_ones_have_scenarios(vega):
-    ids = _section_ids()
+    ids = section_ids(RULEBOOK)
     assert len(ids) == 34  # V-1 ... V-10.3 (17) and V-1-en ... V-9-en (17)
-    with open(VEGA, encoding="utf-8") as fh:
-        text = fh.read()
-    cited = set()
-    for ids_text in re.findall(r'@rule\s+((?:"[^"]+"\s*,\s*)*"[^"]+")', text):
-        cited |= set(re.findall(r'"([^"]+)"', ids_text))
+    cited = cited_ids(VEGA)
     assert set(ids) <= cited, sorted(set(ids) - cited)
     assert cited <= set(ids), sorted(cited - set(ids))
     in_scenarios = {c for sc in vega.program.scenarios for c in sc.cites}
