@@ -134,3 +134,18 @@ def test_private_goals_are_seen_by_their_owner_only(mars, players, seed, cut):
     after = _views(h)
     assert after[k] != before[k]
     assert after[:k] + after[k + 1:] == before[:k] + before[k + 1:]
+
+
+# ------------------------------------------------------------------------------------ the rover's tiles (M-9.1)
+def test_tile_rules_have_scenarios(mars):
+    in_scenarios = {c for sc in mars.program.scenarios for c in sc.cites}
+    assert "M-9.1" in in_scenarios
+
+
+@pytest.mark.parametrize("players,seed", [(2, 3), (3, 2), (4, 3)])
+def test_random_games_take_tiles(mars, players, seed):
+    # rovers ending on tiles take them in ordinary play (random agents do so rarely: seeds where they
+    # do): the counters read by goals 4 and 12, the two missions and LSS tile 6 move
+    g = play_random(mars, players, seed)
+    data = json.loads(g.to_json())["data"]
+    assert sum(data["rover_finds"]) + sum(data["research_taken"]) > 0
