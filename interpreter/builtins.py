@@ -288,6 +288,15 @@ def b_slice(G, xs, start, end=None):
     return tuple(_items(xs)[start:end])
 
 
+def b_flatten(G, xss):
+    out = []
+    for xs in _items(xss):
+        if xs.__class__ not in _CONTAINERS:
+            raise RuleRuntimeError(f"flatten() needs a list of lists; one of its items is {fmt(xs)}, not a list")
+        out.extend(_items(xs))
+    return tuple(out)
+
+
 def b_abs(G, n):
     return abs(n)
 
@@ -460,6 +469,19 @@ def _sorting(args):
     return n
 
 
+def _flattening(args):
+    """Every inner item is copied once (an inner set or map is sorted first)."""
+    n = 1
+    for outer in args:
+        if outer.__class__ not in _CONTAINERS:
+            continue
+        n += len(outer).bit_length() * len(outer) if outer.__class__ in (frozenset, dict) else len(outer)
+        for xs in outer:
+            size = len(xs) if xs.__class__ in _CONTAINERS else 1
+            n += size * (size.bit_length() + 1 if xs.__class__ in (frozenset, dict) else 1) + 1
+    return n
+
+
 def _boards(args):
     return 1
 
@@ -470,6 +492,7 @@ COSTS.update({name: _sorting for name in ("sorted", "keys", "values", "award_by_
 COSTS["count"] = lambda args: 1 if len(args) == 1 else _shallow(args)  # count(xs) is only a length
 COSTS["get"] = lambda args: deep_cost(args[1]) + 1 if len(args) > 1 else 1  # one look-up by a key
 COSTS["copies"] = lambda args: 1  # its result is measured (and charged) whole
+COSTS["flatten"] = _flattening
 COSTS.update({name: _boards for name in ("nodes", "neighbors", "adjacent", "attr", "distance", "reachable",
                                          "path_exists", "group", "groups", "line_length", "next_player",
                                          "previous_player", "players_from", "is_eliminated", "seat", "abs",

@@ -78,6 +78,8 @@ FUNCTIONS = {b.name: b for b in [
     Builtin("to_list", 1, 1, (), _list_of_elem, "to_list(xs): the items as a list (a pile's items in order)"),
     Builtin("copies", 2, 2, (), lambda ts: T.list_of(ts[0]), "copies(x, n): a list of n times x"),
     Builtin("slice", 2, 3, (), _list_of_elem, "slice(xs, start, end): items from start up to (not including) end"),
+    Builtin("flatten", 1, 1, (), lambda ts: T.list_of(T.element(T.element(ts[0]))),
+            "flatten(xss): the items of each inner list in turn, as one list"),
     # numbers
     Builtin("abs", 1, 1, (), _const(T.INT), "abs(n)"),
     Builtin("clamp", 3, 3, (), _const(T.INT), "clamp(n, low, high)"),

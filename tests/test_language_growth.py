@@ -1,5 +1,5 @@
-"""General language growth asked for by the Vega issue: placeholder marks on whole rules,
-`draw ... into`, `shuffle B into A`, and the scenario runner's written-order rule."""
+"""General language growth asked for by the Vega and Mars issues: placeholder marks on whole rules,
+`draw ... into`, `shuffle B into A`, the scenario runner's written-order rule, and `flatten`."""
 from interpreter.scenarios import run_path
 
 
@@ -395,3 +395,42 @@ def test_a_draw_statement_without_into_or_a_let_draw_with_into_gets_one_error_wi
         diags = e.value.diagnostics
         assert len(diags) == 1 and diags[0].code == "E004", e.value.render()
         assert e.value.render().startswith(where) and hint in diags[0].hint, e.value.render()
+
+
+# ------------------------------------------------------------------------------------ flatten (Mars)
+FLAT = '''game "F" { players 2 }
+board b = hex_grid(2)
+var pile: deck[int] = [5, 6]
+var got: list[int]
+var around: list[node]
+flow {
+  got = flatten([[3, 1], [], to_list({9, 7}), to_list(pile)]) + flatten([{2, 1}])
+  around = to_list(to_set(flatten([[n] + neighbors(b, n) for n in [(0, 0), (2, 0)]])))
+  end_game
+}
+'''
+
+
+def test_flatten_joins_inner_lists_in_order_with_sets_sorted():
+    import rulelang
+    for backend in ("generated", "closures"):
+        g = rulelang.loads(FLAT).with_backend(backend).new_game(2, seed=0)
+        v = g.view(None)["vars"]
+        assert v["got"] == [3, 1, 7, 9, 5, 6, 1, 2], backend
+        # the hexes within 1 of (0, 0) or of (2, 0) on a radius-2 hex field: 7 + 4 (the edge cuts 3), sharing (1, 0) and its two neighbours in common
+        assert len(v["around"]) == len(set(map(tuple, v["around"])))
+        assert [0, 0] in v["around"] and [2, 0] in v["around"] and [1, 0] in v["around"]
+
+
+def test_flatten_of_something_not_a_list_of_lists_is_a_one_line_rule_error():
+    import pytest
+    import rulelang
+    from rulelang import GameError
+    text = '''game "F" { players 2 }
+var n: int
+flow { n = count(flatten([1, 2]))  end_game }
+'''
+    with pytest.raises(GameError) as e:
+        rulelang.loads(text).new_game(2, seed=0)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("<string>:3:") and "flatten() needs a list of lists" in msg

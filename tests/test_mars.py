@@ -142,10 +142,14 @@ def test_tile_rules_have_scenarios(mars):
     assert "M-9.1" in in_scenarios
 
 
-@pytest.mark.parametrize("players,seed", [(2, 3), (3, 2), (4, 3)])
-def test_random_games_take_tiles(mars, players, seed):
-    # rovers ending on tiles take them in ordinary play (random agents do so rarely: seeds where they
-    # do): the counters read by goals 4 and 12, the two missions and LSS tile 6 move
-    g = play_random(mars, players, seed)
-    data = json.loads(g.to_json())["data"]
-    assert sum(data["rover_finds"]) + sum(data["research_taken"]) > 0
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_random_games_take_tiles(mars, players):
+    # rovers ending on tiles take them in ordinary play: the counters read by goals 4 and 12, the two
+    # missions and LSS tile 6 move. Random agents seldom end a rover move on a tile (about every other
+    # game takes one), so up to five seeded games are played until one does.
+    for seed in range(1, 6):
+        g = play_random(mars, players, seed)
+        data = json.loads(g.to_json())["data"]
+        if sum(data["rover_finds"]) + sum(data["research_taken"]) > 0:
+            return
+    pytest.fail("no tile taken in five random games")

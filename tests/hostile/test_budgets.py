@@ -57,6 +57,7 @@ BOMBS = {
     "first": ("s = to_set(xs)", "let y = first(s)", WORK),
     "last": ("s = to_set(xs)", "let y = last(s)", WORK),
     "index_of": ("", "let y = index_of(xs, 0 - 1)", WORK),
+    "flatten": ("", "let y = flatten([xs, xs, xs])", WORK),
     "keys": ("m = {i: i for i in xs}", "let y = keys(m)", WORK),
     "values": ("m = {i: i for i in xs}", "let y = values(m)", WORK),
     "get": ("m = {i: i for i in xs}", "let y = get(m, 5, 0)", STEPS),
