@@ -151,3 +151,22 @@ def test_boosts_and_the_lab_have_scenarios(mars):
     # M-6.2 (the "(+1)" boosts of advanced buildings) and M-3.2 (the lab's upgrade icon) are checked too
     in_scenarios = {c for sc in mars.program.scenarios for c in sc.cites}
     assert {"M-6.2", "M-3.2"} <= in_scenarios
+
+
+# ------------------------------------------------------------------------------------ the rover's tiles (M-9.1)
+def test_tile_rules_have_scenarios(mars):
+    in_scenarios = {c for sc in mars.program.scenarios for c in sc.cites}
+    assert "M-9.1" in in_scenarios
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_random_games_take_tiles(mars, players):
+    # rovers ending on tiles take them in ordinary play: the counters read by goals 4 and 12, the two
+    # missions and LSS tile 6 move. Random agents seldom end a rover move on a tile (about every other
+    # game takes one), so up to five seeded games are played until one does.
+    for seed in range(1, 6):
+        g = play_random(mars, players, seed)
+        data = json.loads(g.to_json())["data"]
+        if sum(data["rover_finds"]) + sum(data["research_taken"]) > 0:
+            return
+    pytest.fail("no tile taken in five random games")
