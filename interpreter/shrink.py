@@ -160,6 +160,8 @@ def _replay(ruleset, players, seed, chance, entries, reproduces, strict, deadlin
             if reproduces(exc):
                 run.outcome = exc
                 return run
+            if strict and isinstance(exc, IllegalAction):
+                raise ShrinkError(f"decision {k + 1} of the log does not replay: {_line(exc)}") from None
             if strict:
                 raise ShrinkError(f"the log fails at decision {k + 1} with another error: {_line(exc)}") from None
             return run
@@ -182,9 +184,10 @@ def shrink_log(ruleset, players, seed, variants, log, reproduces, *, chance=None
                           f"not {list(variants)}")
     entries = [_entry(e) for e in log]
     chance = chance or infer_chance(entries)
+    if isinstance(max_replays, bool) or not isinstance(max_replays, int) or max_replays < 1:
+        raise ShrinkError(f"max_replays is a whole number of at least 1, not {max_replays!r}")
     budget = _Budget(max_replays, max_seconds)
-    if not budget.take():
-        raise ShrinkError("max_replays must allow at least one replay")
+    budget.replays = 1  # the first replay (the shortest prefix) is always made
     best = _replay(ruleset, players, seed, chance, entries, reproduces, strict=True)
     if best.outcome is None:
         raise ShrinkError(f"the log ({len(entries)} decisions) does not reproduce the finding")
@@ -258,17 +261,19 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
         except GameError as exc:
             game_error = _line(exc)
             scores = digest = None
+    recorded = game_error if game_error is not None else (error if not ended else None)
     record = {
         "format": cli.LOG_FORMAT, "version": cli.LOG_VERSION,
         "rules": rules if rules is not None else getattr(ruleset, "path", None),
         "game": getattr(ruleset, "name", None), "variants": list(variants),
         "players": players, "seed": seed, "chance": chance, "agents": ["shrunk"] * players,
         "log": [dict(e) for e in g.log], "decisions": len(g.log),
-        "end_reason": g.end_reason if ended else None,
-        "scores": scores if game_error is None else None,
-        "winners": winners if game_error is None and winners is not None else [],
-        "final_sha256": digest if game_error is None else None,
-        "error": game_error if game_error is not None else (error if not ended else None),
+        # as `play --log` writes a game that stopped with an error: no end, scores, winners or final state
+        "end_reason": g.end_reason if ended and recorded is None else None,
+        "scores": scores if recorded is None else None,
+        "winners": winners if recorded is None else [],
+        "final_sha256": digest if recorded is None else None,
+        "error": recorded,
     }
     cli._write_json_atomic(str(path), record)
     return record
