@@ -37,7 +37,6 @@ DEFAULT_MAX_SECONDS = 600.0
 DEFAULT_MAX_DEPTH = 10_000
 MAX_FINDINGS = 100  # distinct findings (kind and message) kept; further ones are only counted
 HISTORY_KEYS = ("log", "notes", "turns")  # what a position's key leaves out: how the game got there
-TIME_CHECK_EVERY = 256  # expansions between two looks at the clock
 
 
 def state_key(game) -> bytes:
@@ -149,7 +148,11 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
             out["terminal_positions"] += 1
             return 1
         if check is not None:
-            findings.from_check(check(game), game)
+            try:
+                got = check(game)
+            except GameError as exc:  # the check itself failed on this position (e.g. an invariant's error)
+                got = {"kind": "error", "message": _line(exc)}
+            findings.from_check(got, game)
         if game.is_over():
             out["terminal_positions"] += 1
             return 1
@@ -168,7 +171,6 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
     got = discover(root, key, False)
     if got is not None:
         return finish(got)
-    steps = 0
     while stack:
         top = stack[-1]
         if top.i >= len(top.ids):
@@ -178,8 +180,7 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
             if stack:
                 stack[-1].count += top.count
             continue
-        steps += 1
-        if steps % TIME_CHECK_EVERY == 0 and time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             out.update(complete=False, reason="time")
             break
         aid = top.ids[top.i]
@@ -195,7 +196,12 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
         except IllegalAction as exc:  # an id that legal_actions() gave: a bug, reported as a finding
             findings.add("error", _line(exc), top.game.log + [{"player": top.game.current_player, "action": aid}])
             continue
-        ckey = state_key(child)
+        try:
+            ckey = state_key(child)
+        except (TypeError, ValueError):  # a state the rules left unsaveable when they failed: its own position
+            if not failed:
+                raise
+            ckey = hashlib.sha256(top.key + b"\0" + aid.encode("utf-8")).digest()
         got = memo.get(ckey)
         if got is not None:
             top.count += got

@@ -189,3 +189,15 @@ def test_a_large_game_stops_at_the_bound_in_a_bounded_process():
     assert out.ok, out.explain()
     data = json.loads(out.stdout)
     assert not data["complete"] and data["reason"] == "max_states" and data["positions"] == 200
+
+
+def test_a_check_that_fails_is_a_finding_not_a_crash():
+    from interpreter.errors import GameError
+
+    def check(g):
+        if g.view(None)["vars"]["moves"] == 3:
+            raise GameError("rules.rules:9:3: invariant 'small' cannot be computed")
+        return None
+    r = explore_all(rulelang.load(path("trap")), 2, 1000, check=check)
+    (f,) = [f for f in r["findings"] if "cannot be computed" in f["message"]]
+    assert f["kind"] == "error" and f["count"] == 2 and len(f["log"]) == 3  # moves 3, armed or not
