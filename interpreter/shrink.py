@@ -62,6 +62,14 @@ class Shrunk(list):
     outcome = None
 
 
+def same_error(message):
+    """A `reproduces` for a run-time error: the exception's first line is `message` (a finding's error
+    text as `GameError` gives it, "path:line:col: message (in where)")."""
+    def reproduces(x):
+        return isinstance(x, (GameError, IllegalAction)) and _line(x) == message
+    return reproduces
+
+
 def infer_chance(log) -> str:
     """"explicit" when the log holds chance decisions (player -1), else "sampled" (in sampled mode the
     engine draws chance itself and logs nothing for it)."""

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import rulelang
 from interpreter.errors import GameError
 from interpreter.scenarios import run_scenario
-from interpreter.shrink import ShrinkError, as_scenario, infer_chance, shrink_log, write_log
+from interpreter.shrink import ShrinkError, as_scenario, infer_chance, same_error, shrink_log, write_log
 from rulelang.cli import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -188,6 +188,30 @@ def test_a_log_that_does_not_reproduce_or_replay_is_a_one_line_error():
         shrink_log(rs, 2, 0, ["fast"], ok, division_by_zero)
     with pytest.raises(ShrinkError, match="log entry"):
         shrink_log(rs, 2, 0, [], [{"player": "0", "action": "pick(2)"}], division_by_zero)
+
+
+def test_same_error_matches_one_error_only():
+    rs = load("trap")
+    log = alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"])
+    message = f"{path('trap')}:18:7: division by zero (10 / 0) (in pick)"
+    got = shrink_log(rs, 2, 5, [], log, same_error(message))
+    assert got == alternate(["pick(0)", "pick(0)", "pick(2)", "pick(0)", "pick(0)", "pick(3)"])
+    with pytest.raises(ShrinkError, match="the log fails at decision 6 with another error: .*:18:7: division"):
+        shrink_log(rs, 2, 5, [], log, same_error(message.replace(":18:7:", ":17:7:")))
+
+
+def test_a_game_past_the_decision_bound_shrinks_to_first_choices(tmp_path):
+    # cycle.rules never ends while nobody stops; the finding is "20 decisions and not over": every
+    # decision can be the first legal one, "wait"
+    rs = load("cycle")
+    log = entries([(0, "flip")] * 25 + [(0, "stop")])
+    past = (lambda x: not isinstance(x, Exception) and not x.is_over() and len(x.log) >= 20)
+    got = shrink_log(rs, 1, 0, [], log, past)
+    assert got == entries([(0, "wait")] * 20) and got.deviations == 0
+    out = tmp_path / "log.json"
+    write_log(out, rs, 1, 0, [], got, error="the game did not end within 20 decisions")
+    r = replay_cli(path("cycle"), out)
+    assert r.exit_code == 0 and "did not end within 20 decisions" in r.stdout
 
 
 def test_a_finding_at_setup_shrinks_to_the_empty_log():
