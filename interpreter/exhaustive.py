@@ -112,6 +112,9 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
     """
     if isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1:
         raise ValueError(f"max_states is a whole number of at least 1, not {max_states!r}")
+    counts = tuple(getattr(ruleset, "player_counts", ()))
+    if counts and players not in counts:
+        raise ValueError(f"{ruleset.name} is for {', '.join(map(str, counts))} players, not {players!r}")
     start = time.monotonic()
     deadline = start + max_seconds
     findings = _Findings()

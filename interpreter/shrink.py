@@ -125,10 +125,12 @@ class _Run:
         return (self.deviations, len(self.log))
 
 
-def _replay(ruleset, players, seed, chance, entries, reproduces, strict, deadline=None):
+def _replay(ruleset, players, seed, chance, entries, reproduces, strict, deadline=None, same=-1):
     """Replay `entries` from a new game, asking `reproduces` after setup and after each decision; stops
     at the first prefix that reproduces. strict: every entry must be legal as recorded (ShrinkError
-    otherwise); else an entry not legal now is replaced by the first legal action (the repair)."""
+    otherwise); else an entry not legal now is replaced by the first legal action (the repair).
+    `same`: the first `same` decisions are those of a replay already made, where no prefix reproduced:
+    the game is the same there, so `reproduces` is not asked again until after decision `same` + 1."""
     run = _Run()
     try:
         g = ruleset.new_game(players, seed=seed, chance=chance)
@@ -139,7 +141,7 @@ def _replay(ruleset, players, seed, chance, entries, reproduces, strict, deadlin
         if strict:
             raise ShrinkError(f"the game fails at setup with another error: {_line(exc)}") from None
         return run
-    if reproduces(g):
+    if same < 0 and reproduces(g):
         run.outcome = g
         return run
     for k, e in enumerate(entries):
@@ -173,7 +175,7 @@ def _replay(ruleset, players, seed, chance, entries, reproduces, strict, deadlin
             if strict:
                 raise ShrinkError(f"the log fails at decision {k + 1} with another error: {_line(exc)}") from None
             return run
-        if reproduces(g):
+        if k >= same and reproduces(g):
             run.outcome = g
             return run
     return run
@@ -212,7 +214,8 @@ def shrink_log(ruleset, players, seed, variants, log, reproduces, *, chance=None
                 break
             cand = [dict(e) for e in best.log]
             cand[i]["action"] = best.firsts[i]
-            run = _replay(ruleset, players, seed, chance, cand, reproduces, strict=False, deadline=budget.deadline)
+            run = _replay(ruleset, players, seed, chance, cand, reproduces, strict=False, deadline=budget.deadline,
+                          same=i)
             if run.outcome is not None and run.size() < best.size():
                 best = run
                 changed = True

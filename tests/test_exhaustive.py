@@ -149,6 +149,8 @@ def test_the_bounds_stop_the_walk_and_say_incomplete():
     assert not r["complete"] and r["reason"] == "max_depth" and r["max_depth"] == 3
     with pytest.raises(ValueError):
         explore_all(rs, 2, 0)
+    with pytest.raises(ValueError, match="is for 2 players, not 3"):
+        explore_all(rs, 3, 10)
 
 
 def test_the_walk_is_deterministic_and_the_same_on_both_backends():
