@@ -390,3 +390,19 @@ def test_sampled_chance_scenarios_use_the_seed():
         as_scenario("push", 1, 2 ** 63, got, "")
     with pytest.raises(ShrinkError, match="explicit chance mode"):
         as_scenario("push", 1, 0, entries([(-1, "3")]), "", chance="sampled")
+
+
+def test_rulelang_replay_confirms_the_shrunk_log_from_the_command_line(tmp_path):
+    from tests.hostile.bounded import run_cli_bounded
+
+    rs = load("trap")
+    got = shrink_log(rs, 2, 5, [], alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"]),
+                     division_by_zero)
+    out = tmp_path / "shrunk.json"
+    write_log(out, rs, 2, 5, [], got)
+    r = run_cli_bounded(["replay", path("trap"), out], seconds=60)
+    assert r.ok, r.explain()
+    assert r.stdout.splitlines() == [
+        "OK: 6 decisions replayed",
+        f"note: the recorded game stopped with an error, reproduced at decision 6: {path('trap')}:18:7: "
+        "division by zero (10 / 0) (in pick)"]
