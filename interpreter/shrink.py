@@ -88,6 +88,18 @@ def _entry(e) -> dict:
     return {"player": player, "action": action}
 
 
+def _inputs(ruleset, variants, log, chance):
+    """The log's entries and the chance mode, checked (ShrinkError)."""
+    if sorted(variants) != sorted(getattr(ruleset, "active_variants", ())):
+        raise ShrinkError(f"the ruleset is loaded with variants {list(ruleset.active_variants)}, "
+                          f"not {list(variants)}")
+    entries = [_entry(e) for e in log]
+    chance = chance or infer_chance(entries)
+    if chance not in ("sampled", "explicit"):
+        raise ShrinkError(f"chance is \"sampled\" or \"explicit\", not {chance!r}")
+    return entries, chance
+
+
 class _Budget:
     def __init__(self, max_replays, max_seconds):
         self.max_replays = max_replays
@@ -189,11 +201,7 @@ def shrink_log(ruleset, players, seed, variants, log, reproduces, *, chance=None
     the game's chance mode; by default it is inferred from the log (`infer_chance`). Raises
     `ShrinkError` when the log does not replay or no prefix of it reproduces the finding."""
     start = time.monotonic()
-    if sorted(variants) != sorted(getattr(ruleset, "active_variants", ())):
-        raise ShrinkError(f"the ruleset is loaded with variants {list(ruleset.active_variants)}, "
-                          f"not {list(variants)}")
-    entries = [_entry(e) for e in log]
-    chance = chance or infer_chance(entries)
+    entries, chance = _inputs(ruleset, variants, log, chance)
     if isinstance(max_replays, bool) or not isinstance(max_replays, int) or max_replays < 1:
         raise ShrinkError(f"max_replays is a whole number of at least 1, not {max_replays!r}")
     budget = _Budget(max_replays, max_seconds)
@@ -243,8 +251,7 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
     "shrunk". Returns the record written."""
     from rulelang import cli
 
-    entries = [_entry(e) for e in log]
-    chance = chance or infer_chance(entries)
+    entries, chance = _inputs(ruleset, variants, log, chance)
     game_error = None
     try:
         g = ruleset.new_game(players, seed=seed, chance=chance)

@@ -186,6 +186,10 @@ def test_a_log_that_does_not_reproduce_or_replay_is_a_one_line_error():
         shrink_log(rs, 2, 0, [], alternate(["pick(7)", "pick(3)"]), division_by_zero)
     with pytest.raises(ShrinkError, match="variants"):
         shrink_log(rs, 2, 0, ["fast"], ok, division_by_zero)
+    with pytest.raises(ShrinkError, match="chance is"):
+        shrink_log(rs, 2, 0, [], ok, division_by_zero, chance="random")
+    with pytest.raises(ShrinkError, match="variants"):
+        write_log("/nonexistent/x.json", rs, 2, 0, ["fast"], ok)
     with pytest.raises(ShrinkError, match="log entry"):
         shrink_log(rs, 2, 0, [], [{"player": "0", "action": "pick(2)"}], division_by_zero)
 
