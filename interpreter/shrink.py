@@ -293,7 +293,10 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
         "final_sha256": digest if recorded is None else None,
         "error": recorded,
     }
-    cli._write_json_atomic(str(path), record)
+    try:
+        cli._write_json_atomic(str(path), record)
+    except OSError as exc:
+        raise ShrinkError(f"{path}: cannot write log: {exc.strerror or exc}") from None
     return record
 
 

@@ -321,6 +321,8 @@ def test_write_log_refuses_a_log_that_does_not_replay(tmp_path):
     with pytest.raises(ShrinkError, match="before the end of the log"):
         write_log(out, rs, 2, 0, [], alternate(["pick(2)", "pick(3)", "pick(0)"]))
     assert not out.exists()
+    with pytest.raises(ShrinkError, match="cannot write log"):
+        write_log(tmp_path / "no" / "log.json", rs, 2, 0, [], alternate(["pick(2)", "pick(3)"]))
 
 
 # ---------------------------------------------------------------------------------------------- the scenario
