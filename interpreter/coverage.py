@@ -373,7 +373,9 @@ class Coverage:
         for sid in book or ():
             row(sid)
         trig_index = {site: i for i, site in self._trigger_site.items()}
-        for k, s in enumerate(self.sites):
+        by_place = sorted(range(len(self.sites)), key=lambda k: _place(self.sites[k].span))
+        for k in by_place:  # without a rulebook: the order in which the file first cites them
+            s = self.sites[k]
             for sid in s.cites:
                 r = row(sid)
                 if s.kind not in r["cited_by"]:
@@ -383,8 +385,9 @@ class Coverage:
                 if s.kind == "action":
                     r["offered"] += self.offered.get(s.name, 0)
                     r["taken"] += self.taken.get(s.name, 0)
-                elif s.kind == "trigger":
+                elif s.kind == "trigger":  # its body ran: it fired
                     r["fired"] += self.fired(trig_index[k])
+                    r["runs"] += self.fired(trig_index[k])
                 elif s.kind == "ending":
                     r["reached"] += self.reached.get(s.name, 0)
                 r["runs"] += self.runs[k]
@@ -484,6 +487,10 @@ class Coverage:
         for e in self.endings():
             t.add_row(e["ending"], str(e["reached"]), "[bold red]never reached[/]" if not e["reached"] else "")
         console.print(t)
+
+
+def _place(span):
+    return (span.path or "", span.line, span.column) if span is not None else ("", 0, 0)
 
 
 def _n(v):
