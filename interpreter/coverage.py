@@ -162,15 +162,18 @@ class Coverage:
                 self._site("variant", v.name, v.cites, v.span, counted=False)
 
     def _plan_block(self, block, active):
-        prev = set()
-        for s in block.stmts:
-            own = [c for c in s.cites if c not in active and c not in prev]
-            if own:
-                self._stmt_cites[id(s)] = own
-            prev = set(s.cites)
-            inner = active | set(s.cites)
-            for b in _blocks(s):
-                self._plan_block(b, inner)
+        todo = [(block, frozenset(active))]  # a stack, not recursion: blocks may nest deeply
+        while todo:
+            block, active = todo.pop()
+            prev = ()
+            for s in block.stmts:
+                own = [c for c in s.cites if c not in active and c not in prev]
+                if own:
+                    self._stmt_cites[id(s)] = own
+                prev = s.cites
+                inner = active | set(s.cites)
+                for b in _blocks(s):
+                    todo.append((b, inner))
 
     # ------------------------------------------------------------------ compiling (the hooks)
     def _hooks(self, xc, sc):
@@ -185,8 +188,10 @@ class Coverage:
             return
         site = self._site("statement", type(s).__name__.lower(), own, s.span)
         self._incs.setdefault((id(code), start), []).append((site, 1))
-        if isinstance(s, (A.While, A.Loop)):  # the head runs once per round: jumps back to it take one off
-            for c, i, head in self._back:
+        if isinstance(s, (A.While, A.Loop)):
+            # its first op runs again on each round: every jump back to it from inside (its own, or those
+            # of a loop that starts where it starts) takes one off, so that it counts entries
+            for c, i, head, _ in self._back:
                 if c is code and head == start and start <= i < end:
                     self._incs.setdefault((id(code), i), []).append((site, -1))
 
@@ -453,7 +458,7 @@ class Coverage:
         t = Table(title=f"rulebook coverage ({self.games} games)", title_justify="left")
         for col, just in (("section", "left"), ("runs", "right"), ("offered", "right"), ("taken", "right"),
                           ("fired", "right"), ("reached", "right"), ("cited by", "left"), ("", "left")):
-            t.add_column(col, justify=just)
+            t.add_column(col, justify=just, no_wrap=not col or col == "section")
         for r in rows:
             flag = {"never exercised": "[bold red]never exercised[/]", "not cited": "[dim]not cited[/]",
                     "data only": "[dim]data only[/]"}.get(r["status"], "")

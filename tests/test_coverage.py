@@ -45,6 +45,14 @@ action step {
     while k < 3 {
       k = k + 1
     }
+    let j = 0
+    @rule "A-14"
+    loop {
+      while j < 2 {
+        j = j + 1
+      }
+      break
+    }
     @rule "A-13"
     spent = spent + 0
     @rule "A-13"
@@ -99,7 +107,7 @@ flow {
 }
 '''
 
-BOOK = "# Cov\n\n" + "".join(f"## [A-{i}] section {i}\n\ntext\n\n" for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 99, 10, 11, 12, 13))
+BOOK = "# Cov\n\n" + "".join(f"## [A-{i}] section {i}\n\ntext\n\n" for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 99, 10, 11, 12, 13, 14))
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +131,7 @@ def _rows(cov):
 def test_sections_in_rulebook_order_with_uncited_ones(cov):
     order = [r["section"] for r in cov.table()]
     assert order == ["A-1", "A-2", "A-3", "A-4", "A-5", "A-6", "A-7", "A-8", "A-9", "A-99", "A-10", "A-11", "A-12",
-                     "A-13"]
+                     "A-13", "A-14"]
     assert _rows(cov)["A-99"]["status"] == "not cited"
 
 
@@ -142,6 +150,8 @@ def test_statement_in_an_if_never_taken(cov):
 
 def test_loop_counts_entries_not_rounds(cov):
     assert _rows(cov)["A-11"]["runs"] == 5
+    # a `loop` whose first op is the head of a `while` inside it: still once per entry
+    assert _rows(cov)["A-14"]["runs"] == 5
 
 
 def test_statements_in_a_row_under_one_citation_count_once(cov):
