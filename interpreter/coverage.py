@@ -26,7 +26,8 @@ What counts as a run of the code under a citation (see docs/coverage.md):
 * data (a table, constant, variable, board, piece kind, enum member): reads of its name by the running
   rules are added to the section's runs, but only as a hint (a value fixed when the rules load, and a
   variable read through an index or written, is not counted): a section cited only on data, records,
-  events or variants is never flagged as "never exercised"; with no counted read it is "data only".
+  events or variants is never flagged as "never exercised"; with no counted read it is "data only"
+  ("variant only" when only variants cite it, citations inside variants not in play included).
 """
 from __future__ import annotations
 
@@ -156,10 +157,15 @@ class Coverage:
             s = getattr(prog, which)
             if s is not None and s.cites:
                 self._score_site[which] = self._site(which, which, s.cites, s.span)
-        seen = {id(d) for d in prog.decls.values()}
-        for v in prog.variants.values():  # a variant's citations (its items are merged when it is active)
-            if v.cites and id(v) not in seen:
-                self._site("variant", v.name, v.cites, v.span, counted=False)
+        for v in prog.variants.values():
+            # a variant's own citations; those inside a variant not in play (an active one's items are
+            # merged into the rules above, and count there)
+            cites = list(v.cites)
+            if v.name not in prog.active_variants:
+                for n in A.walk(v.items):
+                    cites.extend(getattr(n, "cites", None) or ())
+            if cites:
+                self._site("variant", v.name, cites, v.span, counted=False)
 
     def _plan_block(self, block, active):
         todo = [(block, frozenset(active))]  # a stack, not recursion: blocks may nest deeply
@@ -404,7 +410,7 @@ class Coverage:
             elif r["runs"] or r["taken"] or r["fired"] or r["reached"]:
                 status = "exercised"
             elif not r["counted"]:
-                status = "data only"
+                status = "variant only" if r["cited_by"] == ["variant"] else "data only"
             else:
                 status = "never exercised"
             del r["counted"]
@@ -461,7 +467,7 @@ class Coverage:
             t.add_column(col, justify=just, no_wrap=not col or col == "section")
         for r in rows:
             flag = {"never exercised": "[bold red]never exercised[/]", "not cited": "[dim]not cited[/]",
-                    "data only": "[dim]data only[/]"}.get(r["status"], "")
+                    "data only": "[dim]data only[/]", "variant only": "[dim]variant only[/]"}.get(r["status"], "")
             t.add_row(r["section"], _n(r["runs"]), _n(r["offered"]), _n(r["taken"]), _n(r["fired"]),
                       _n(r["reached"]), ", ".join(r["cited_by"]), flag)
         console.print(t)

@@ -632,8 +632,14 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
     cov = None
     if coverage:
         from interpreter.coverage import Coverage
+        from interpreter.runtime import Located
 
-        cov = Coverage(ruleset)
+        try:
+            cov = Coverage(ruleset)
+        except RecursionError:
+            raise Fail(f"{file}: the rules are nested too deeply to count coverage") from None
+        except Located as exc:  # the rules as checked (before the optimiser) failed to compile
+            raise Fail(f"{exc.span.where() if exc.span else file}: {exc.message}") from None
         ruleset = cov.ruleset
     console = Console(stderr=True)
     show = console.is_terminal and not as_json

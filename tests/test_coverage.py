@@ -97,6 +97,14 @@ procedure bump() {
   emit boom(n)
 }
 
+const bonus = 0
+
+@rule "A-15"
+variant extra "not in play in these tests" {
+  @rule "A-16"
+  override const bonus = 1
+}
+
 flow {
   loop {
     turn 0 {
@@ -107,7 +115,7 @@ flow {
 }
 '''
 
-BOOK = "# Cov\n\n" + "".join(f"## [A-{i}] section {i}\n\ntext\n\n" for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 99, 10, 11, 12, 13, 14))
+BOOK = "# Cov\n\n" + "".join(f"## [A-{i}] section {i}\n\ntext\n\n" for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 99, 10, 11, 12, 13, 14, 15, 16))
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +139,14 @@ def _rows(cov):
 def test_sections_in_rulebook_order_with_uncited_ones(cov):
     order = [r["section"] for r in cov.table()]
     assert order == ["A-1", "A-2", "A-3", "A-4", "A-5", "A-6", "A-7", "A-8", "A-9", "A-99", "A-10", "A-11", "A-12",
-                     "A-13", "A-14"]
+                     "A-13", "A-14", "A-15", "A-16"]
     assert _rows(cov)["A-99"]["status"] == "not cited"
+
+
+def test_sections_cited_only_in_a_variant_not_in_play(cov):
+    rows = _rows(cov)
+    assert rows["A-15"]["status"] == rows["A-16"]["status"] == "variant only"
+    assert rows["A-16"]["cited_by"] == ["variant"]
 
 
 def test_action_taken_exactly(cov):
