@@ -418,6 +418,21 @@ class Coverage:
             out.append(r)
         return out
 
+    def places(self):
+        """Every place that carries citations and can run (declarations, statements, require clauses), in
+        file order: kind, name, sections, path, line, runs (for a trigger: times fired; an ending: games
+        ended by it). The finer view behind table(): which cited code inside a section never ran."""
+        trig_index = {site: i for i, site in self._trigger_site.items()}
+        out = []
+        for k in sorted(range(len(self.sites)), key=lambda k: _place(self.sites[k].span)):
+            s = self.sites[k]
+            if not s.counted:
+                continue
+            runs = self.fired(trig_index[k]) if s.kind == "trigger" else self.runs[k]
+            out.append({"kind": s.kind, "name": s.name, "sections": list(s.cites),
+                        "path": s.span.path if s.span else "", "line": s.span.line if s.span else 0, "runs": runs})
+        return out
+
     def actions(self):
         """Per action: offered (decisions where it had a legal option), taken, sections, status
         ("taken", "legal but never taken", "never legal")."""
@@ -451,7 +466,7 @@ class Coverage:
 
     def to_dict(self):
         return {"games": self.games, "sections": self.table(), "actions": self.actions(),
-                "triggers": self.triggers(), "endings": self.endings()}
+                "triggers": self.triggers(), "endings": self.endings(), "places": self.places()}
 
     def to_json(self):
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -475,6 +490,14 @@ class Coverage:
         cited = [r for r in rows if r["status"] != "not cited"]
         console.print(f"{len(cited) - len(never)} of {len(cited)} cited sections exercised"
                       + (f"; never exercised: {', '.join(never)}" if never else ""), highlight=False)
+        idle = [p for p in self.places() if not p["runs"]]
+        if idle:
+            t = Table(title="cited code that never ran", title_justify="left")
+            for col in ("line", "kind", "name", "sections"):
+                t.add_column(col)
+            for p in idle:
+                t.add_row(str(p["line"]), p["kind"], p["name"], ", ".join(p["sections"]))
+            console.print(t)
         acts = [a for a in self.actions() if a["status"] != "taken"]
         if acts:
             t = Table(title="actions never taken", title_justify="left")

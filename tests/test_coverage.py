@@ -249,9 +249,19 @@ def test_saves_load_into_the_instrumented_ruleset_without_counting(tmp_path):
     assert {a["action"]: a["taken"] for a in c.actions()}["step"] == 1
 
 
+def test_places_show_the_cited_code_that_never_ran(cov):
+    places = cov.places()
+    never = {(p["kind"], tuple(p["sections"])) for p in places if p["runs"] == 0}
+    assert never == {("statement", ("A-2",)), ("action", ("A-3",)), ("trigger", ("A-5",)), ("ending", ("A-8",))}
+    lines = [p["line"] for p in places]
+    assert lines == sorted(lines)
+    assert {p["kind"] for p in places} >= {"action", "statement", "trigger", "ending", "procedure", "function",
+                                           "require"}
+
+
 def test_to_json_and_render(cov):
     data = json.loads(cov.to_json())
-    assert set(data) == {"games", "sections", "actions", "triggers", "endings"}
+    assert set(data) == {"games", "sections", "actions", "triggers", "endings", "places"}
     assert data["games"] == 1
     from io import StringIO
 
@@ -261,6 +271,7 @@ def test_to_json_and_render(cov):
     cov.render(Console(file=out, width=120))
     text = out.getvalue()
     assert "never exercised" in text and "A-2" in text and "never reached" in text
+    assert "cited code that never ran" in text
 
 
 def _play_both(rs, cov, players, seed, max_steps=4000):
