@@ -316,3 +316,44 @@ def test_cli_simulate_coverage(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rulelang", "simulate", path, "-n", "4", "--coverage", "-w", "2"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+ENDLESS = '''
+game "Endless" {
+  players 2
+}
+
+var n: int = 0
+
+@rule "E-1"
+action spin {
+  effect {
+    @rule "E-2"
+    loop {
+      n = n + 1
+      if n > 1000000000 { n = 0 }
+    }
+  }
+}
+
+flow {
+  loop {
+    offer [spin] to 0
+  }
+}
+'''
+
+
+def test_cli_coverage_of_an_endless_loop_stays_bounded(tmp_path):
+    """The instrumented ruleset keeps the step budget: an endless loop is a game error, not a hang."""
+    from tests.hostile.bounded import run_cli_bounded
+
+    path = tmp_path / "endless.rules"
+    path.write_text(ENDLESS, encoding="utf-8")
+    out = run_cli_bounded(["simulate", str(path), "-n", "2", "--coverage", "--json"], seconds=120)
+    assert not out.timed_out and not out.traceback and not out.out_of_memory, out.explain()
+    assert out.returncode == 1, out.explain()
+    data = json.loads(out.stdout)
+    assert data["errors"] == 2 and "step budget" in data["error_examples"][0]["message"]
+    rows = {r["section"]: r for r in data["coverage"]["sections"]}
+    assert rows["E-1"]["taken"] == 2 and rows["E-2"]["runs"] == 2
