@@ -522,7 +522,7 @@ def _constant(v):
 class StmtCompiler:
     # Coverage (interpreter/coverage.py) sets these on its own compiler only; None (the default) costs
     # nothing. `on_stmt(code, stmt, start, end)` is told the ops [start, end) each statement became;
-    # `back_jumps` (a list) receives (code, op index, target, loops open) for each jump back to a loop's head.
+    # `back_jumps` (a list) receives (code, op index, target) for each jump back to a loop's head.
     on_stmt = None
     back_jumps = None
 
@@ -663,7 +663,7 @@ class StmtCompiler:
         self.block(c, body)
         back = c.emit(_jump(head), body.span)
         if self.back_jumps is not None:
-            self.back_jumps.append((c, back, head, len(self.loops)))
+            self.back_jumps.append((c, back, head))
         _, breaks = self.loops.pop()
         end = len(c.ops)
         for b in breaks:
@@ -753,7 +753,7 @@ class StmtCompiler:
     def s_Continue(self, c, s):
         back = c.emit(_jump(self.loops[-1][0]), s.span)
         if self.back_jumps is not None:
-            self.back_jumps.append((c, back, self.loops[-1][0], len(self.loops)))
+            self.back_jumps.append((c, back, self.loops[-1][0]))
 
     def s_Return(self, c, s):
         c.emit(lambda G, L: RETURN, s.span)

@@ -95,6 +95,8 @@ class Coverage:
         self.runs = []  # per site index
         self._incs = {}  # (id(code), op index) -> [(site, delta)]
         self._back = []  # (code, op index, head) jumps back to a loop's head
+        self._back_seen = 0
+        self._back_by_head = {}  # (id(code), head) -> op indexes of the jumps back to it
         self._entry_site = {}  # id(code) -> site index counted when the code starts
         self._action_of = {}  # id(code) -> action name
         self._trigger_of = {}  # id(code) -> trigger index
@@ -197,8 +199,12 @@ class Coverage:
         if isinstance(s, (A.While, A.Loop)):
             # its first op runs again on each round: every jump back to it from inside (its own, or those
             # of a loop that starts where it starts) takes one off, so that it counts entries
-            for c, i, head, _ in self._back:
-                if c is code and head == start and start <= i < end:
+            back = self._back_by_head
+            for c, i, head in self._back[self._back_seen:]:  # indexed as they come: no quadratic scan
+                back.setdefault((id(c), head), []).append(i)
+            self._back_seen = len(self._back)
+            for i in back.get((id(code), start), ()):
+                if start <= i < end:
                     self._incs.setdefault((id(code), i), []).append((site, -1))
 
     def _on_expr(self, e, f):
