@@ -626,9 +626,12 @@ def replay(ctx, file, log_file, root):
 @variant_option
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--coverage", is_flag=True,
+              help="Also count which cited rulebook sections the games exercised, and print the table "
+                   "(the games run in this process).")
 @root_option
 @click.pass_context
-def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json, root):
+def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json, root, coverage):
     """Play many games between random agents and summarise them (exit 1 if any game failed)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -641,8 +644,22 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         shown = workers if len(workers) <= 24 else workers[:20] + "..."
         raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
                    EXIT_USAGE) from None
+    if coverage and workers > 1:
+        raise Fail("--coverage counts in this process: leave out --workers", EXIT_USAGE)
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
+    cov = None
+    if coverage:
+        from interpreter.coverage import Coverage
+        from interpreter.runtime import Located
+
+        try:
+            cov = Coverage(ruleset)
+        except RecursionError:
+            raise Fail(f"{file}: the rules are nested too deeply to count coverage") from None
+        except Located as exc:  # the rules as checked (before the optimiser) failed to compile
+            raise Fail(f"{exc.span.where() if exc.span else file}: {exc.message}") from None
+        ruleset = cov.ruleset
     console = Console(stderr=True)
     show = console.is_terminal and not as_json
     bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -670,10 +687,16 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         if started:
             bar.stop()
     summary["rules"] = file
+    if cov is not None:
+        summary["coverage"] = cov.to_dict()
     if as_json:
         click.echo(json.dumps(summary, default=str))
     else:
         _print_summary(summary)
+        if cov is not None:
+            from rich.console import Console as _Console
+
+            cov.render(_Console(file=sys.stdout, highlight=False, soft_wrap=False))
     ctx.exit(EXIT_FAIL if summary["errors"] else 0)
 
 
