@@ -598,6 +598,16 @@ def replay_hint(report, finding, variants=()) -> str:
     return printable("; ".join(parts))
 
 
+def _count_text(v) -> str:
+    from rulelang.diagnostics import printable
+
+    if isinstance(v, bool) or v is None:
+        return {True: "true", False: "false", None: "none"}[v]
+    if isinstance(v, int):
+        return f"{v:,}"
+    return printable(v)[:200]
+
+
 def _players_text(n) -> str:
     return f"{n} player{'' if n == 1 else 's'}"
 
@@ -630,8 +640,7 @@ def print_report(report, sources, echo, variants=()):
         echo(f"{_players_text(n)}: {s['games']} games, {s['completed']} completed, {s['with_findings']} with findings, "
              f"mean {s['mean_decisions']} decisions" + (f"; ended by: {ends}" if ends else ""))
     for n, c in report.exhaustive.items():
-        echo(f"exhaustive, {_players_text(n)}: " + ", ".join(f"{printable(k)} {v:,}" if isinstance(v, int)
-                                                     else f"{printable(k)} {printable(v)}" for k, v in c.items()))
+        echo(f"exhaustive, {_players_text(n)}: " + ", ".join(f"{printable(k)} {_count_text(v)}" for k, v in c.items()))
     if report.coverage is not None:
         import sys
 
