@@ -214,10 +214,19 @@ def play_checked(ruleset, players, gseed, *, chance="explicit", max_decisions=DE
                                end_column=_invariant_end(ruleset, name, line), **base))
         return out
 
+    def internal(exc, log):
+        # a failure of rulelang itself, not of the rules: a finding too, so that the run goes on and says so
+        p, line, col = _header(ruleset, path)
+        return Finding(kind="error", code=CODES["error"], path=p, line=line, column=col,
+                       message=f"internal error (a bug in rulelang, not in the rules): {type(exc).__name__}: "
+                               f"{_first_line(exc)}", log=list(log), **base)
+
     try:
         game = ruleset.new_game(players, seed=gseed, chance=chance)
     except (GameError, IllegalAction, AgentError) as exc:
         return [from_exc(exc, [])], None, 0
+    except Exception as exc:  # noqa: BLE001 - see internal()
+        return [internal(exc, [])], None, 0
     agents = [RandomAgent(agent_seed(gseed, s)) for s in range(players)]
     chance_agent = ChanceAgent(agent_seed(gseed, "chance"))
     check = invariants and bool(getattr(ruleset, "invariants", ()))
@@ -245,9 +254,14 @@ def play_checked(ruleset, players, gseed, *, chance="explicit", max_decisions=DE
         except IndexError:
             exc = AgentError(f"the game is not over but its current player is {seat!r}")
             return [from_exc(exc, [dict(e) for e in game.log])], game, applied
+        except Exception as exc:  # noqa: BLE001 - see internal()
+            return [internal(exc, [dict(e) for e in game.log])], game, applied
         applied += 1
         if check:
-            found = broken(game)
+            try:
+                found = broken(game)
+            except Exception as exc:  # noqa: BLE001 - see internal()
+                return [internal(exc, [dict(e) for e in game.log])], game, applied
             if found:
                 return found, game, applied
     return found, game, applied
@@ -523,8 +537,13 @@ def validate(ruleset, path, *, players=None, games=DEFAULT_GAMES, seed=0, varian
         except ImportError:
             report.notes.append("rulebook coverage is not available (interpreter.coverage is not installed)")
         else:
-            report.coverage = Coverage(ruleset)
-            play_rs = report.coverage.ruleset
+            try:
+                cov = Coverage(ruleset)
+                play_rs = cov.ruleset
+            except Exception as exc:  # noqa: BLE001 - another module: validate without it rather than not at all
+                report.notes.append(f"rulebook coverage failed: {type(exc).__name__}: {_first_line(exc)}")
+            else:
+                report.coverage = cov
     total = games * len(counts)
     done = 0
     if progress is not None:
@@ -554,7 +573,12 @@ def validate(ruleset, path, *, players=None, games=DEFAULT_GAMES, seed=0, varian
         report.summaries[n] = summary
     if exhaustive_states:
         for n in counts:
-            got = exhaustive(ruleset, path, n, exhaustive_states, variants, report)
+            try:
+                got = exhaustive(ruleset, path, n, exhaustive_states, variants, report)
+            except Exception as exc:  # noqa: BLE001 - another module: keep the findings of the random games
+                report.notes.append(f"exhaustive mode failed with {n} players: {type(exc).__name__}: "
+                                    f"{_first_line(exc)}")
+                continue
             if got is None:
                 report.notes.append("exhaustive mode is not available (interpreter.exhaustive is not installed)")
                 break

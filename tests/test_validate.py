@@ -472,3 +472,31 @@ def test_exhaustive_findings_become_findings(monkeypatch):
     V.print_report(report, rs.program.sources, lines.append)
     assert "found by --exhaustive with 2 players" in "\n".join(lines)
     assert "exhaustive, 2 players: positions 7, nodes 7, complete false" in lines
+
+
+def test_play_it_again_command_reproduces_the_game(tmp_path):
+    path = os.path.join(CONSISTENCY, "dyn_error.rules")
+    r = run("validate", path, "--json", "--games", 5, "--out", tmp_path)
+    f = json.loads(r.stdout)["findings"][0]
+    r = run("play", path, "--players", f["players"], "--seed", f["seed"], "--chance", f["chance"], "--json")
+    played = json.loads(r.stdout)
+    assert played["log"] == f["log"] and played["error"].startswith(f"{path}:{f['line']}:{f['column']}: ")
+
+
+def test_an_internal_error_is_a_finding_not_a_crash():
+    from interpreter import validate as V
+
+    path = os.path.join(CONSISTENCY, "dyn_invariant.rules")
+    rs = rulelang.load(path)
+    new_game = rs.new_game
+
+    def broken_new_game(*args, **kws):
+        g = new_game(*args, **kws)
+        g.apply = lambda action: (_ for _ in ()).throw(RuntimeError("boom"))
+        return g
+
+    rs.new_game = broken_new_game
+    report = V.validate(rs, path, players=[2], games=2, coverage=False, shrinking=False)
+    [f] = report.findings
+    assert f.code == "E601" and f.line == 3 and "internal error" in f.message and "boom" in f.message
+    assert f.games == 2
