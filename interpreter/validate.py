@@ -264,6 +264,14 @@ def play_checked(ruleset, players, gseed, *, chance="explicit", max_decisions=DE
                 return [internal(exc, [dict(e) for e in game.log])], game, applied
             if found:
                 return found, game, applied
+    # a finished game is scored, as play and simulate do: an error in the scoring rules is a finding too
+    try:
+        game.scores()
+        game.winners()
+    except (GameError, IllegalAction, AgentError) as exc:
+        return [from_exc(exc, [dict(e) for e in game.log])], game, applied
+    except Exception as exc:  # noqa: BLE001 - see internal()
+        return [internal(exc, [dict(e) for e in game.log])], game, applied
     return found, game, applied
 
 
@@ -279,6 +287,13 @@ def confirm(finding, game_or_exception) -> bool:
             return True
         return finding.kind == "stuck" and (line, col) == (1, 1)  # a stuck position without a position
     if x is None:
+        return False
+    if finding.kind == "error" and x.is_over():  # an error of the scoring rules shows when the game is scored
+        try:
+            x.scores()
+            x.winners()
+        except Exception as exc:  # noqa: BLE001 - compared like any error below
+            return confirm(finding, exc)
         return False
     if finding.kind == "invariant":
         return any(name == finding.invariant for name, _, _ in x.check_invariants())
