@@ -85,6 +85,7 @@ class Checker(PieceChecks):
         self._suggestions = 0  # did-you-mean hints computed so far
         self._suggest_work = 0  # candidate names looked at for them
         self._decl_order = None  # declaration name -> position in the file (built once)
+        self._funcs_checked = {}  # function name -> "busy" / "done": results without a declared type are inferred
 
     # ------------------------------------------------------------------ reporting
     def err(self, span, code, message, hint="", severity=ERROR):
@@ -265,10 +266,16 @@ class Checker(PieceChecks):
         elif isinstance(d, A.BoardDecl):
             self.check_board(d)
         elif isinstance(d, A.FuncDecl):
+            if self._funcs_checked.get(d.name):
+                return  # checked already, when a call needed its result
+            self._funcs_checked[d.name] = "busy"
             scope = self.param_scope(d.params, Context("function", pure=True), allow_domain=False)
             t = self.expr(d.body, scope, Context("function", pure=True, name=d.name))
             if d.result is not None:
                 self.expect_type(t, self.globals[d.name][1], d.body, f"the result of function '{d.name}'")
+            elif t.name != "none":  # no declared result: the body's type (a text given to a number is E301)
+                self.globals[d.name] = ("func", t)
+            self._funcs_checked[d.name] = "done"
         elif isinstance(d, A.ProcDecl):
             ctx = Context(d.proc_kind, has_me=d.proc_kind == "procedure", name=d.name)
             scope = self.param_scope(d.params, ctx, allow_domain=False)
@@ -980,6 +987,11 @@ class Checker(PieceChecks):
                     self.expect_exact(at, self.resolve_type(p.type), a.value, f"argument '{p.name}' of '{n}'")
             for a in e.args[len(d.params):]:
                 self.expr(a.value, scope, ctx)
+            if d.result is None and n not in self._funcs_checked:  # its result's type comes from its body
+                saved = self._current, self._lambda_ok
+                self._current, self._lambda_ok = d.name, False
+                self.check_decl(d)
+                self._current, self._lambda_ok = saved
             return self.globals[n][1]
         if scope.lookup(n) is None and isinstance(self.prog.decls.get(n), A.ProcDecl):
             self.err(e.span, "E412", f"'{n}' is a procedure; call it as a statement of its own")
