@@ -382,7 +382,7 @@ def spent_never_gained(c, code):
     if not spent:
         return
     setup = prog.decls.get("setup")
-    in_setup = {id(s) for s in setup.body.stmts} if isinstance(setup, A.ProcDecl) else set()
+    in_setup = {id(n) for n in A.walk(setup.body)} if isinstance(setup, A.ProcDecl) else set()  # not its calls
     gained = set()
     for n in _nodes(_game_roots(prog)):
         if isinstance(n, A.Assign):
