@@ -566,7 +566,7 @@ class _ReadFlow:
     turn, ...) when no statement on any path before it can have assigned the variable, and no condition
     around it looks at the variable, is a finding. Loops are followed once; the first round is a path."""
 
-    MAX_VISITS = 20_000  # statements and expressions followed (the rules are bigger than any game: stop)
+    MAX_VISITS = 100_000  # statements and expressions followed; past it nothing more is reported (bounded time)
 
     def __init__(self, c, candidates):
         self.c = c
@@ -575,6 +575,7 @@ class _ReadFlow:
         self.findings = {}
         self.stack = set()
         self.visits = 0
+        self.memo = {}  # (what, name, assigned, guard) -> assigned after: the same walk gives the same findings
         self.triggers = {}
         for t in self.prog.triggers:
             self.triggers.setdefault(t.event, []).append(t)
@@ -622,7 +623,9 @@ class _ReadFlow:
             for a in e.args:
                 self.expr(a.value, assigned, guard)
             d = self.prog.decls.get(e.func.ident)
-            if isinstance(d, A.FuncDecl) and d.name not in self.stack:
+            key = ("func", e.func.ident, frozenset(assigned), frozenset(guard & set(self.cands)))
+            if isinstance(d, A.FuncDecl) and d.name not in self.stack and key not in self.memo:
+                self.memo[key] = assigned
                 self.stack.add(d.name)
                 self.expr(d.body, assigned, guard)
                 self.stack.discard(d.name)
@@ -662,7 +665,7 @@ class _ReadFlow:
             root = _var_root(s.target)
             if s.op != "=" and root is not None:
                 self.read(_root_name(s.target), assigned, guard)
-            return assigned | {root} if root else assigned
+            return assigned | {root} if root in self.cands else assigned
         if isinstance(s, A.Let):
             v = s.value
             if isinstance(v, A.Choose):
@@ -717,11 +720,13 @@ class _ReadFlow:
                     for a in e.args:
                         x(a.value, assigned, guard)
                     if d.name in self.stack:
-                        return assigned | _writes(self.prog, d.body)
-                    self.stack.add(d.name)
-                    out = self.block(d.body, assigned, guard)
-                    self.stack.discard(d.name)
-                    return out
+                        return assigned | self.writes(d.body)
+                    key = ("proc", d.name, frozenset(assigned), frozenset(guard & set(self.cands)))
+                    if key not in self.memo:
+                        self.stack.add(d.name)
+                        self.memo[key] = self.block(d.body, assigned, guard)
+                        self.stack.discard(d.name)
+                    return self.memo[key]
             x(e, assigned, guard)
             return assigned
         if isinstance(s, A.Eliminate):
@@ -736,15 +741,28 @@ class _ReadFlow:
             for child in _children(s):
                 if isinstance(child, A.Expr):
                     x(child, assigned, guard)
-            return assigned | _writes(self.prog, s)
+            return assigned | self.writes(s)
         return assigned
+
+    def writes(self, root):
+        return _writes(self.prog, root) & set(self.cands)
 
     def decision(self, assigned):
         """Endings are checked before every decision."""
+        key = ("decision", frozenset(assigned))
+        if key in self.memo:
+            return
+        self.memo[key] = assigned
         for e in self.prog.endings:
             self.expr(e.condition, assigned, set())
 
     def offer(self, s, assigned):
+        key = ("offer", tuple(s.actions), frozenset(assigned))
+        if key not in self.memo:
+            self.memo[key] = self._offer(s, assigned)
+        return self.memo[key]
+
+    def _offer(self, s, assigned):
         self.decision(assigned)
         out = set(assigned)
         for name in s.actions:
@@ -768,10 +786,18 @@ class _ReadFlow:
         return out
 
     def fire(self, event, assigned):
+        key = ("fire", event, frozenset(assigned))
+        if key not in self.memo:
+            # a cascade back to this event while its triggers run: all they may assign counts as assigned
+            self.memo[key] = assigned.union(*(self.writes(t.body) for t in self.triggers.get(event, ())))
+            self.memo[key] = self._fire(event, assigned)
+        return self.memo[key]
+
+    def _fire(self, event, assigned):
         for t in self.triggers.get(event, ()):
             key = "trigger@" + _where(t.span) + t.event
             if key in self.stack:
-                assigned = assigned | _writes(self.prog, t.body)
+                assigned = assigned | self.writes(t.body)
                 continue
             self.stack.add(key)
             guard = set()
