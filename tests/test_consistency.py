@@ -229,3 +229,31 @@ def test_every_code_in_the_sources_is_in_the_table():
 def test_checks_md_is_linked():
     assert "checks.md" in (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
     assert "docs/checks.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _checks_examples():
+    """(code, example) of every ```rules example of docs/checks.md, under its ### `CODE` heading."""
+    text = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
+    out = []
+    for part in re.split(r"^### ", text, flags=re.M)[1:]:
+        m = re.match(r"`([EW]\d{3})`", part)
+        if m:
+            for ex in re.findall(r"```rules\n(.*?)```", part, re.S):
+                out.append((m.group(1), ex))
+    return out
+
+
+@pytest.mark.parametrize("code,example", _checks_examples(), ids=[c for c, _ in _checks_examples()])
+def test_checks_md_examples_get_their_code(code, example, tmp_path):
+    """Each example on docs/checks.md gets the code it illustrates (a header and a flow added to snippets)."""
+    body = example
+    if not re.search(r"^\s*(game\s+\"|extends\s)", body, re.M):
+        body = 'game "Example" { players 2 }\n' + body
+    if code != "E108" and not re.search(r"^\s*(flow\s*\{|extends\s)", body, re.M):
+        body += "flow { }\n"
+    path = tmp_path / "example.rules"
+    path.write_text(body, encoding="utf-8")
+    diags = rulelang.check(str(path), cache=False)
+    for v in re.findall(r"^\s*variant\s+(\w+)", body, re.M):  # what a variant holds is checked when applied
+        diags += rulelang.check(str(path), variants=(v,), cache=False)
+    assert code in {d.code for d in diags}, f"{code}: got " + ", ".join(f"{d.code} {d.message}" for d in diags)
