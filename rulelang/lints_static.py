@@ -42,6 +42,18 @@ def _nodes(roots):
                 yield n
 
 
+def _game_nodes(c):
+    """Every node of the game's rules (not scenarios), walked once per check and kept on the checker."""
+    got = getattr(c, "_static_game_nodes", None)
+    if got is None:
+        got = c._static_game_nodes = list(_nodes(_game_roots(c.prog)))
+    return got
+
+
+def _scenario_nodes(c):
+    return list(_nodes(c.prog.scenarios))
+
+
 def _var_root(e):
     """The variable a place expression (x, x[k], x[k][j]) belongs to, or None."""
     while isinstance(e, A.Index):
@@ -275,7 +287,7 @@ def _value_sets(c):
                         break
                     vals |= o
         out[d.name] = vals
-    for n in _nodes(_game_roots(prog) + list(prog.scenarios)):
+    for n in _game_nodes(c) + _scenario_nodes(c):
         targets = []
         if isinstance(n, A.Assign):
             root = _var_root(n.target)
@@ -322,7 +334,7 @@ def impossible_comparisons(c, code):
         t = _scalar_type(c, d)
         if t is not None and t.kind == "range":
             ranges[d.name] = (t.low, t.high)
-    for n in _nodes(_game_roots(prog)):
+    for n in _game_nodes(c):
         cmp = _comparisons(prog, n)
         if cmp is None:
             continue
@@ -384,7 +396,7 @@ def spent_never_gained(c, code):
     setup = prog.decls.get("setup")
     in_setup = {id(n) for n in A.walk(setup.body)} if isinstance(setup, A.ProcDecl) else set()  # not its calls
     gained = set()
-    for n in _nodes(_game_roots(prog)):
+    for n in _game_nodes(c):
         if isinstance(n, A.Assign):
             root = _var_root(n.target)
             if root not in spent or id(n) in in_setup:
@@ -414,7 +426,7 @@ def spent_never_gained(c, code):
 def triggers_never_fire(c, code):
     """A trigger on an event that nothing emits (built-in events: turn_* need a turn, action_done an offer)."""
     prog = c.prog
-    turns = any(isinstance(n, A.Turn) for n in _nodes(_game_roots(prog)))
+    turns = any(isinstance(n, A.Turn) for n in _game_nodes(c))
     for t in prog.triggers:
         why = None
         if t.event in ("turn_start", "turn_end") and not turns:
@@ -551,6 +563,30 @@ def variants_changing_nothing(c, code):
         if not e.body.stmts and id(e) not in noop and e.span.path == prog.path:
             c.warn(e.span, code, f"this 'extend {e.target}' adds nothing",
                    hint="write the statements to add inside its { }, or remove it")
+    _empty_house_rule(c, code)
+
+
+def _empty_house_rule(c, code):
+    """A house-rule file (`extends`) that declares nothing of its own but perhaps a header."""
+    import re
+
+    prog = c.prog
+    src = prog.sources.get(prog.path)
+    if src is None or len(prog.sources) < 2:
+        return
+    m = re.search(r"^[ \t]*extends\b", src.text, re.M)
+    if m is None:
+        return
+    own = [d for d in list(prog.decls.values()) + prog.triggers + prog.endings + prog.scenarios
+           + list(prog.variants.values()) + [n for _, n in prog.replaced] + prog.extensions
+           + [s for s in (prog.score, prog.tiebreak) if s is not None] if d.span.path == prog.path]
+    if own:
+        return
+    line = src.text.count("\n", 0, m.start()) + 1
+    col = m.start() - (src.text.rfind("\n", 0, m.start()) + 1) + 1
+    c.err(A.Span(path=prog.path, line=line, column=col, end_line=line, end_column=col + 7), code,
+          "this house-rule file changes nothing: it declares nothing besides the base file",
+          hint="add the overrides, extends and new declarations of the house rule", severity="warning")
 
 
 # ---------------------------------------------------------------------------------------------- W316
