@@ -480,8 +480,10 @@ def trigger_cycles(c, code):
         reported |= set(events)
         steps = "; ".join(f"when {t.event} ({_where(t.span)}) emits {ev} ({_where(em.span)})" for ev, t, em in path)
         first = path[0][1]
-        c.warn(first.span, code, f"these triggers can set each other off without end: {' -> '.join(events)} "
-                                 f"({steps})",
+        guarded = any(t.condition is not None for _, t, _ in path)
+        how = "could set each other off in a cycle (their conditions decide how far)" if guarded else \
+            "set each other off without end"
+        c.warn(first.span, code, f"these triggers {how}: {' -> '.join(events)} ({steps})",
                hint="only the cascade limit (64 deep) stops this; make one of the triggers' conditions false "
                     "when it has done its work, or emit the event outside the trigger")
 
