@@ -381,6 +381,12 @@ def _subject_var(prog, e):
 
 
 # ---------------------------------------------------------------------------------------------- W312
+def _is_spend(n, spent):
+    """A `-=` of a spent number by an amount that is not a negative constant (a price, a cost)."""
+    return not (isinstance(n.value, A.Unary) and n.value.op == "-") and not (
+        isinstance(n.value, A.Literal) and type(n.value.value) is int and n.value.value < 0)
+
+
 @lint("W312")
 def spent_never_gained(c, code):
     """A number paid as a cost that nothing increases after setup: once spent it never comes back."""
@@ -391,6 +397,13 @@ def spent_never_gained(c, code):
             root = _var_root(cost.target)
             if root is not None and root not in spent:
                 spent[root] = cost
+        # a cost written by hand: require coins[me] >= 3 ... effect { coins[me] -= 3 }
+        required = set().union(*(_mentioned(r.test) for r in d.requires)) if d.requires else set()
+        for n in A.walk(d.effect) if d.effect is not None else ():
+            if isinstance(n, A.Assign) and n.op == "-=":
+                root = _var_root(n.target)
+                if root in required and root not in spent:
+                    spent[root] = n
     if not spent:
         return
     setup = prog.decls.get("setup")
@@ -402,7 +415,7 @@ def spent_never_gained(c, code):
             if root not in spent or id(n) in in_setup:
                 continue
             k = _const(prog, n.value)
-            if n.op == "-=" and type(k) is int and k >= 0:
+            if n.op == "-=" and (type(k) is int and k >= 0 or n is spent.get(root) or _is_spend(n, spent)):
                 continue  # spending
             if n.op == "+=" and type(k) is int and k <= 0:
                 continue
