@@ -224,6 +224,8 @@ class Checker(PieceChecks):
             self.globals[d.name] = ("pieces", T.list_of(self.types[d.name]))
 
     def check_decl(self, d):
+        if isinstance(d, A.FuncDecl) and self._funcs_checked.get(d.name):
+            return  # checked already, when a call needed its result
         if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
             kind = d.proc_kind if isinstance(d, A.ProcDecl) else d.kind
             self.placeholders.append((d.span, f"{kind} {d.name} ({d.placeholder or 'invented rule'})"))
@@ -266,8 +268,6 @@ class Checker(PieceChecks):
         elif isinstance(d, A.BoardDecl):
             self.check_board(d)
         elif isinstance(d, A.FuncDecl):
-            if self._funcs_checked.get(d.name):
-                return  # checked already, when a call needed its result
             self._funcs_checked[d.name] = "busy"
             scope = self.param_scope(d.params, Context("function", pure=True), allow_domain=False)
             t = self.expr(d.body, scope, Context("function", pure=True, name=d.name))

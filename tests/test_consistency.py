@@ -257,3 +257,17 @@ def test_checks_md_examples_get_their_code(code, example, tmp_path):
     for v in re.findall(r"^\s*variant\s+(\w+)", body, re.M):  # what a variant holds is checked when applied
         diags += rulelang.check(str(path), variants=(v,), cache=False)
     assert code in {d.code for d in diags}, f"{code}: got " + ", ".join(f"{d.code} {d.message}" for d in diags)
+
+
+def test_a_function_checked_early_for_its_type_is_checked_once():
+    """A call before the function's declaration checks its body then (for the result's type): its errors
+    and its placeholders are still reported once."""
+    text = ('game "P" { players 2 }\nper player var vp: int\n'
+            'action work { effect { vp[me] += bonus(me) } }\n'
+            '@rule "X-1"\nfunction bonus(p) placeholder "not described" = ?2 + vpp[p]\n'
+            'flow { loop { for p in players { turn p { offer [work] to p } } } }\n'
+            'ending "e" when any(players, p => vp[p] > 3)\nscore p = vp[p]\n')
+    diags = rulelang.check("<early>", text=text, cache=False)
+    assert [d.code for d in diags] == ["E201"]
+    rs = rulelang.loads(text.replace("vpp", "vp"))
+    assert [p.what for p in rs.placeholders] == ["function bonus (not described)", "bonus: invented value"]
