@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 
 from . import ast as A
 from . import types as T
@@ -19,6 +20,7 @@ from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUE
 
 MAX_SUGGESTIONS = 100  # did-you-mean hints computed per file; later unknown names get the plain hint
 MAX_SUGGESTED_NAME = 100  # longer names get no did-you-mean hint
+MAX_INFER_DEPTH = 40  # functions checked early (for their result's type) one inside the other
 MAX_SUGGEST_WORK = 200_000  # names compared for did-you-mean hints per file (then no more hints)
 
 KEYWORD_HINTS = {"true", "false", "none"}
@@ -86,6 +88,7 @@ class Checker(PieceChecks):
         self._suggest_work = 0  # candidate names looked at for them
         self._decl_order = None  # declaration name -> position in the file (built once)
         self._funcs_checked = {}  # function name -> "busy" / "done": results without a declared type are inferred
+        self._infer_depth = 0  # functions being checked early, one inside the other, for their result's type
 
     # ------------------------------------------------------------------ reporting
     def err(self, span, code, message, hint="", severity=ERROR):
@@ -987,10 +990,14 @@ class Checker(PieceChecks):
                     self.expect_exact(at, self.resolve_type(p.type), a.value, f"argument '{p.name}' of '{n}'")
             for a in e.args[len(d.params):]:
                 self.expr(a.value, scope, ctx)
-            if d.result is None and n not in self._funcs_checked:  # its result's type comes from its body
+            if d.result is None and n not in self._funcs_checked and self._infer_depth < MAX_INFER_DEPTH \
+                    and _stack_room() > 400:
+                # its result's type comes from its body (a chain of calls deeper than the bound stays untyped)
                 saved = self._current, self._lambda_ok
                 self._current, self._lambda_ok = d.name, False
+                self._infer_depth += 1
                 self.check_decl(d)
+                self._infer_depth -= 1
                 self._current, self._lambda_ok = saved
             return self.globals[n][1]
         if scope.lookup(n) is None and isinstance(self.prog.decls.get(n), A.ProcDecl):
@@ -1158,6 +1165,14 @@ class Checker(PieceChecks):
 
     e_Roll = e_Choose
     e_Draw = e_Choose
+
+
+def _stack_room():
+    """How many more Python frames may be entered before the recursion limit (counted, not guessed)."""
+    f, depth = sys._getframe(1), 0
+    while f is not None:
+        f, depth = f.f_back, depth + 1
+    return sys.getrecursionlimit() - depth
 
 
 def check_program(prog):

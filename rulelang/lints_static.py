@@ -167,16 +167,23 @@ def _holds_for(op, v, k):
 
 
 def _same(a, b):
-    """Two declarations (or parts of them) alike but for positions and checker marks."""
+    """Two declarations (or parts of them) alike but for positions and checker marks (too deep: not alike)."""
+    try:
+        return _alike(a, b)
+    except RecursionError:
+        return False
+
+
+def _alike(a, b):
     if type(a) is not type(b):
         return False
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b))
     if hasattr(type(a), "__attrs_attrs__"):
         for f in type(a).__attrs_attrs__:
             if f.name in IGNORED_FIELDS:
                 continue
-            if not _same(getattr(a, f.name), getattr(b, f.name)):
+            if not _alike(getattr(a, f.name), getattr(b, f.name)):
                 return False
         return True
     return a == b
@@ -617,6 +624,7 @@ class _ReadFlow:
     turn, ...) when no statement on any path before it can have assigned the variable, and no condition
     around it looks at the variable, is a finding. Loops are followed once; the first round is a path."""
 
+    MAX_DEPTH = 40  # procedures, functions and triggers followed one inside the other; deeper ones only assign
     MAX_VISITS = 100_000  # statements and expressions followed; past it nothing more is reported (bounded time)
 
     def __init__(self, c, candidates):
@@ -675,7 +683,8 @@ class _ReadFlow:
                 self.expr(a.value, assigned, guard)
             d = self.prog.decls.get(e.func.ident)
             key = ("func", e.func.ident, frozenset(assigned), frozenset(guard & set(self.cands)))
-            if isinstance(d, A.FuncDecl) and d.name not in self.stack and key not in self.memo:
+            if isinstance(d, A.FuncDecl) and d.name not in self.stack and key not in self.memo \
+                    and len(self.stack) < self.MAX_DEPTH:
                 self.memo[key] = assigned
                 self.stack.add(d.name)
                 self.expr(d.body, assigned, guard)
@@ -770,7 +779,7 @@ class _ReadFlow:
                 if isinstance(d, A.ProcDecl):
                     for a in e.args:
                         x(a.value, assigned, guard)
-                    if d.name in self.stack:
+                    if d.name in self.stack or len(self.stack) >= self.MAX_DEPTH:
                         return assigned | self.writes(d.body)
                     key = ("proc", d.name, frozenset(assigned), frozenset(guard & set(self.cands)))
                     if key not in self.memo:
@@ -820,6 +829,9 @@ class _ReadFlow:
             d = self.prog.decls.get(name)
             if not isinstance(d, A.ActionDecl) or name in self.stack:
                 continue
+            if len(self.stack) >= self.MAX_DEPTH:
+                out |= self.writes(d)
+                continue
             self.stack.add(name)
             guard = set()
             for p in d.params:
@@ -847,7 +859,7 @@ class _ReadFlow:
     def _fire(self, event, assigned):
         for t in self.triggers.get(event, ()):
             key = "trigger@" + _where(t.span) + t.event
-            if key in self.stack:
+            if key in self.stack or len(self.stack) >= self.MAX_DEPTH:
                 assigned = assigned | self.writes(t.body)
                 continue
             self.stack.add(key)
@@ -924,14 +936,17 @@ def read_before_assignment(c, code):
     if not cands:
         return
     flow = _ReadFlow(c, cands)
-    assigned = set()
-    setup = prog.decls.get("setup")
-    if isinstance(setup, A.ProcDecl):
-        assigned = flow.block(setup.body, assigned, set())
-    assigned = flow.fire("game_start", assigned)
-    main = prog.decls.get("flow")
-    if isinstance(main, A.ProcDecl):
-        flow.block(main.body, assigned, set())
+    try:
+        assigned = set()
+        setup = prog.decls.get("setup")
+        if isinstance(setup, A.ProcDecl):
+            assigned = flow.block(setup.body, assigned, set())
+        assigned = flow.fire("game_start", assigned)
+        main = prog.decls.get("flow")
+        if isinstance(main, A.ProcDecl):
+            flow.block(main.body, assigned, set())
+    except RecursionError:
+        pass  # rules nested deeper than the walk can follow: what was found before still holds
     for name in sorted(flow.findings.values(), key=lambda n: (n.span.path, n.span.line, n.span.column)):
         c.warn(name.span, code, f"'{name.ident}' is read here before anything assigns it: it has no start value, "
                                 "so it is none here",

@@ -22,8 +22,8 @@ print(json.dumps(out))
 '''
 
 
-def _procedure_ladder(n=60):
-    """p0 calls p1 twice, p1 calls p2 twice, ...: 2^60 paths if every call were followed anew."""
+def _procedure_ladder(n=30):
+    """p0 calls p1 twice, p1 calls p2 twice, ...: 2^30 paths if every call were followed anew."""
     lines = ["var leader: player"]
     for i in range(n):
         nxt = f"p{i + 1}()  p{i + 1}()" if i + 1 < n else "log leader + 1"
@@ -54,9 +54,21 @@ def _many_assignments(n=3000):
         "\n}\naction win { require stage == 77 \"x\" }\n" + TAIL.replace("offer [work]", "offer [work, win]")
 
 
+def _deep_chains(n=600):
+    """600 phases each calling the next, 600 functions each calling the next, deep function bodies: valid
+    rules, which must check clean (no 'nested too deeply' from following calls)."""
+    lines = []
+    for i in range(n):
+        lines.append(f"phase p{i} {{ {f'p{i + 1}()' if i + 1 < n else 'vp[0] += 1'} }}")
+        lines.append(f"function f{i}(x) = {f'f{i + 1}(x) + 1' if i + 1 < n else 'x'}")
+    for i in range(30):
+        lines.append(f"function g{i}(x) = " + "(1 + " * 90 + (f"g{i + 1}(x)" if i + 1 < 30 else "x") + ")" * 90)
+    return HEAD + "\n".join(lines) + "\nsetup { p0() vp[0] += f0(1) + g0(1) }\n" + TAIL
+
+
 def test_deep_check_shapes_stay_bounded():
     cases = {"ladder": _procedure_ladder(), "ring": _trigger_ring(), "require": _long_require(),
-             "variants": _many_variants(), "assignments": _many_assignments()}
+             "variants": _many_variants(), "assignments": _many_assignments(), "chains": _deep_chains()}
     with tempfile.TemporaryDirectory() as d:
         files = {}
         for name, text in cases.items():
@@ -71,3 +83,4 @@ def test_deep_check_shapes_stay_bounded():
     assert "W310" in codes["require"]     # 1..4 all excluded
     assert "W315" in codes["variants"]    # each variant restates 'work'
     assert "W311" in codes["assignments"]  # stage only ever 0..49
+    assert codes["chains"] == []           # deep but valid: no false 'nested too deeply'
