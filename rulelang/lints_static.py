@@ -192,42 +192,56 @@ def _alike(a, b):
 # ---------------------------------------------------------------------------------------------- W310
 @lint("W310")
 def contradictory_requires(c, code):
-    """A require whose comparisons leave no value: `require x > 3 and x < 2`."""
+    """A require (or an ending's or a trigger's condition) whose comparisons leave no value:
+    `require x > 3 and x < 2`."""
     prog = c.prog
     for d in prog.of_kind("action"):
         for r in d.requires:
-            bounds = {}
-            for part in _conjuncts(r.test):
-                cmp = _comparisons(prog, part)
-                if cmp is None:
-                    continue
-                subject, op, k = cmp
-                key = _key(subject)
-                if key is None:
-                    continue
-                b = bounds.setdefault(key, {"eq": set(), "ne": set(), "lo": None, "hi": None, "text": _text(subject),
-                                            "parts": []})
-                b["parts"].append(op + " " + _show(k))
-                if op == "==":
-                    b["eq"].add(k)
-                elif op == "!=":
-                    b["ne"].add(k)
-                elif type(k) is int:
-                    lo = k + 1 if op == ">" else k if op == ">=" else None
-                    hi = k - 1 if op == "<" else k if op == "<=" else None
-                    if lo is not None:
-                        b["lo"] = lo if b["lo"] is None else max(b["lo"], lo)
-                    if hi is not None:
-                        b["hi"] = hi if b["hi"] is None else min(b["hi"], hi)
-            for b in bounds.values():
-                if len(b["parts"]) < 2:
-                    continue
-                if _empty(b):
-                    c.warn(r.test.span, code,
-                           f"this requirement can never hold: no value of {b['text']} is "
-                           + " and ".join(b["parts"]),
-                           hint=f"action '{d.name}' can never be taken; check the bounds (perhaps 'or' was meant)")
-                    break
+            found = _contradiction(prog, r.test)
+            if found:
+                c.warn(r.test.span, code, f"this requirement can never hold: no value of {found}",
+                       hint=f"action '{d.name}' can never be taken; check the bounds (perhaps 'or' was meant)")
+    for e in prog.endings:
+        found = _contradiction(prog, e.condition)
+        if found:
+            c.warn(e.condition.span, code, f"this ending can never happen: no value of {found}",
+                   hint="check the bounds (perhaps 'or' was meant)")
+    for t in prog.triggers:
+        found = _contradiction(prog, t.condition) if t.condition is not None else None
+        if found:
+            c.warn(t.condition.span, code, f"this trigger's condition can never hold: no value of {found}",
+                   hint="the trigger never runs; check the bounds (perhaps 'or' was meant)")
+
+
+def _contradiction(prog, test):
+    """'X is > 3 and < 2' when the comparisons of one value X joined by 'and' leave no value, else None."""
+    bounds = {}
+    for part in _conjuncts(test):
+        cmp = _comparisons(prog, part)
+        if cmp is None:
+            continue
+        subject, op, k = cmp
+        key = _key(subject)
+        if key is None:
+            continue
+        b = bounds.setdefault(key, {"eq": set(), "ne": set(), "lo": None, "hi": None, "text": _text(subject),
+                                    "parts": []})
+        b["parts"].append(op + " " + _show(k))
+        if op == "==":
+            b["eq"].add(k)
+        elif op == "!=":
+            b["ne"].add(k)
+        elif type(k) is int:
+            lo = k + 1 if op == ">" else k if op == ">=" else None
+            hi = k - 1 if op == "<" else k if op == "<=" else None
+            if lo is not None:
+                b["lo"] = lo if b["lo"] is None else max(b["lo"], lo)
+            if hi is not None:
+                b["hi"] = hi if b["hi"] is None else min(b["hi"], hi)
+    for b in bounds.values():
+        if len(b["parts"]) >= 2 and _empty(b):
+            return f"{b['text']} is " + " and ".join(b["parts"])
+    return None
 
 
 def _empty(b):
