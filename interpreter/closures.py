@@ -20,6 +20,10 @@ from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
 
 # ============================================================================ expressions
 class ExprCompiler:
+    # Coverage (interpreter/coverage.py) sets this on its own compiler only: `on_expr(e, f)` may return a
+    # closure in place of `f`, the one compiled for expression `e`. None (the default) costs nothing.
+    on_expr = None
+
     def __init__(self, rs):
         self.rs = rs  # the Ruleset being built: tables, boards, functions
         self._fixed_consts = {}
@@ -32,6 +36,8 @@ class ExprCompiler:
         if self.is_constant(e) and not isinstance(e, A.Literal):
             v = self.fold(f, e)
             f = _constant(v)
+        if self.on_expr is not None:
+            f = self.on_expr(e, f)
         return f
 
     def closure(self, e):
@@ -514,6 +520,12 @@ def _constant(v):
 
 # ============================================================================ statements
 class StmtCompiler:
+    # Coverage (interpreter/coverage.py) sets these on its own compiler only; None (the default) costs
+    # nothing. `on_stmt(code, stmt, start, end)` is told the ops [start, end) each statement became;
+    # `back_jumps` (a list) receives (code, op index, target) for each jump back to a loop's head.
+    on_stmt = None
+    back_jumps = None
+
     def __init__(self, rs, xc):
         self.rs = rs
         self.xc = xc
@@ -531,8 +543,12 @@ class StmtCompiler:
         return c
 
     def block(self, c, b):
+        hook = self.on_stmt
         for s in b.stmts:
+            start = len(c.ops)
             getattr(self, "s_" + type(s).__name__)(c, s)
+            if hook is not None:
+                hook(c, s, start, len(c.ops))
 
     def hidden(self, what):
         self.counter += 1
@@ -645,7 +661,9 @@ class StmtCompiler:
     def _loop_body(self, c, body, head):
         self.loops.append((head, []))
         self.block(c, body)
-        c.emit(_jump(head), body.span)
+        back = c.emit(_jump(head), body.span)
+        if self.back_jumps is not None:
+            self.back_jumps.append((c, back, head))
         _, breaks = self.loops.pop()
         end = len(c.ops)
         for b in breaks:
@@ -733,7 +751,9 @@ class StmtCompiler:
         self.loops[-1][1].append(i)
 
     def s_Continue(self, c, s):
-        c.emit(_jump(self.loops[-1][0]), s.span)
+        back = c.emit(_jump(self.loops[-1][0]), s.span)
+        if self.back_jumps is not None:
+            self.back_jumps.append((c, back, self.loops[-1][0]))
 
     def s_Return(self, c, s):
         c.emit(lambda G, L: RETURN, s.span)

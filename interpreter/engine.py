@@ -80,10 +80,17 @@ class Action:
 
 # ============================================================================ ruleset
 class Ruleset:
+    # Set only by interpreter/coverage.py on its instrumented copy (None, the default, costs nothing):
+    # `compile_hooks(xc, sc)` is called with the closures' compilers before the rules are compiled;
+    # `observer.finished(game, reason)` is told when a game ends.
+    compile_hooks = None
+    observer = None
+
     def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
                  time_limit=TIME_LIMIT, backend="generated", optimise=True):
         if backend not in BACKENDS:
             raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {backend!r}")
+        self.source_program = program  # as checked, before the optimiser (coverage counts the calls it inlines)
         if optimise:  # passes over the checked tree (interpreter/optimise, docs/optimiser.md)
             from .optimise import optimise as _optimise
             program = _optimise(program)
@@ -128,6 +135,7 @@ class Ruleset:
         other = Ruleset(self.program, self.checker, self.step_budget, self.cascade_depth, self.time_limit,
                         backend=backend, optimise=False)  # self.program is optimised already, if asked
         other.optimised = self.optimised
+        other.source_program = self.source_program
         for attr in ("placeholders", "warnings", "path", "reload"):
             if attr in self.__dict__:
                 setattr(other, attr, getattr(self, attr))
@@ -183,6 +191,8 @@ class Ruleset:
         else:  # tables and boards are fixed data, the same whatever runs the rules: built once
             self.table_rows, self.row_fields, self.boards, self._board_nodes = static
         sc = make_stmt_generator(self, xc) if backend == "generated" else StmtCompiler(self, xc)
+        if self.compile_hooks is not None and backend == "closures":
+            self.compile_hooks(xc, sc)
         self.consts = [(d.name, xc.const_value(d.name)) for d in program.decls.values()
                        if isinstance(d, A.ConstDecl)]
         self.vars = []
@@ -662,6 +672,8 @@ class Game:
         self.end_reason = reason
         self.pending = None
         self._actions = None
+        if self.rs.observer is not None:
+            self.rs.observer.finished(self, reason)
 
     def scenario_value(self, name):
         if self.scenario is None:

@@ -530,7 +530,7 @@ def _pending(g, rs, pend):
     fr = g.frames[-1]
     op = fr.code.ops[fr.pc - 1] if fr.pc >= 1 else None
     want = _OP_OF_KIND[kind]
-    if op.__class__ is not want:
+    if not isinstance(op, want):  # (coverage counts with subclasses of the decision ops)
         raise Bad("pending.kind", f"is \"{kind}\", but {fr.code.name} does not wait there for "
                   f"{'an action' if kind == 'action' else 'a choice' if kind == 'choose' else 'a draw or roll'} "
                   f"(frames[{len(g.frames) - 1}][1] is {fr.pc})")

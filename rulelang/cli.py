@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -482,6 +483,15 @@ class _BadLog(Exception):
     pass
 
 
+_ERROR_AT = re.compile(r"^.*?:(\d+):(\d+): ")
+
+
+def _same_error(got: str, recorded: str) -> bool:
+    """The same run-time error, whatever path the rule file was given by (`path:line:col: message`)."""
+    strip = (lambda t: _ERROR_AT.sub(r"\1:\2: ", t, count=1))
+    return strip(got) == strip(recorded)
+
+
 def _read_log(path: str) -> dict:
     """A log file written by ``play --log``, checked: every problem is a one-line ``Fail``."""
     from rulelang.program import FileProblem, read_limited
@@ -558,6 +568,7 @@ def replay(ctx, file, log_file, root):
     except errors as exc:
         raise Fail(f"replay failed at setup: {_first_line(exc)}") from None
     recorded = data["log"]
+    reproduced = 0  # the decision at which the error the log records happened again
     for k, entry in enumerate(recorded):
         step = f"decision {k + 1} ({seat_name(entry['player'])}: {entry['action']})"
         have = _entries(game)
@@ -572,6 +583,11 @@ def replay(ctx, file, log_file, root):
         try:
             game.apply(entry["action"])
         except errors as exc:
+            if data.get("error") and k == len(recorded) - 1 and game.error is not None:
+                if _same_error(_first_line(exc), data["error"]):  # the recorded error, reproduced
+                    reproduced = k + 1
+                    continue
+                raise Fail(f"replay diverged at {step}: the game stopped with another error: {_first_line(exc)}")
             raise Fail(f"replay failed at {step}: {_first_line(exc)}") from None
         if len(game.log) <= k or _entries(game)[k] != entry:
             raise Fail(f"replay diverged at {step}: the game recorded it differently")
@@ -590,7 +606,10 @@ def replay(ctx, file, log_file, root):
             raise Fail("replay diverged: the final state differs from the recorded one")
         verified = ", final state verified"
     click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
-    if data.get("error"):
+    if reproduced:
+        click.echo(f"note: the recorded game stopped with an error, reproduced at decision {reproduced}: "
+                   f"{data['error']}")
+    elif data.get("error"):
         click.echo(f"note: the recorded game stopped with an error: {data['error']}")
     ctx.exit(0)
 
@@ -607,9 +626,12 @@ def replay(ctx, file, log_file, root):
 @variant_option
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--coverage", is_flag=True,
+              help="Also count which cited rulebook sections the games exercised, and print the table "
+                   "(the games run in this process).")
 @root_option
 @click.pass_context
-def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json, root):
+def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json, root, coverage):
     """Play many games between random agents and summarise them (exit 1 if any game failed)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -622,8 +644,22 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         shown = workers if len(workers) <= 24 else workers[:20] + "..."
         raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
                    EXIT_USAGE) from None
+    if coverage and workers > 1:
+        raise Fail("--coverage counts in this process: leave out --workers", EXIT_USAGE)
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
+    cov = None
+    if coverage:
+        from interpreter.coverage import Coverage
+        from interpreter.runtime import Located
+
+        try:
+            cov = Coverage(ruleset)
+        except RecursionError:
+            raise Fail(f"{file}: the rules are nested too deeply to count coverage") from None
+        except Located as exc:  # the rules as checked (before the optimiser) failed to compile
+            raise Fail(f"{exc.span.where() if exc.span else file}: {exc.message}") from None
+        ruleset = cov.ruleset
     console = Console(stderr=True)
     show = console.is_terminal and not as_json
     bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -651,10 +687,16 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         if started:
             bar.stop()
     summary["rules"] = file
+    if cov is not None:
+        summary["coverage"] = cov.to_dict()
     if as_json:
         click.echo(json.dumps(summary, default=str))
     else:
         _print_summary(summary)
+        if cov is not None:
+            from rich.console import Console as _Console
+
+            cov.render(_Console(file=sys.stdout, highlight=False, soft_wrap=False))
     ctx.exit(EXIT_FAIL if summary["errors"] else 0)
 
 
@@ -758,3 +800,36 @@ def test_command(ctx, paths):
     if passed + failed == 0:
         raise Fail("no scenarios found")
     ctx.exit(EXIT_FAIL if failed or missing else 0)
+
+
+# --- explore-all (exhaustive mode; `validate --exhaustive` will call the same explore_all) ------------
+
+@cli.command("explore-all")
+@click.argument("file")
+@click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
+@click.option("--max-states", type=click.IntRange(min=1, max=10_000_000), default=100_000, show_default=True,
+              help="Stop (and say incomplete) after this many distinct positions.")
+@click.option("--max-seconds", type=click.FloatRange(min=0.1, max=86_400), default=600.0, show_default=True)
+@variant_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@root_option
+@click.pass_context
+def explore_all_command(ctx, file, players, max_states, max_seconds, variants, as_json, root):
+    """Enumerate every reachable state of a small game (chance expanded): distinct positions, game-tree
+    nodes, run-time errors, stuck positions and cycles."""
+    from interpreter.exhaustive import explore_all
+
+    ruleset = _load_rules(file, variants, root)
+    players = _players(ruleset, players)
+    r = explore_all(ruleset, players, max_states, max_seconds=max_seconds)
+    if as_json:
+        click.echo(json.dumps(r, default=str))
+    else:
+        done = "complete" if r["complete"] else f"incomplete: stopped at the {r['reason']} bound"
+        nodes = f"{r['nodes']:,}" if r["nodes"] is not None else ("infinite (a cycle)" if r["cyclic"] else "unknown")
+        click.echo(f"{getattr(ruleset, 'name', file)}, {players} players: {r['positions']:,} positions, {nodes} tree "
+                   f"nodes ({r['terminal_positions']:,} terminal, {r['chance_positions']:,} chance), {done}")
+        for f in r["findings"]:
+            path = ",".join(e["action"] for e in f["log"])
+            click.echo(f"{f['kind']}: {f['message']} ({_plural(f['count'], 'time')}; first after: {path or 'setup'})")
+    ctx.exit(EXIT_FAIL if r["findings"] else 0)

@@ -39,14 +39,14 @@ def test_scenario(result):
     assert result.passed, result.message
 
 
-@pytest.mark.parametrize("variants", [(), ("first_game",)], ids=["base", "first_game"])
+@pytest.mark.parametrize("variants", [(), ("first_game",), ("long_game",)], ids=["base", "first_game", "long_game"])
 def test_the_file_and_its_variant_load_clean(mars, variants):
     diags = rulelang.check(MARS, variants=variants)
     if not os.path.exists(RULEBOOK):
         diags = [d for d in diags if not (d.code == "W306" and "cannot read the rulebook" in d.message)]
     assert diags == [], [d.render() for d in diags]
     assert mars.player_counts == (2, 3, 4)
-    assert mars.variants == ("first_game",)
+    assert set(mars.variants) == {"first_game", "long_game"}
     assert ENDINGS <= set(mars.endings)
 
 
@@ -69,7 +69,11 @@ def test_invented_values_are_placeholders_and_known_data_is_not(mars):
         assert name in joined, name
     # the component facts of ../shared/components/mars.md are data, not placeholders
     for table in ("blueprints.", "scientist_cards.", "contracts.", "goals.", "lss_tiles."):
-        assert not any(w.startswith(table) for w in whats), table
+        assert not any(w.startswith(table) and not w.endswith(".boost (invented value)") for w in whats), table
+    # of the blueprints only the boost icon (colonist or crystal) of the "(+1)" cards is a picture
+    boosted = {w.split(".")[1] for w in whats if w.startswith("blueprints.")}
+    assert boosted == {"construction_yard", "private_ship", "biomarket", "oxygen_tank", "casino", "research_lab",
+                       "trade_market", "recycling_bots", "library", "command_center"}, boosted
     # of the missions only the short/long split is unknown; of the special actions only their order
     assert all(w.endswith(".short (invented value)") for w in whats if w.startswith("missions."))
     assert all(w.endswith(".slot (invented value)") for w in whats if w.startswith("execs."))
@@ -134,3 +138,35 @@ def test_private_goals_are_seen_by_their_owner_only(mars, players, seed, cut):
     after = _views(h)
     assert after[k] != before[k]
     assert after[:k] + after[k + 1:] == before[:k] + before[k + 1:]
+
+
+# ------------------------------------------------------------------------------------ the long game (M-2.2)
+def test_random_long_games_end_by_a_rulebook_ending():
+    rs = rulelang.load(MARS, variants=("long_game",))
+    g = play_random(rs, 3, 5)
+    assert g.is_over() and g.end_reason in ENDINGS, g.end_reason
+
+
+def test_boosts_and_the_lab_have_scenarios(mars):
+    # M-6.2 (the "(+1)" boosts of advanced buildings) and M-3.2 (the lab's upgrade icon) are checked too
+    in_scenarios = {c for sc in mars.program.scenarios for c in sc.cites}
+    assert {"M-6.2", "M-3.2"} <= in_scenarios
+
+
+# ------------------------------------------------------------------------------------ the rover's tiles (M-9.1)
+def test_tile_rules_have_scenarios(mars):
+    in_scenarios = {c for sc in mars.program.scenarios for c in sc.cites}
+    assert "M-9.1" in in_scenarios
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_random_games_take_tiles(mars, players):
+    # rovers ending on tiles take them in ordinary play: the counters read by goals 4 and 12, the two
+    # missions and LSS tile 6 move. Random agents seldom end a rover move on a tile (about every other
+    # game takes one), so up to five seeded games are played until one does.
+    for seed in range(1, 6):
+        g = play_random(mars, players, seed)
+        data = json.loads(g.to_json())["data"]
+        if sum(data["rover_finds"]) + sum(data["research_taken"]) > 0:
+            return
+    pytest.fail("no tile taken in five random games")
