@@ -34,6 +34,7 @@ MAX_NOTES = 500
 MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
+MAX_SHOWN_VALUE = 200  # characters of a variable's value shown when an invariant does not hold
 MAX_LISTED_OPTIONS = 64  # offers of at most this many actions keep their Action list for reuse
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
@@ -232,6 +233,11 @@ class Ruleset:
         for i, t in enumerate(program.triggers):
             self._compile_trigger(i, t, xc, sc)
         self.ending_checks = [(e.name, xc.compile(e.condition), e.span) for e in program.endings]
+        # invariants: compiled like endings (the generated backend writes an expression's code at its first
+        # call, so they cost nothing until Game.check_invariants() runs them; normal play never does)
+        self.invariant_checks = [(d.name, xc.compile(d.condition), d.span, _vars_read(d.condition))
+                                 for d in getattr(program, "invariants", ())]
+        self.invariants = tuple(d.name for d in getattr(program, "invariants", ()))
         self.score_fn = (program.score.param, xc.compile(program.score.value)) if program.score else None
         self.tiebreak_fn = (program.tiebreak.param, xc.compile(program.tiebreak.value)) if program.tiebreak else None
         self.placeholders = []
@@ -800,6 +806,64 @@ class Game:
                 return True
         return False
 
+    def check_invariants(self):
+        """The rules' invariants that do not hold now: a list of ``(name, position, message)``, in
+        declaration order (``position`` is the invariant's ``path:line:col``). An invariant whose
+        evaluation fails (a run-time error, the work budget) is reported too, with why. Nothing of the
+        game changes; the work budget and the time limit apply to each invariant as to the rules."""
+        checks = self.rs.invariant_checks
+        if not checks:
+            return []
+        saved = (self.work, self.work_mark, self.deadline, self.fdepth)
+        out = []
+        try:
+            for name, cond, span, reads in checks:
+                start_work(self)
+                self.fdepth = 0
+                try:
+                    hit = cond(self, {})
+                except RuleRuntimeError as e:
+                    out.append((name, span.where(), f"invariant \"{name}\" could not be checked: {e}"))
+                    continue
+                except Located as e:
+                    out.append((name, span.where(), f"invariant \"{name}\" could not be checked: {e.message}"))
+                    continue
+                except KeyError as e:
+                    out.append((name, span.where(), f"invariant \"{name}\" could not be checked: {e} has no value here"))
+                    continue
+                except (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
+                    out.append((name, span.where(), f"invariant \"{name}\" could not be checked: a value of the "
+                                                    f"wrong kind: {e}"))
+                    continue
+                except RecursionError:
+                    out.append((name, span.where(), f"invariant \"{name}\" could not be checked: it nests too "
+                                                    "deeply (a function calling itself without end?)"))
+                    continue
+                if hit is True:
+                    continue
+                if hit is False:
+                    shown = self._shown_values(reads)
+                    out.append((name, span.where(), f"invariant \"{name}\" does not hold" +
+                                (f" ({shown})" if shown else "")))
+                else:
+                    out.append((name, span.where(), f"invariant \"{name}\" gave {fmt(hit)[:80]}, not true or false"))
+        finally:
+            self.work, self.work_mark, self.deadline, self.fdepth = saved
+        return out
+
+    def _shown_values(self, names, limit=MAX_SHOWN_VALUE):
+        """``name = value, ...`` for the variables an invariant reads (a long value is cut short)."""
+        parts = []
+        for name in names:
+            if name not in self.data:
+                continue
+            v = self.data[name]
+            text = readable(v) if _small(v, limit) else f"a value of {_size(v, limit)}+ items"
+            if len(text) > limit:
+                text = text[:limit - 3] + "..."
+            parts.append(f"{name} = {text}")
+        return ", ".join(parts)
+
     # ------------------------------------------------------------------ public API
     @property
     def current_player(self):
@@ -1098,6 +1162,36 @@ class Game:
     @classmethod
     def from_json(cls, rs, text):
         return _saves.load_game(cls, rs, text)  # a save is untrusted: checked completely (interpreter/saves.py)
+
+
+def _vars_read(expr):
+    """The variables an expression reads, in order of first appearance (for the message of a failed invariant)."""
+    out = []
+    for n in A.walk(expr):
+        if isinstance(n, A.Name) and n.ref == "var" and n.ident not in out:
+            out.append(n.ident)
+    return tuple(out)
+
+
+def _size(v, limit):
+    """The number of items in v, nested ones included, counting no further than ``limit``."""
+    n = 0
+    stack = [v]
+    while stack and n <= limit:
+        x = stack.pop()
+        n += 1
+        if x.__class__ is dict:
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, (tuple, frozenset)):
+            stack.extend(x)
+        elif isinstance(x, Pile):
+            n += len(x)
+    return n
+
+
+def _small(v, limit):
+    return _size(v, limit) <= limit
 
 
 def _choice_text(v):

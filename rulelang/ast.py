@@ -559,6 +559,14 @@ class EndingDecl(Decl):
 
 
 @node
+class InvariantDecl(Decl):
+    """`invariant "NAME": CONDITION`: what the rulebook guarantees of every position; checked only when
+    asked (`Game.check_invariants()`, `rulelang validate`), never in normal play."""
+    condition: Expr = None
+    kind = "invariant"
+
+
+@node
 class ScoreDecl(Decl):
     param: str = "p"
     value: Expr = None

@@ -146,6 +146,12 @@ class Checker(PieceChecks):
             self._current = e.name
             self.expect_type(self.expr(e.condition, Scope(), Context("ending")), T.BOOL, e.condition, "an ending condition")
             self.ends.append((e.name, e.span))
+        for inv in p.invariants:  # conditions on the state, checked only when asked (rulelang validate)
+            self._current = f"invariant {inv.name}"
+            t = self.expr(inv.condition, Scope(), Context("invariant"))
+            if t.name == "none" or not T.compatible(t, T.BOOL):
+                self.err(inv.condition.span, "E340", f"an invariant is a condition (true or false), not {t}",
+                         hint="write a test of the state, e.g. invariant \"no debt\": all(players, p => coins[p] >= 0)")
         for s in (p.score, p.tiebreak):
             if s is not None:
                 self._current = s.name

@@ -563,18 +563,20 @@ def replay(ctx, file, log_file, root):
     if data.get("game") and name and data["game"] != name:
         raise Fail(f"{log_file}: the log is of game '{data['game']}' but {file} is '{name}'")
     errors = _game_error_types()
+    finding = _recorded_finding(data)  # a log written by `rulelang validate`: its finding must show again
     try:
         game = ruleset.new_game(data["players"], seed=data["seed"], chance=data.get("chance") or "sampled")
     except errors as exc:
+        _confirmed(finding, exc, 0, ctx)
         raise Fail(f"replay failed at setup: {_first_line(exc)}") from None
     recorded = data["log"]
     reproduced = 0  # the decision at which the error the log records happened again
     for k, entry in enumerate(recorded):
         step = f"decision {k + 1} ({seat_name(entry['player'])}: {entry['action']})"
-        have = _entries(game)
-        if len(have) > k:  # the game resolved this (chance) event itself
-            if have[k] != entry:
-                raise Fail(f"replay diverged at {step}: the game took {have[k]['action']} instead")
+        if len(game.log) > k:  # the game resolved this (chance) event itself
+            have = _entry(game.log[k])  # one entry, not the whole log again: a long log replays in linear time
+            if have != entry:
+                raise Fail(f"replay diverged at {step}: the game took {have['action']} instead")
             continue
         if game.is_over():
             raise Fail(f"replay failed at {step}: the game is already over")
@@ -583,13 +585,15 @@ def replay(ctx, file, log_file, root):
         try:
             game.apply(entry["action"])
         except errors as exc:
-            if data.get("error") and k == len(recorded) - 1 and game.error is not None:
-                if _same_error(_first_line(exc), data["error"]):  # the recorded error, reproduced
-                    reproduced = k + 1
-                    continue
-                raise Fail(f"replay diverged at {step}: the game stopped with another error: {_first_line(exc)}")
+            if k == len(recorded) - 1:
+                _confirmed(finding, exc, len(recorded), ctx)  # a `validate` finding, shown again: exits 0
+                if data.get("error") and game.error is not None:
+                    if _same_error(_first_line(exc), data["error"]):  # the recorded error, reproduced
+                        reproduced = k + 1
+                        continue
+                    raise Fail(f"replay diverged at {step}: the game stopped with another error: {_first_line(exc)}")
             raise Fail(f"replay failed at {step}: {_first_line(exc)}") from None
-        if len(game.log) <= k or _entries(game)[k] != entry:
+        if len(game.log) <= k or _entry(game.log[k]) != entry:
             raise Fail(f"replay diverged at {step}: the game recorded it differently")
     have = _entries(game)
     if len(have) > len(recorded):  # chance events the game resolved after the last recorded decision
@@ -597,6 +601,9 @@ def replay(ctx, file, log_file, root):
             raise Fail(f"replay diverged: the game log has {len(game.log)} decisions, the file {len(recorded)}")
     elif have != recorded:
         raise Fail(f"replay diverged: the game log has {len(game.log)} decisions, the file {len(recorded)}")
+    if finding is not None:
+        _confirmed(finding, game, len(recorded), ctx)
+        raise Fail(f"replay: the recorded finding does not show again ({finding.code}: {finding.message})")
     if not game.is_over() and not data.get("error"):
         raise Fail(f"{log_file}: the log is short: it ends after {_plural(len(recorded), 'decision')}, "
                    f"before the game does (it is {seat_name(game.current_player)}'s decision)")
@@ -612,6 +619,30 @@ def replay(ctx, file, log_file, root):
     elif data.get("error"):
         click.echo(f"note: the recorded game stopped with an error: {data['error']}")
     ctx.exit(0)
+
+
+def _recorded_finding(data):
+    """The finding a log written by `rulelang validate` records (its "finding" field), or None."""
+    if "finding" not in data:
+        return None
+    from interpreter.validate import finding_from_record
+
+    found = finding_from_record(data)
+    if found is None:
+        raise Fail("the log's finding is not {\"kind\": ..., \"path\": ..., \"line\": ..., \"message\": ...}")
+    return found
+
+
+def _confirmed(finding, game_or_exc, decisions, ctx):
+    """Exit 0 saying so when the replayed game (or the error it stopped with) shows the recorded finding."""
+    if finding is None:
+        return
+    from interpreter.validate import confirm
+
+    if confirm(finding, game_or_exc):
+        click.echo(f"OK: {_plural(decisions, 'decision')} replayed; the finding shows again: "
+                   f"{printable(finding.path)}:{finding.line}:{finding.column}: {finding.code}: {printable(finding.message)}")
+        ctx.exit(0)
 
 
 # --- simulate -----------------------------------------------------------------------------------
@@ -738,6 +769,74 @@ def _print_summary(s: dict) -> None:
         click.echo(f"{_plural(s['errors'], 'game')} failed; first errors (replay one with `rulelang play --seed SEED`):")
     for ex in s.get("error_examples", []):
         click.echo(f"  game {ex['game']} (seed {ex['seed']}): {ex['message']}")
+
+
+# --- validate -----------------------------------------------------------------------------------
+
+@cli.command("validate")
+@click.argument("file")
+@click.option("--players", "-p", "player_counts", type=click.IntRange(min=1), multiple=True, metavar="N",
+              help="A player count to play (repeatable; default: every allowed count).")
+@variant_option
+@click.option("--games", "-n", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True,
+              help="Random games per player count.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--max-decisions", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="A game not over after this many decisions (chance steps included) is a finding (E603).")
+@click.option("--chance", type=click.Choice(["explicit", "sampled"]), default="explicit", show_default=True,
+              help="explicit: every chance step is a decision, after which the invariants are checked too.")
+@click.option("--exhaustive", is_flag=True, help="Also enumerate every reachable state (small games), up to --max-states.")
+@click.option("--max-states", type=click.IntRange(min=1, max=100_000_000), default=1_000_000, show_default=True,
+              help="The most distinct states --exhaustive visits per player count.")
+@click.option("--out", "out_dir", default="rulelang-findings", show_default=True, metavar="DIR",
+              help="Where the log (for `rulelang replay`) and the scenario of each finding are written.")
+@click.option("--no-shrink", is_flag=True, help="Write the whole decision log of each finding, unshrunk.")
+@click.option("--no-coverage", is_flag=True, help="Do not collect or print the rulebook coverage table.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (findings, summaries, coverage).")
+@root_option
+@click.pass_context
+def validate_command(ctx, file, player_counts, variants, games, seed, max_decisions, chance, exhaustive, max_states,
+                     out_dir, no_shrink, no_coverage, as_json, root):
+    """Play random games checking the invariants after every decision and chance step; report run-time
+    rule errors, stuck positions, games that do not end and invariant violations, each with a log that
+    `rulelang replay` confirms (exit 1 if anything was found)."""
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    from interpreter import validate as V
+
+    ruleset = _load_rules(file, variants, root)
+    counts = [_players(ruleset, n) for n in player_counts] or list(ruleset.player_counts)
+    counts = list(dict.fromkeys(counts))
+    last = (1 << 64) - 1
+    if seed * 1_000_003 + games - 1 > last:  # the game seeds (interpreter.simulate.game_seed) must be seeds
+        raise Fail(f"--seed {seed} is too large: with --games {games} the game seeds would pass 2^64-1 "
+                   f"(the largest --seed is {(last - games + 1) // 1_000_003:,})", EXIT_USAGE)
+    console = Console(stderr=True)
+    show = console.is_terminal and sys.stdout.isatty() and not as_json
+    bar = Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("eta"), TimeRemainingColumn(), console=console, disable=not show, transient=True)
+    task = bar.add_task("games", total=games * len(counts))
+
+    def on_progress(done, total):
+        bar.update(task, completed=done)
+
+    with bar:
+        report = V.validate(ruleset, file, players=counts, games=games, seed=seed, variants=tuple(variants),
+                            max_decisions=max_decisions, chance=chance, progress=on_progress,
+                            coverage=not no_coverage, shrinking=not no_shrink,
+                            exhaustive_states=max_states if exhaustive else None)
+    if report.findings:
+        try:
+            V.write_files(ruleset, file, report, out_dir, _write_json_atomic)
+        except OSError as exc:
+            report.notes.append(f"{out_dir}: cannot write the logs of the findings: {exc.strerror or exc}")
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), default=str))
+    else:
+        V.print_report(report, getattr(ruleset.program, "sources", {}), click.echo, variants=tuple(variants))
+    ctx.exit(EXIT_FAIL if report.findings else 0)
 
 
 # --- test ---------------------------------------------------------------------------------------

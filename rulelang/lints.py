@@ -146,7 +146,8 @@ def unknown_citations(c, code):
 
 
 def _cited_nodes(prog):
-    roots = list(prog.decls.values()) + prog.triggers + prog.endings + prog.scenarios + list(prog.variants.values())
+    roots = (list(prog.decls.values()) + prog.triggers + prog.endings + prog.invariants + prog.scenarios
+             + list(prog.variants.values()))
     for extra in (prog.score, prog.tiebreak):
         if extra is not None:
             roots.append(extra)

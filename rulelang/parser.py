@@ -25,7 +25,7 @@ MAX_PLAYERS = 100  # the most seats a game header may ask for
 MAX_DEPTH = 200  # operators chained in one expression (a + b + ... ): deeper trees are refused, with the place
 DECL_WORDS = {"game", "extends", "const", "enum", "record", "table", "var", "per", "board", "setup", "flow", "phase",
               "procedure", "function", "action", "event", "ending", "score", "tiebreak", "variant", "override",
-              "extend", "scenario", "@rule"}
+              "extend", "scenario", "invariant", "@rule"}
 
 TOKEN_WORDS = {
     "RBRACE": "'}'", "LBRACE": "'{'", "RPAR": "')'", "LPAR": "'('", "RSQB": "']'", "LSQB": "'['",
@@ -577,6 +577,10 @@ class _Builder:
     @v_args(meta=True)
     def ending_decl(self, meta, c):
         return A.EndingDecl(name=_unquote(c[0]), span=self._span(meta), condition=c[1])
+
+    @v_args(meta=True)
+    def invariant_decl(self, meta, c):
+        return A.InvariantDecl(name=_unquote(c[0]), span=self._span(meta), condition=c[1])
 
     @v_args(meta=True)
     def score_decl(self, meta, c):

@@ -32,6 +32,7 @@ class Program:
     members: dict = attrs.Factory(dict)  # enum member / table row name -> declaring Enum/Table decl
     triggers: list = attrs.Factory(list)
     endings: list = attrs.Factory(list)
+    invariants: list = attrs.Factory(list)  # InvariantDecl, in declaration order
     score: Optional[A.ScoreDecl] = None
     tiebreak: Optional[A.ScoreDecl] = None
     scenarios: list = attrs.Factory(list)
@@ -292,6 +293,20 @@ class Merger:
                 self.err(item, "E102", f"there is no ending \"{item.name}\" to override")
                 return
             prog.endings.append(item)
+            return
+        if isinstance(item, A.InvariantDecl):
+            for i, old in enumerate(prog.invariants):
+                if old.name == item.name:
+                    if item.mode == "override":
+                        prog.invariants[i] = item
+                        return
+                    self.err(item, "E101", f"invariant \"{item.name}\" is declared twice",
+                             hint=f"the first is at {old.span.where()}; write 'override invariant' to replace it")
+                    return
+            if item.mode == "override":
+                self.err(item, "E102", f"there is no invariant \"{item.name}\" to override")
+                return
+            prog.invariants.append(item)
             return
         if isinstance(item, A.ScoreDecl):
             attr = "tiebreak" if item.tiebreak else "score"
