@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 
 from . import ast as A
 from . import types as T
@@ -19,6 +20,7 @@ from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUE
 
 MAX_SUGGESTIONS = 100  # did-you-mean hints computed per file; later unknown names get the plain hint
 MAX_SUGGESTED_NAME = 100  # longer names get no did-you-mean hint
+MAX_INFER_DEPTH = 40  # functions checked early (for their result's type) one inside the other
 MAX_SUGGEST_WORK = 200_000  # names compared for did-you-mean hints per file (then no more hints)
 
 KEYWORD_HINTS = {"true", "false", "none"}
@@ -85,6 +87,8 @@ class Checker(PieceChecks):
         self._suggestions = 0  # did-you-mean hints computed so far
         self._suggest_work = 0  # candidate names looked at for them
         self._decl_order = None  # declaration name -> position in the file (built once)
+        self._funcs_checked = {}  # function name -> "busy" / "done": results without a declared type are inferred
+        self._infer_depth = 0  # functions being checked early, one inside the other, for their result's type
 
     # ------------------------------------------------------------------ reporting
     def err(self, span, code, message, hint="", severity=ERROR):
@@ -229,6 +233,8 @@ class Checker(PieceChecks):
             self.globals[d.name] = ("pieces", T.list_of(self.types[d.name]))
 
     def check_decl(self, d):
+        if isinstance(d, A.FuncDecl) and self._funcs_checked.get(d.name):
+            return  # checked already, when a call needed its result
         if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
             kind = d.proc_kind if isinstance(d, A.ProcDecl) else d.kind
             self.placeholders.append((d.span, f"{kind} {d.name} ({d.placeholder or 'invented rule'})"))
@@ -271,10 +277,14 @@ class Checker(PieceChecks):
         elif isinstance(d, A.BoardDecl):
             self.check_board(d)
         elif isinstance(d, A.FuncDecl):
+            self._funcs_checked[d.name] = "busy"
             scope = self.param_scope(d.params, Context("function", pure=True), allow_domain=False)
             t = self.expr(d.body, scope, Context("function", pure=True, name=d.name))
             if d.result is not None:
                 self.expect_type(t, self.globals[d.name][1], d.body, f"the result of function '{d.name}'")
+            elif t.name != "none":  # no declared result: the body's type (a text given to a number is E301)
+                self.globals[d.name] = ("func", t)
+            self._funcs_checked[d.name] = "done"
         elif isinstance(d, A.ProcDecl):
             ctx = Context(d.proc_kind, has_me=d.proc_kind == "procedure", name=d.name)
             scope = self.param_scope(d.params, ctx, allow_domain=False)
@@ -986,6 +996,15 @@ class Checker(PieceChecks):
                     self.expect_exact(at, self.resolve_type(p.type), a.value, f"argument '{p.name}' of '{n}'")
             for a in e.args[len(d.params):]:
                 self.expr(a.value, scope, ctx)
+            if d.result is None and n not in self._funcs_checked and self._infer_depth < MAX_INFER_DEPTH \
+                    and _stack_room() > 400:
+                # its result's type comes from its body (a chain of calls deeper than the bound stays untyped)
+                saved = self._current, self._lambda_ok
+                self._current, self._lambda_ok = d.name, False
+                self._infer_depth += 1
+                self.check_decl(d)
+                self._infer_depth -= 1
+                self._current, self._lambda_ok = saved
             return self.globals[n][1]
         if scope.lookup(n) is None and isinstance(self.prog.decls.get(n), A.ProcDecl):
             self.err(e.span, "E412", f"'{n}' is a procedure; call it as a statement of its own")
@@ -1152,6 +1171,14 @@ class Checker(PieceChecks):
 
     e_Roll = e_Choose
     e_Draw = e_Choose
+
+
+def _stack_room():
+    """How many more Python frames may be entered before the recursion limit (counted, not guessed)."""
+    f, depth = sys._getframe(1), 0
+    while f is not None:
+        f, depth = f.f_back, depth + 1
+    return sys.getrecursionlimit() - depth
 
 
 def check_program(prog):

@@ -20,8 +20,11 @@ def lint(code):
 
 
 def run_lints(checker):
+    from .suppress import without_allowed
+
     for code, fn in LINTS:
         fn(checker, code)
+    checker.diags = without_allowed(checker.diags)  # `# allow: CODE` on a warning's line hides it
 
 
 @lint("E108")
@@ -156,3 +159,6 @@ def _cited_nodes(prog):
             seen.add(id(n))
             if getattr(n, "cites", None):
                 yield n
+
+
+from . import lints_static  # noqa: E402,F401  (registers the deeper checks W310-W316)

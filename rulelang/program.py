@@ -41,6 +41,8 @@ class Program:
     order: list = attrs.Factory(list)  # declaration names in source order
     root: str = ""  # the folder `extends` stays inside
     rulebook_root: Optional[str] = None  # the folder `rulebook` stays inside (None: any .md file, by a relative path)
+    replaced: list = attrs.Factory(list)  # (old, new) for every `override` applied (read by the lint W315)
+    extensions: list = attrs.Factory(list)  # every `extend` applied (read by the lint W315)
 
     def of_kind(self, kind):
         return [d for d in self.decls.values() if d.kind == kind]
@@ -282,6 +284,7 @@ class Merger:
                 if old.name == item.name:
                     if item.mode == "override":
                         prog.endings[prog.endings.index(old)] = item
+                        prog.replaced.append((old, item))
                         return
                     self.err(item, "E101", f"ending \"{item.name}\" is declared twice",
                              hint=f"the first is at {old.span.where()}; write 'override ending' to replace it")
@@ -312,12 +315,15 @@ class Merger:
                 self.err(item, "E101", f"'{attr}' is declared twice",
                          hint=f"the first is at {old.span.where()}; write 'override {attr}' to replace it")
                 return
+            if old is not None:
+                prog.replaced.append((old, item))
             setattr(prog, attr, item)
             return
         if isinstance(item, A.ScenarioDecl):
             prog.scenarios.append(item)
             return
         if isinstance(item, A.ExtendDecl):
+            prog.extensions.append(item)
             target = prog.decls.get(item.target)
             if isinstance(target, A.ProcDecl):
                 target.body = A.Block(stmts=list(target.body.stmts) + list(item.body.stmts), span=target.body.span)
@@ -342,6 +348,7 @@ class Merger:
                 self.err(item, "E105", f"'{item.name}' is a {old.kind}; it cannot be overridden by a {item.kind}")
                 return
             self._forget_members(prog, old)
+            prog.replaced.append((old, item))
             prog.decls[item.name] = item
             self._add_members(prog, item)
             return

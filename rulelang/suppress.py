@@ -1,0 +1,44 @@
+"""Per-line suppression of warnings: a comment `# allow: W311` (several codes: `# allow: W311, W316`) on the
+line a warning is reported at hides that warning. Errors cannot be suppressed (the rules would not run).
+See "Suppressing a warning" in docs/checks.md."""
+from __future__ import annotations
+
+import re
+
+from .diagnostics import WARNING
+
+ALLOW_RE = re.compile(r"#\s*allow:\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
+
+
+def comment_of(line: str) -> str:
+    """The comment of a source line (from a # outside a string to the end), or ''."""
+    in_string = False
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "#":
+            return line[i:]
+        i += 1
+    return ""
+
+
+def allowed_codes(line: str) -> set:
+    """The codes a line's comment allows: `# allow: W311, W316` gives {"W311", "W316"}."""
+    comment = comment_of(line)
+    out = set()
+    for m in ALLOW_RE.finditer(comment):
+        out |= {c.strip() for c in m.group(1).split(",")}
+    return out
+
+
+def without_allowed(diags):
+    """The diagnostics but the warnings whose line allows their code."""
+    return [d for d in diags if d.severity != WARNING or "allow" not in d.source_line
+            or d.code not in allowed_codes(d.source_line)]
