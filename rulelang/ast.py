@@ -523,6 +523,7 @@ class Cost:
     target: Expr
     amount: Expr
     span: Span = NO_SPAN
+    cites: list = attrs.Factory(list)  # `@rule` before the cost clause (on each of its items)
 
 
 @node

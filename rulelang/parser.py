@@ -544,6 +544,8 @@ class _Builder:
 
     def cost_clause(self, c):
         cites, rest = self._split_cites(c)
+        for item in rest:
+            item.cites = list(cites) + item.cites
         return ("cost", rest)
 
     @v_args(meta=True)
