@@ -124,6 +124,7 @@ class Coverage:
     def _plan(self, prog):
         """Sites of the declarations, and for every statement the citations it counts."""
         self._decl_site = {}
+        self._cost_site = {}  # action name -> the site of its cost clause's citations
         if prog.game is not None and prog.game.cites:
             self._game_site = self._site("game", prog.game.title, prog.game.cites, prog.game.span)
         else:
@@ -142,6 +143,10 @@ class Coverage:
                         if rest:
                             self._req_site = getattr(self, "_req_site", {})
                             self._req_site[id(r)] = self._site("require", d.name, rest, r.span)
+                    # a citation on the cost clause: its code runs each time the action is taken (paid)
+                    cost_cites = [c for k in d.costs for c in k.cites if c not in d.cites]
+                    if cost_cites:
+                        self._cost_site[d.name] = self._site("cost", d.name, cost_cites, d.costs[0].span)
             elif d.cites:  # data: its reads count, but a section is never flagged for want of them
                 self._data_site[d.name] = self._site(kind, d.name, d.cites, d.span, counted=False)
         self._trigger_site = {}
@@ -324,6 +329,9 @@ class Coverage:
         name = self._action_of.get(k)
         if name is not None:
             self.taken[name] += 1
+            cost = self._cost_site.get(name)
+            if cost is not None:
+                self.runs[cost] += 1
             return
         i = self._trigger_of.get(k)
         if i is not None:

@@ -357,3 +357,38 @@ def test_cli_coverage_of_an_endless_loop_stays_bounded(tmp_path):
     assert data["errors"] == 2 and "step budget" in data["error_examples"][0]["message"]
     rows = {r["section"]: r for r in data["coverage"]["sections"]}
     assert rows["E-1"]["taken"] == 2 and rows["E-2"]["runs"] == 2
+
+
+COST_RULES = '''
+game "Costs" {
+  players 2
+  rulebook "book.md"
+}
+per player var coins: int = 10
+var bought: int
+@rule "B-1"
+action buy {
+  @rule "B-2"
+  cost coins[me]: 1
+  effect { bought += 1 }
+}
+action splurge {
+  @rule "B-3"
+  cost coins[me]: 100
+}
+flow { loop { turn 0 { offer [buy, splurge] to 0 } } }
+ending "three" when bought >= 3
+'''
+
+
+def test_a_citation_on_a_cost_clause_counts_each_time_the_cost_is_paid(tmp_path):
+    (tmp_path / "book.md").write_text("# C\n\n" + "".join(f"## [B-{i}] s\n\nt\n\n" for i in (1, 2, 3)))
+    (tmp_path / "c.rules").write_text(COST_RULES)
+    c = Coverage(rulelang.load(str(tmp_path / "c.rules")))
+    g = c.ruleset.new_game(2, seed=0)
+    for _ in range(3):
+        g.apply("buy")
+    assert g.is_over()
+    rows = _rows(c)
+    assert rows["B-2"]["runs"] == 3 and rows["B-2"]["status"] == "exercised"
+    assert rows["B-3"]["status"] == "never exercised"  # the splurge was never affordable, never paid
