@@ -438,22 +438,9 @@ def write_files(ruleset, path, report, out_dir, write_json_atomic):
 
 
 def _write_text_atomic(target, text):
-    import tempfile
+    from rulelang.atomic import write_text_atomic
 
-    target = os.path.abspath(target)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=os.path.dirname(target))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(target, text)
 
 
 # ------------------------------------------------------------------------------------------ exhaustive

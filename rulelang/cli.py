@@ -16,7 +16,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 
 import click
 
@@ -190,22 +189,10 @@ def _state_hash(game) -> str:
 
 
 def _write_json_atomic(path: str, data) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file and ``os.replace``."""
-    target = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
-                               dir=os.path.dirname(target))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(_dumps_record(data))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``data`` as a log record to ``path``, whole or not at all (rulelang/atomic.py)."""
+    from .atomic import write_text_atomic
+
+    write_text_atomic(path, _dumps_record(data))
 
 
 def _dumps_record(data: dict) -> str:
