@@ -477,22 +477,23 @@ def triggers_never_fire(c, code):
 
 
 # ---------------------------------------------------------------------------------------------- W314
-def _emits_of(prog, body):
-    """(event, emit statement) for every emit a block runs, through the procedures it calls."""
-    out = []
+def _through_calls(prog, root):
+    """Every node of ``root`` and of the procedures it calls (each procedure once, however often called)."""
     seen = set()
-    todo = [body]
+    todo = [root]
     while todo:
-        cur = todo.pop()
-        for n in A.walk(cur):
-            if isinstance(n, A.Emit):
-                out.append((n.event, n))
-            elif isinstance(n, A.ExprStmt) and isinstance(n.expr, A.Call) and isinstance(n.expr.func, A.Name):
+        for n in A.walk(todo.pop()):
+            yield n
+            if isinstance(n, A.ExprStmt) and isinstance(n.expr, A.Call) and isinstance(n.expr.func, A.Name):
                 d = prog.decls.get(n.expr.func.ident)
                 if isinstance(d, A.ProcDecl) and d.name not in seen:
                     seen.add(d.name)
                     todo.append(d.body)
-    return out
+
+
+def _emits_of(prog, body):
+    """(event, emit statement) for every emit a block runs, through the procedures it calls."""
+    return [(n.event, n) for n in _through_calls(prog, body) if isinstance(n, A.Emit)]
 
 
 @lint("W314")
@@ -916,22 +917,13 @@ def _mentioned(e):
 def _writes(prog, root):
     """Every variable a part of the rules may assign (through the procedures it calls)."""
     out = set()
-    seen = set()
-    todo = [root]
-    while todo:
-        cur = todo.pop()
-        for n in A.walk(cur):
+    for n in _through_calls(prog, root):
+        if isinstance(n, (A.Assign, A.Add, A.Remove, A.Move, A.DrawInto, A.Shuffle, A.Cost, A.Draw)):
             for t in (getattr(n, "target", None), getattr(n, "pile", None), getattr(n, "source", None)):
-                if isinstance(n, (A.Assign, A.Add, A.Remove, A.Move, A.DrawInto, A.Shuffle, A.Cost, A.Draw)) \
-                        and isinstance(t, A.Expr):
+                if isinstance(t, A.Expr):
                     r = _var_root(t)
                     if r:
                         out.add(r)
-            if isinstance(n, A.ExprStmt) and isinstance(n.expr, A.Call) and isinstance(n.expr.func, A.Name):
-                d = prog.decls.get(n.expr.func.ident)
-                if isinstance(d, A.ProcDecl) and d.name not in seen:
-                    seen.add(d.name)
-                    todo.append(d.body)
     return out
 
 
