@@ -1,8 +1,10 @@
 """Agents: the things that take decisions in a game.
 
-Every agent has ``choose(game) -> Action``, picking one of ``game.legal_actions()`` for the
-seat that must decide now (``game.current_player``).  Agents never change the game: the caller
-applies the action it gets back.
+The protocol (docs/agents.md): an agent is any object with ``choose(game, seat) -> Action``,
+returning one of ``game.legal_actions()`` for ``seat``, the seat that must decide now
+(``game.current_player``; ``-1`` for a chance decision). Agents never change the game: the caller
+applies the action it gets back. ``name`` (optional) is what the narration shows. The agents here
+also accept ``choose(game)`` (the seat is then ``game.current_player``).
 
 * ``RandomAgent(seed)`` picks uniformly at random with its own ``random.Random(seed)``, so the
   same seed and the same positions give the same choices, whatever else runs in the process.
@@ -10,16 +12,25 @@ applies the action it gets back.
 * ``HumanAgent(input=..., output=...)`` shows the numbered legal actions and reads a choice.
 * ``ChanceAgent(seed)`` resolves chance decisions (``current_player == -1``) by sampling
   ``game.chance_outcomes()`` with their probabilities.
+* ``MCTSAgent(playouts, seed)`` (interpreter/mcts.py): Monte Carlo tree search over
+  determinizations, so it never uses what its seat may not see.
 
-``make_agent(name, seed)`` builds an agent from its name (``"random"``, ``"first"``,
-``"human"``), and ``agent_seed(seed, seat)`` derives the per-seat seed used by the command line
-and by the simulator, so ``rulelang play --seed S`` replays exactly the game that the simulator
-played with game seed ``S``.
+Agent specs (``--agents`` of the command line): ``parse_agent_specs(text, players)`` splits
+``"mcts:400,random"`` into one spec per seat, and ``make_agent(spec, seed)`` builds the agent of a
+spec: ``random``, ``first``, ``human``, ``mcts`` / ``mcts:N`` (N playouts per decision),
+``ismcts`` / ``ismcts:N`` (the same agent), or ``module:Class`` / ``module:Class:ARG`` (a class
+importable from Python, constructed as ``Class([ARG], seed=seed)``; ``seed`` only when it takes
+one). ``agent_seed(seed, seat)`` derives the per-seat seed used by the command line and by the
+simulator, so ``rulelang play --seed S`` replays exactly the game that the simulator played with
+game seed ``S``.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib
+import inspect
 import json
+import os
 import random
 import sys
 
@@ -32,6 +43,8 @@ __all__ = [
     "ChanceAgent",
     "AGENTS",
     "make_agent",
+    "parse_agent_specs",
+    "agent_names",
     "agent_seed",
     "seat_name",
 ]
@@ -63,11 +76,11 @@ def _legal(game) -> list:
 
 
 class Agent:
-    """Base class. Subclasses implement ``choose(game)``; ``name`` is what the narration shows."""
+    """Base class. Subclasses implement ``choose(game, seat)``; ``name`` is what the narration shows."""
 
     name = "agent"
 
-    def choose(self, game):  # pragma: no cover - interface
+    def choose(self, game, seat=None):  # pragma: no cover - interface
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -85,7 +98,7 @@ class RandomAgent(Agent):
         self.seed = seed
         self.rng = random.Random(seed)
 
-    def choose(self, game):
+    def choose(self, game, seat=None):
         if game.current_player == CHANCE:
             return _sample_chance(game, self.rng)
         return self.rng.choice(_legal(game))
@@ -99,7 +112,7 @@ class FirstAgent(Agent):
 
     name = "first"
 
-    def choose(self, game):
+    def choose(self, game, seat=None):
         return _legal(game)[0]
 
 
@@ -112,7 +125,7 @@ class ChanceAgent(Agent):
         self.seed = seed
         self.rng = random.Random(seed)
 
-    def choose(self, game):
+    def choose(self, game, seat=None):
         return _sample_chance(game, self.rng)
 
     def __repr__(self) -> str:
@@ -155,8 +168,8 @@ class HumanAgent(Agent):
         stream = self.input if self.input is not None else sys.stdin
         return stream.readline()
 
-    def choose(self, game):
-        seat = game.current_player
+    def choose(self, game, seat=None):
+        seat = game.current_player if seat is None else seat
         actions = _legal(game)
         if self.show_view and seat >= 0:
             self._show_view(game, seat)
@@ -223,18 +236,179 @@ AGENTS = {
     "random": RandomAgent,
     "first": FirstAgent,
     "human": HumanAgent,
+    "mcts": None,  # interpreter.mcts.MCTSAgent, imported when asked for
+    "ismcts": None,  # the same agent: information-set MCTS (determinizing) is what "mcts" does
 }
 
+#: what each known agent takes after its name, for the messages
+_TAKES = {"mcts": "N", "ismcts": "N"}
+MAX_SPEC_CHARS = 300
 
-def make_agent(name: str, seed=None, **options) -> Agent:
-    """An agent by name: ``"random"`` (seeded with ``seed``), ``"first"`` or ``"human"``
-    (``options`` go to ``HumanAgent``, e.g. ``input``/``output``).  Unknown names raise
-    ``ValueError`` listing the known ones."""
-    key = name.strip().lower()
-    if key == "random":
+
+def agent_names() -> str:
+    """The known agent names, for messages: ``random, first, human, mcts[:N], ismcts[:N], module:Class[:ARG]``."""
+    return ", ".join(f"{n}[:{_TAKES[n]}]" if n in _TAKES else n for n in AGENTS) + ", module:Class[:ARG]"
+
+
+def _bad(spec, why: str):
+    return ValueError(f"agent {str(spec)[:80]!r}: {why} (known agents: {agent_names()})")
+
+
+def _split(spec):
+    """(known name or None, the parts of the spec); raises ValueError for an empty or bad spec."""
+    if not isinstance(spec, str):
+        raise _bad(spec, f"an agent spec is text, not {type(spec).__name__}")
+    text = spec.strip()
+    if not text:
+        raise _bad(spec, "the spec is empty")
+    if len(text) > MAX_SPEC_CHARS or any(c.isspace() or c == "," for c in text) or not text.isprintable():
+        raise _bad(spec, "a spec is one word such as mcts:400 (no spaces or commas)")
+    parts = text.split(":")
+    head = parts[0].lower()
+    return (head if head in AGENTS else None), parts
+
+
+def _known_agent(head, parts, spec, seed, options):
+    args = parts[1:]
+    if head in ("mcts", "ismcts"):
+        from .mcts import DEFAULT_PLAYOUTS, MAX_PLAYOUTS, MCTSAgent
+
+        if len(args) > 1:
+            raise _bad(spec, f"{head} takes one number, the playouts per decision ({head}:400)")
+        playouts = DEFAULT_PLAYOUTS
+        if args:
+            if not args[0].isdigit() or not 1 <= int(args[0]) <= MAX_PLAYOUTS:
+                raise _bad(spec, f"the playouts per decision are a whole number from 1 to {MAX_PLAYOUTS:,}, "
+                                 f"not {args[0][:20]!r}")
+            playouts = int(args[0])
+        agent = MCTSAgent(playouts, seed, **options)
+        agent.name = head if not args else f"{head}:{playouts}"
+        return agent
+    if args:
+        raise _bad(spec, f"{head} takes nothing after its name")
+    if head == "random":
         return RandomAgent(seed)
-    if key == "first":
+    if head == "first":
         return FirstAgent()
-    if key == "human":
-        return HumanAgent(**options)
-    raise ValueError(f"unknown agent '{name}' (known: {', '.join(sorted(AGENTS))})")
+    return HumanAgent(**options)
+
+
+def _import_class(spec, parts):
+    """The class (or factory) named by module:Class[:ARG], and ARG (or None)."""
+    if len(parts) not in (2, 3) or not all(parts[:2]):
+        raise ValueError(f"unknown agent {str(spec)[:80]!r} (known agents: {agent_names()}; your own agent is "
+                         "module:Class or module:Class:ARG, see docs/agents.md)")
+    module_name, attr = parts[0], parts[1]
+    if not all(p.isidentifier() for p in module_name.split(".")) or not all(
+            p.isidentifier() for p in attr.split(".")):
+        raise _bad(spec, "unknown agent; in module:Class, both are Python names (my_bots:Greedy)")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # the current folder too, as `python -m` would search it (a console script does not)
+        if exc.name != module_name.split(".")[0] or os.getcwd() in sys.path:
+            raise _bad(spec, f"cannot import {module_name}: {exc}") from None
+        sys.path.append(os.getcwd())
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc2:
+            raise _bad(spec, f"cannot import {module_name}: {type(exc2).__name__}: {exc2}") from None
+        finally:
+            if os.getcwd() in sys.path:
+                sys.path.remove(os.getcwd())
+    except Exception as exc:
+        text = str(exc).strip().splitlines()
+        raise _bad(spec, f"importing {module_name} failed: {type(exc).__name__}"
+                         + (f": {text[0][:120]}" if text else "")) from None
+    obj = module
+    for name in attr.split("."):
+        obj = getattr(obj, name, None)
+        if obj is None:
+            raise _bad(spec, f"{module_name} has no {attr}")
+    if not callable(obj):
+        raise _bad(spec, f"{module_name}.{attr} is not a class")
+    if inspect.isclass(obj) and not callable(getattr(obj, "choose", None)):
+        raise _bad(spec, f"{module_name}.{attr} has no choose(game, seat) method")
+    return obj, (parts[2] if len(parts) == 3 else None)
+
+
+def _takes_seed(factory) -> bool:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "seed" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.kind == p.VAR_KEYWORD
+               for p in params)
+
+
+def _user_agent(spec, parts, seed):
+    factory, arg = _import_class(spec, parts)
+    args = () if arg is None else (arg,)
+    kwargs = {"seed": seed} if _takes_seed(factory) else {}
+    try:
+        agent = factory(*args, **kwargs)
+    except Exception as exc:
+        text = str(exc).strip().splitlines()
+        raise _bad(spec, f"{parts[1]}({', '.join(map(repr, args))}) failed: {type(exc).__name__}"
+                         + (f": {text[0][:120]}" if text else "")) from None
+    if not callable(getattr(agent, "choose", None)):
+        raise _bad(spec, f"{parts[1]}(...) gave an object without a choose(game, seat) method")
+    if not isinstance(getattr(agent, "name", None), str):
+        try:
+            agent.name = ":".join(parts[:2])
+        except (AttributeError, TypeError):
+            pass
+    return agent
+
+
+def make_agent(spec: str, seed=None, **options) -> Agent:
+    """The agent of an agent spec (see the module docstring): ``"random"`` (seeded with ``seed``),
+    ``"first"``, ``"human"`` (``options`` go to ``HumanAgent``, e.g. ``input``/``output``),
+    ``"mcts"`` / ``"mcts:400"`` / ``"ismcts:400"`` (``options`` go to ``MCTSAgent``, e.g.
+    ``max_rollout``), or ``"module:Class"`` / ``"module:Class:ARG"``. A known agent name wins over
+    a module of the same name. Raises ``ValueError`` with a one-line message listing the known
+    agents for a bad spec."""
+    head, parts = _split(spec)
+    if head is not None:
+        try:
+            return _known_agent(head, parts, spec, seed, options)
+        except TypeError as exc:  # options the agent does not take
+            raise _bad(spec, f"{exc}") from None
+    if options:
+        raise _bad(spec, f"options {sorted(options)} are only for the built-in agents")
+    return _user_agent(spec, parts, seed)
+
+
+def check_agent_spec(spec: str) -> str:
+    """The spec, normalised (known names in lower case), once it is known to make an agent; a user's
+    class is imported (not constructed). Raises ``ValueError`` (one line) otherwise."""
+    head, parts = _split(spec)
+    if head is None:
+        _import_class(spec, parts)
+        return ":".join(parts)
+    if head in ("mcts", "ismcts"):
+        _known_agent(head, parts, spec, 0, {})
+    elif len(parts) > 1:
+        raise _bad(spec, f"{head} takes nothing after its name")
+    return ":".join([head] + parts[1:])
+
+
+def parse_agent_specs(text: str, players: int) -> list:
+    """One agent spec per seat from ``"mcts:400,random"``: one spec is for every seat, otherwise there
+    must be exactly ``players``. Each spec is checked (``check_agent_spec``) and normalised. Raises
+    ``ValueError`` with a one-line message."""
+    if isinstance(players, bool) or not isinstance(players, int) or players < 1:
+        raise ValueError(f"the number of players must be a whole number from 1, not {players!r}")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"no agents given: name one per seat separated by commas, e.g. mcts:200,random "
+                         f"(known agents: {agent_names()})")
+    specs = [s.strip() for s in text.split(",")]
+    if not all(specs):
+        raise ValueError(f"agents {text[:80]!r}: an agent name is empty (give names separated by commas, "
+                         "e.g. mcts:200,random)")
+    if len(specs) == 1:
+        specs = specs * players
+    elif len(specs) != players:
+        raise ValueError(f"agents {text[:80]!r} name {len(specs)} agents for {players} players (give one, for "
+                         "every seat, or one per seat)")
+    return [check_agent_spec(s) for s in specs]

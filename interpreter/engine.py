@@ -1085,6 +1085,12 @@ class Game:
         g.scenario = None
         return g
 
+    def determinize(self, seat, rng=None):
+        """A copy in which every value hidden from `seat` is dealt out again at random (`rng`: a
+        random.Random or a seed); see interpreter/determinize.py."""
+        from .determinize import determinize
+        return determinize(self, seat, rng)
+
     # ------------------------------------------------------------------ views
     def view(self, player=None):
         if player is not None and (isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < self.n):

@@ -60,7 +60,7 @@ def game_seed(seed: int, index: int) -> int:
 
 def play_game(game, agents, *, chance_agent=None, max_decisions: int = 100_000, on_decision=None) -> int:
     """Let ``agents`` (one per seat) play ``game`` until it is over; returns how many decisions
-    this loop applied.
+    this loop applied. Each decision is ``agent.choose(game, seat)`` (docs/agents.md).
 
     Chance decisions (``current_player == -1``) go to ``chance_agent``.  ``on_decision(seat, agent,
     action, new_log_entries)`` is called after each applied decision; ``new_log_entries`` are the
@@ -80,7 +80,7 @@ def play_game(game, agents, *, chance_agent=None, max_decisions: int = 100_000, 
             agent = agents[seat]
         else:
             raise AgentError(f"the game is not over but its current player is {seat!r}")
-        action = agent.choose(game)
+        action = agent.choose(game, seat)
         before = len(game.log)
         game.apply(action)
         applied += 1

@@ -247,7 +247,7 @@ def play_checked(ruleset, players, gseed, *, chance="explicit", max_decisions=DE
         seat = game.current_player
         try:
             agent = chance_agent if seat == CHANCE else agents[seat]
-            action = agent.choose(game)
+            action = agent.choose(game, seat)
             game.apply(action)
         except (GameError, IllegalAction, AgentError) as exc:
             return [from_exc(exc, [dict(e) for e in game.log])], game, applied

@@ -356,7 +356,8 @@ def _placeholder_dict(p) -> dict:
                    "so nobody can guess the hidden cards; the seed used is printed and logged for replay.")
 @variant_option
 @click.option("--agents", "agents_spec", default="random", show_default=True, metavar="A,B,...",
-              help="Agents by seat: random, first or human (one name applies to every seat).")
+              help="Agents by seat: random, first, human, mcts[:N] (N playouts per decision), ismcts[:N], "
+                   "module:Class[:ARG] (your own, see docs/agents.md); one name applies to every seat.")
 @click.option("--chance", type=click.Choice(["sampled", "explicit"]), default="sampled", show_default=True,
               help="explicit turns every random event into a chance decision.")
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
@@ -366,21 +367,17 @@ def _placeholder_dict(p) -> dict:
 @click.pass_context
 def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions, log_path, as_json, root):
     """Play one game with agents, narrating each decision."""
-    from interpreter.agents import ChanceAgent, agent_seed, make_agent, seat_name
+    from interpreter.agents import ChanceAgent, agent_seed, make_agent, parse_agent_specs, seat_name
     from interpreter.simulate import play_game
 
-    names = [n.strip().lower() for n in agents_spec.split(",")]
-    if not all(names):
-        raise Fail(f"--agents {agents_spec!r}: an agent name is empty (give names separated by commas, "
-                   "e.g. random,human)", EXIT_USAGE)
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
+    try:
+        names = parse_agent_specs(agents_spec, players)
+    except ValueError as exc:
+        raise Fail(f"--agents: {exc}", EXIT_USAGE) from None
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little")
-    if len(names) == 1:
-        names = names * players
-    if len(names) != players:
-        raise Fail(f"--agents names {len(names)} agents for {players} players", EXIT_USAGE)
     human_out = sys.stderr if as_json else sys.stdout
     agents = []
     for seat, name in enumerate(names):
@@ -390,7 +387,7 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
             else:
                 agents.append(make_agent(name, agent_seed(seed, seat)))
         except ValueError as exc:
-            raise Fail(str(exc), EXIT_USAGE) from None
+            raise Fail(f"--agents: {exc}", EXIT_USAGE) from None
 
     say = (lambda text: None) if as_json else click.echo
     try:

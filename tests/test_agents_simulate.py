@@ -248,7 +248,7 @@ def test_make_agent_registry():
     assert make_agent("random", 3).choose(_rules().new_game(2)) == RandomAgent(3).choose(_rules().new_game(2))
     assert isinstance(make_agent("first"), FirstAgent)
     assert isinstance(make_agent("Human", input=io.StringIO(), output=io.StringIO()), HumanAgent)
-    with pytest.raises(ValueError, match="known: first, human, random"):
+    with pytest.raises(ValueError, match=r"unknown agent 'alphazero' \(known agents: random, first, human, mcts"):
         make_agent("alphazero")
 
 
