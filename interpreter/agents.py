@@ -294,7 +294,7 @@ def _known_agent(head, parts, spec, seed, options):
 
 
 def _import_class(spec, parts):
-    """The class (or factory) named by module:Class[:ARG], and ARG (or None)."""
+    """The class named by module:Class[:ARG] (it must have a ``choose`` method), and ARG (or None)."""
     if len(parts) not in (2, 3) or not all(parts[:2]):
         raise ValueError(f"unknown agent {str(spec)[:80]!r} (known agents: {agent_names()}; your own agent is "
                          "module:Class or module:Class:ARG, see docs/agents.md)")
@@ -325,9 +325,9 @@ def _import_class(spec, parts):
         obj = getattr(obj, name, None)
         if obj is None:
             raise _bad(spec, f"{module_name} has no {attr}")
-    if not callable(obj):
+    if not inspect.isclass(obj):
         raise _bad(spec, f"{module_name}.{attr} is not a class")
-    if inspect.isclass(obj) and not callable(getattr(obj, "choose", None)):
+    if not callable(getattr(obj, "choose", None)):
         raise _bad(spec, f"{module_name}.{attr} has no choose(game, seat) method")
     return obj, (parts[2] if len(parts) == 3 else None)
 

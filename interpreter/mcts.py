@@ -73,7 +73,7 @@ class _Node:
 def _sample_chance(game, rng):
     outcomes = list(game.chance_outcomes() or [])
     if not outcomes:
-        return rng.choice(game.legal_actions())
+        return rng.choice(game.legal_actions())  # (callers make sure there is one)
     weights = [float(p) for _, p in outcomes]
     if sum(weights) <= 0:
         return rng.choice([a for a, _ in outcomes])
@@ -116,6 +116,9 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
             # selection and expansion
             while not g.is_over():
                 p = g.current_player
+                legal = g.legal_actions()
+                if not legal:  # a position where nobody can move: scored as it stands
+                    break
                 if p == CHANCE:
                     a = _sample_chance(g, rng)
                     child = node.children.get(a.id)
@@ -130,7 +133,6 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
                     node = child
                     path.append(node)
                     continue
-                legal = g.legal_actions()
                 kids = node.children
                 untried = []
                 best = None
@@ -162,10 +164,12 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
                 path.append(node)
             # rollout
             while not g.is_over() and steps < max_rollout:
+                legal = g.legal_actions()
+                if not legal:  # a position where nobody can move: scored as it stands
+                    break
                 if g.current_player == CHANCE:
                     a = _sample_chance(g, rng)
                 else:
-                    legal = g.legal_actions()
                     a = legal[rng.randrange(len(legal))]
                 g.apply(a)
                 steps += 1
