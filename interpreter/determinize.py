@@ -165,10 +165,14 @@ class _Walk:
             fixed = ty is not None and ty.name == "tuple"
             return tuple(self.partial(x, _arg(ty, i) if fixed else _arg(ty, 0), path + (i,), seen, inner, False)
                          for i, x in enumerate(v))
-        if c is dict:
+        if c is dict:  # a hidden entry shows as nothing but a count: its value moves whole
             vt = _arg(ty, 1)
-            return {k: self.partial(x, vt, path + (k,), seen, inner, False)
-                    for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
+            out = {}
+            for k, x in sorted(v.items(), key=lambda kv: skey(kv[0])):
+                p = path + (k,)
+                out[k] = self.partial(x, vt, p, seen, inner, False) if p in seen or p in inner else \
+                    self.slot(vt, x, False)
+            return out
         return self.hidden(v, ty, nullable)
 
     # -- the state ------------------------------------------------------------------------------
