@@ -44,6 +44,7 @@ __all__ = [
     "AGENTS",
     "make_agent",
     "parse_agent_specs",
+    "check_agent_spec",
     "agent_names",
     "agent_seed",
     "seat_name",
@@ -261,7 +262,9 @@ def _split(spec):
     text = spec.strip()
     if not text:
         raise _bad(spec, "the spec is empty")
-    if len(text) > MAX_SPEC_CHARS or any(c.isspace() or c == "," for c in text) or not text.isprintable():
+    if len(text) > MAX_SPEC_CHARS:
+        raise _bad(spec, f"a spec is at most {MAX_SPEC_CHARS} characters")
+    if any(c.isspace() or c == "," for c in text) or not text.isprintable():
         raise _bad(spec, "a spec is one word such as mcts:400 (no spaces or commas)")
     parts = text.split(":")
     head = parts[0].lower()
@@ -277,7 +280,7 @@ def _known_agent(head, parts, spec, seed, options):
             raise _bad(spec, f"{head} takes one number, the playouts per decision ({head}:400)")
         playouts = DEFAULT_PLAYOUTS
         if args:
-            if not args[0].isdigit() or not 1 <= int(args[0]) <= MAX_PLAYOUTS:
+            if not (args[0].isascii() and args[0].isdigit()) or not 1 <= int(args[0]) <= MAX_PLAYOUTS:
                 raise _bad(spec, f"the playouts per decision are a whole number from 1 to {MAX_PLAYOUTS:,}, "
                                  f"not {args[0][:20]!r}")
             playouts = int(args[0])
