@@ -108,7 +108,11 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
     done = 0
     log_c = exploration
     for done in range(1, playouts + 1):
-        g = game.determinize(seat, rng)
+        try:
+            g = game.determinize(seat, rng)
+        except GameError:  # no sample could be made (DeterminizeError): counted, and the next one tried
+            errors += 1
+            continue
         node = root
         path = []
         steps = 0

@@ -87,6 +87,17 @@ def test_kuhn_samples_do_not_depend_on_the_hidden_card(kuhn):
         assert samples(game, 1, seed)[0] != samples(other, 1, seed)[0]
 
 
+def test_samples_do_not_depend_on_the_games_future_chance(kuhn):
+    """The random generator's state (what the next draws and rolls will be) is hidden from everyone."""
+    game = kuhn.new_game(2, seed=8)
+    save = json.loads(game.to_json())
+    save["rng"] = (save["rng"] + 12345) % (1 << 64)
+    save["seed"] = (save["seed"] + 1) % (1 << 64)
+    other = kuhn.load_game(json.dumps(save))
+    assert other.to_json() != game.to_json()
+    assert samples(game, 0, 2) == samples(other, 0, 2)
+
+
 def test_kuhn_samples_keep_the_seats_view_and_vary(kuhn):
     game = kuhn.new_game(2, seed=11)
     mine = full_vars(game)["card"][0]

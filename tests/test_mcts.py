@@ -140,6 +140,28 @@ def test_mcts_bounds(tictactoe):
             MCTSAgent(**{"playouts": 10, **bad})
 
 
+BOOM = '''
+game "Boom" { players 2 }
+var xs: list[int] = []
+var total: int
+action add { effect { total += 1 } }
+action boom { effect { total = xs[3] } }
+flow { loop { for p in players { turn p { offer [add, boom] to p } } } }
+ending "five" when total >= 5
+score p = if p == 0 then 1 else 0
+'''
+
+
+def test_a_rules_error_in_a_playout_is_counted_not_raised():
+    rs = rulelang.loads(BOOM, "boom")
+    game = rs.new_game(2, seed=0)
+    with pytest.raises(rulelang.GameError):
+        game.clone().apply("boom")  # the premise: `boom` is a run-time error of the rules
+    agent = MCTSAgent(30, seed=1)
+    assert agent.choose(game, 0).id in ("add", "boom")
+    assert agent.last_stats["errors"] > 0 and agent.last_stats["playouts"] == 30
+
+
 def test_mcts_only_decides_for_the_seat_to_move(tictactoe):
     game = tictactoe.new_game(2, seed=0)
     with pytest.raises(AgentError, match="P1 was asked to decide, but P0 is to decide now"):
