@@ -50,7 +50,7 @@ import random
 
 from . import rng as R
 from .errors import GameError
-from .values import Pile, Piece, skey
+from .values import Pile, skey
 
 __all__ = ["determinize", "hidden_count", "DeterminizeError"]
 

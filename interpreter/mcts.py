@@ -25,7 +25,7 @@ One playout:
    loss 0 (returns +1 / 0 / -1, mapped to [0, 1]). A rollout cut at ``max_rollout`` is scored as
    the game stands: the seats with the highest current score share the win (a sole leader gets 1).
    A playout that hits an error of the rules (``GameError``) scores 0.5 for every seat and is
-   counted in ``stats["errors"]``.
+   counted in ``stats["errors"]``, as is a determinization that fails (that playout is skipped).
 
 Exploration constant: ``c = sqrt(2)`` (UCB1's constant for rewards in [0, 1]) unless given.
 
@@ -106,7 +106,6 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
     errors = cut = 0
     deadline = time.monotonic() + max_seconds if max_seconds is not None else None
     done = 0
-    log_c = exploration
     for done in range(1, playouts + 1):
         try:
             g = game.determinize(seat, rng)
@@ -150,7 +149,8 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
                     if child.visits == 0:
                         value = math.inf
                     else:
-                        value = child.total / child.visits + log_c * math.sqrt(math.log(child.avail) / child.visits)
+                        value = (child.total / child.visits
+                                 + exploration * math.sqrt(math.log(child.avail) / child.visits))
                     if best is None or value > best_value:
                         best, best_value = a, value
                 if untried and nodes < max_nodes:
