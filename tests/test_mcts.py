@@ -233,6 +233,40 @@ def test_the_docs_own_agent_runs_from_the_command_line(my_agents, tictactoe):
     assert agent.choose(game, 1).id == "place(1,2)"
 
 
+USER_AGENTS = '''
+class NoSeed:
+    def __init__(self, level="1"):
+        self.level = level
+    def choose(self, game, seat):
+        return game.legal_actions()[int(self.level) % len(game.legal_actions())]
+
+class Broken:
+    def __init__(self, seed=None):
+        raise RuntimeError("no luck\\nsecond line")
+    def choose(self, game, seat):
+        pass
+
+def not_a_class(seed=None):
+    return NoSeed()
+'''
+
+
+def test_user_agent_construction(tmp_path, monkeypatch):
+    (tmp_path / "user_bots_for_test.py").write_text(USER_AGENTS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        agent = make_agent("user_bots_for_test:NoSeed", 5)  # takes no seed: constructed without one
+        assert agent.level == "1" and agent.name == "user_bots_for_test:NoSeed"
+        assert make_agent("user_bots_for_test:NoSeed:3", 5).level == "3"
+        with pytest.raises(ValueError, match=r"Broken\(\) failed: RuntimeError: no luck \(known agents"):
+            make_agent("user_bots_for_test:Broken", 1)
+        with pytest.raises(ValueError, match="not_a_class is not a class"):
+            make_agent("user_bots_for_test:not_a_class", 1)
+        assert parse_agent_specs("user_bots_for_test:Broken,random", 2) == ["user_bots_for_test:Broken", "random"]
+    finally:
+        sys.modules.pop("user_bots_for_test", None)
+
+
 def test_play_with_mcts_and_bad_specs_on_the_command_line():
     runner = CliRunner()
     r = runner.invoke(cli, ["play", TICTACTOE, "--seed", "2", "--agents", "mcts:30,random"])
