@@ -448,6 +448,44 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
     ctx.exit(0)
 
 
+# --- graph and show (bodies in rulelang/graph.py and interpreter/render.py) ----------------------
+
+@cli.command("graph")
+@click.argument("file")
+@variant_option
+@root_option
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid", show_default=True,
+              help="Mermaid text, Graphviz DOT text, or SVG drawn by Graphviz's dot.")
+@click.option("--only", multiple=True, type=click.Choice(["flow", "actions", "events"]),
+              help="Draw only these parts (repeatable; default: all three).")
+@click.option("-o", "--output", "out", metavar="OUT", help="Write the diagram to OUT instead of stdout.")
+def graph_command(file, variants, root, fmt, only, out):
+    """Draw the structure of a rule file: flow, actions with what they read and change, events, triggers, endings."""
+    from .graph import run_command
+
+    text = run_command(file, variants, root, fmt, only, out)
+    if text:
+        click.echo(text, nl=False)
+
+
+@cli.command("show")
+@click.argument("file")
+@click.option("--state", "state_path", required=True, metavar="SAVE.json",
+              help="A saved game (Game.to_json(), e.g. from --save).")
+@click.option("--seat", type=click.IntRange(min=0), default=None,
+              help="Draw what this seat may see (default: the whole state the save holds).")
+@variant_option
+@root_option
+@click.option("-o", "--output", "out", metavar="OUT", help="Write the SVG to OUT instead of stdout.")
+def show_command(file, state_path, seat, variants, root, out):
+    """Draw every board of a saved game as SVG."""
+    from interpreter.render import run_show
+
+    text = run_show(file, state_path, seat, variants, root, out)
+    if text:
+        click.echo(text, nl=False)
+
+
 # --- replay -------------------------------------------------------------------------------------
 
 def _log_number(text: str) -> int:
