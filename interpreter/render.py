@@ -134,7 +134,7 @@ def board_contents(game, seat, board):
         for owner, val in owners:
             who = f" P{owner}" if owner is not None else ""
             if _is(ty, "node"):
-                if val == "?":
+                if val == "?" or (isinstance(val, dict) and "hidden" in val):  # a hidden coordinate tuple
                     hidden.append(f"{name}{who}: hidden")
                 elif node_of(val) is not None:
                     found.append((name, node_of(val), name + who, True, owner))
@@ -177,7 +177,7 @@ def board_contents(game, seat, board):
                 v = item.get(f)
                 owner = item.get("owner") if pk.owner is not None else None
                 owner = owner if isinstance(owner, int) and not isinstance(owner, bool) else None
-                if v == "?":
+                if v == "?" or (isinstance(v, dict) and "hidden" in v):
                     hidden.append(f"{kind}#{item['id']}.{f}: hidden")
                 elif node_of(v) is not None:
                     found.append((kind, node_of(v), f"{kind}#{item['id']}", True, owner))
