@@ -25,7 +25,6 @@ node's <title>, so a test or a tool can find them.
 """
 from __future__ import annotations
 
-import html
 import json
 import shutil
 import subprocess
@@ -468,7 +467,9 @@ def _mermaid_id(ids, nid):
 
 
 def _mermaid_text(text):
-    return '"' + html.escape(str(text), quote=True).replace("#", "#35;") + '"'
+    """A quoted Mermaid label: `#`, quotes and angle brackets as Mermaid's entity codes (#quot; ...)."""
+    text = str(text).replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    return '"' + text + '"'
 
 
 _MERMAID_ARROWS = {"calls": "-->", "offers": "==>", "reads": "-.->", "changes": "-->", "emits": "-->",

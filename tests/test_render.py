@@ -174,3 +174,19 @@ def test_show_draws_a_saved_game(tmp_path):
     ksave.write_text(rulelang.load(kuhn).new_game(2, seed=1).to_json())
     r = run("show", kuhn, "--state", ksave)
     assert r.exit_code == 1 and "no board" in r.stderr
+
+
+def test_graph_board_at_declared_positions():
+    rs = rulelang.loads("""
+game "G" { players 2 }
+board road { a -- b -- c  node a(x: 0, y: 0)  node b(x: 2, y: 0)  node c(x: 2, y: 1) }
+action pass { text "pass" effect { } }
+flow { loop { for p in players { turn p { offer [pass] to p } } } }
+""")
+    root = ET.fromstring(board_svg(rs.new_game(2, seed=1), 0, "road"))
+    at = {(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(SVG + "circle")}
+    xs = sorted({x for x, _ in at})
+    ys = sorted({y for _, y in at})
+    # three circles: a and b on one row, b and c in one column, b twice as far from a as c from b
+    assert len(at) == 3 and len(xs) == 2 and len(ys) == 2
+    assert xs[1] - xs[0] == 2 * (ys[1] - ys[0])
