@@ -380,8 +380,9 @@ def boards_svg(game, seat):
 
 
 # ---------------------------------------------------------------------------- `rulelang show`
-def _save_variants(path):
-    """The variants a save names (to load the rules with them), or None if it does not say."""
+def _peek(path):
+    """The top-level JSON object of a file (None if it is not one): to tell a save from a play log and
+    to find the variants it names. Read within the save size limit."""
     import json
 
     from .saves import MAX_SAVE_CHARS
@@ -393,37 +394,62 @@ def _save_variants(path):
             data = json.loads(f.read())
     except (OSError, ValueError, RecursionError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def _variants_of(data):
     v = data.get("variants") if isinstance(data, dict) else None
     if isinstance(v, list) and all(isinstance(x, str) for x in v) and len(v) <= 100:
         return tuple(v)
-    return None
+    return ()
+
+
+def _game_from_log(rs, data, path):
+    """The game a `play --log` file ends in: its decisions replayed (each checked as `apply` does)."""
+    from rulelang.cli import Fail, _first_line, _game_error_types
+
+    errors = _game_error_types()
+    try:
+        game = rs.new_game(data["players"], seed=data["seed"], chance=data.get("chance") or "sampled")
+        for k, entry in enumerate(data["log"]):
+            if len(game.log) > k:  # a chance event the game resolved itself
+                continue
+            game.apply(entry["action"])
+    except errors as exc:
+        raise Fail(f"{path}: the log does not replay: {_first_line(exc)}") from None
+    return game
 
 
 def run_show(path, state_path, seat, variants, root, out):
-    """`rulelang show`: the SVG text to print ("" when written to `out`); raises cli.Fail."""
-    from rulelang.cli import Fail, _load_rules, _require_file
+    """`rulelang show`: the SVG text to print ("" when written to `out`); raises cli.Fail. The state is a
+    save (`Game.to_json()`) or a log written by `play --log` (replayed to its end)."""
+    from rulelang.cli import LOG_FORMAT, Fail, _load_rules, _read_log, _require_file
 
     from .errors import GameError
     from .saves import MAX_SAVE_CHARS
 
     _require_file(state_path, "save")
-    if not variants:
-        variants = _save_variants(state_path) or ()
-    rs = _load_rules(path, variants, root)
-    try:
-        if os.path.getsize(state_path) > 4 * MAX_SAVE_CHARS:
-            raise Fail(f"{state_path}: not a saved game: longer than {MAX_SAVE_CHARS:,} characters")
-        with open(state_path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError:
-        raise Fail(f"{state_path}: not a saved game: not UTF-8 text") from None
-    except OSError as e:
-        raise Fail(f"{state_path}: cannot read save: {e.strerror or e}") from None
-    try:
-        game = rs.load_game(text)
-    except GameError as e:
-        first = str(e).strip().splitlines()
-        raise Fail(f"{state_path}: {first[0] if first else 'not a saved game'}") from None
+    peek = _peek(state_path)
+    if peek is not None and peek.get("format") == LOG_FORMAT:
+        data = _read_log(state_path)
+        rs = _load_rules(path, variants or data["variants"], root)
+        game = _game_from_log(rs, data, state_path)
+    else:
+        rs = _load_rules(path, variants or _variants_of(peek), root)
+        try:
+            if os.path.getsize(state_path) > 4 * MAX_SAVE_CHARS:
+                raise Fail(f"{state_path}: not a saved game: longer than {MAX_SAVE_CHARS:,} characters")
+            with open(state_path, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError:
+            raise Fail(f"{state_path}: not a saved game: not UTF-8 text") from None
+        except OSError as e:
+            raise Fail(f"{state_path}: cannot read save: {e.strerror or e}") from None
+        try:
+            game = rs.load_game(text)
+        except GameError as e:
+            first = str(e).strip().splitlines()
+            raise Fail(f"{state_path}: {first[0] if first else 'not a saved game'}") from None
     if seat is not None and not 0 <= seat < game.n:
         raise Fail(f"--seat {seat}: the saved game has {game.n} players (seats 0 to {game.n - 1})", 2)
     if not board_names(game):

@@ -475,7 +475,7 @@ def graph_command(file, variants, root, fmt, only, out):
 @cli.command("show")
 @click.argument("file")
 @click.option("--state", "state_path", required=True, metavar="SAVE.json",
-              help="A saved game (Game.to_json(), e.g. from --save).")
+              help="A saved game (the text of Game.to_json()), or a log written by play --log (replayed).")
 @click.option("--seat", type=click.IntRange(min=0), default=None,
               help="Draw what this seat may see (default: the whole state the save holds).")
 @variant_option

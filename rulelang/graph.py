@@ -436,7 +436,7 @@ def to_dot(d):
     """Graphviz DOT text of the diagram (clusters per setup, flow and phase)."""
     lines = [f"digraph {_dot_quote(d.title)} {{",
              "  graph [rankdir=LR fontname=Helvetica fontsize=12 labelloc=t "
-             f"label={_dot_quote(d.title)} newrank=true];",
+             f"label={_dot_quote(d.title)}];",
              "  node [fontname=Helvetica fontsize=10 style=filled];",
              "  edge [fontname=Helvetica fontsize=9];"]
 

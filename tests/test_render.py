@@ -190,3 +190,21 @@ flow { loop { for p in players { turn p { offer [pass] to p } } } }
     # three circles: a and b on one row, b and c in one column, b twice as far from a as c from b
     assert len(at) == 3 and len(xs) == 2 and len(ys) == 2
     assert xs[1] - xs[0] == 2 * (ys[1] - ys[0])
+
+
+def test_show_replays_a_play_log(tmp_path):
+    path = os.path.join(ROOT, "games", "examples", "tictactoe.rules")
+    log = tmp_path / "game.log.json"
+    r = CliRunner().invoke(cli, ["play", path, "--seed", "7", "--log", str(log)])
+    assert r.exit_code == 0
+    final = [x for x in r.stdout.splitlines() if " (random): " in x]
+    r = run("show", path, "--state", log)
+    assert r.exit_code == 0, r.output
+    titles = [t.text for t in ET.fromstring(r.stdout).iter(SVG + "title")]
+    marked = [t for t in titles if t.endswith((": P0", ": P1"))]
+    assert len(marked) == len(final)  # every mark of the game, as played
+    data = json.loads(log.read_text())
+    data["log"][1]["action"] = data["log"][0]["action"]  # the second player marks the same cell
+    log.write_text(json.dumps(data))
+    r = run("show", path, "--state", log)
+    assert r.exit_code == 1 and "the log does not replay" in r.stderr and len(r.stderr.splitlines()) == 1
