@@ -260,6 +260,8 @@ def boards_text(game, seat):
 
 
 # ---------------------------------------------------------------------------- SVG
+KAMADA_KAWAI_NODES = 400  # graph boards up to this size are laid out by Kamada-Kawai (memory ~ nodes squared)
+SPRING_NODES = 2_000  # up to this size by a spring layout (seeded); larger ones in rows, in board order
 HEX = 28.0  # radius of a hex, pixels
 SQUARE = 56.0  # side of a square cell
 NODE_R = 22.0  # radius of a node of a graph board
@@ -289,7 +291,13 @@ def _positions(game, b, kind):
         g = nx.Graph()
         g.add_nodes_from(b.nodes)  # in board order: the layout depends on it
         g.add_edges_from(sorted(b.graph.edges, key=lambda e: (skey(e[0]), skey(e[1]))))
-        pos = nx.kamada_kawai_layout(g) if len(b.nodes) <= 400 else nx.spring_layout(g, seed=0)
+        if len(b.nodes) <= KAMADA_KAWAI_NODES:
+            pos = nx.kamada_kawai_layout(g)
+        elif len(b.nodes) <= SPRING_NODES:
+            pos = nx.spring_layout(g, seed=0)
+        else:  # too many nodes to lay out in good time: rows in board order
+            side = math.ceil(math.sqrt(len(b.nodes)))
+            pos = {n: ((i % side) / side, (i // side) / side) for i, n in enumerate(b.nodes)}
     scale = 3 * NODE_R * max(2.0, math.sqrt(len(b.nodes)))
     return {n: (float(p[0]) * scale, float(p[1]) * scale) for n, p in pos.items()}, "circle"
 
