@@ -56,8 +56,8 @@ def new_notes(before, after):
 def revealed_since(old, new, seat):
     """Why `seat` may not go back from `new` to the earlier state `old` (a one-line reason), or None."""
     for e in new.log[len(old.log):]:
-        if e.get("player") == CHANCE:
-            return f"a chance outcome ({e.get('action')}) came out since your previous decision"
+        if e.get("player") == CHANCE:  # (which outcome is not said: a draw's may be hidden from this seat)
+            return "a chance outcome (a roll or a draw) came out since your previous decision"
     if getattr(old, "rng", None) != getattr(new, "rng", None):
         return "a random event (a die rolled, an item drawn) was resolved since your previous decision"
     old_known = getattr(old, "known", {})
@@ -92,6 +92,7 @@ class Session:
         self.boards = boards
         self.history = []  # (seat, state before that seat's decision), one per decision a human took
         self.applied = 0
+        self._drawn = 0  # hidden draws not narrated yet: told as one line ("3 items are drawn")
 
     def _view_seat(self):
         if self.boards == "all":
@@ -106,6 +107,8 @@ class Session:
             if self.applied >= self.max_decisions:
                 raise DecisionLimitExceeded(f"the game did not end within {self.max_decisions} decisions")
             seat = game.current_player
+            if seat != CHANCE:
+                self._flush()
             if seat == CHANCE:
                 if self.chance_agent is None:
                     raise AgentError("a chance decision is pending but no chance agent was given")
@@ -129,8 +132,15 @@ class Session:
             game.apply(action)
             self.applied += 1
             self._narrate(seat, agent, action, prompt, game.log[before + 1:], notes, game)
+        self._flush()
         self.game = game
         return game
+
+    def _flush(self):
+        if self._drawn:
+            self.say(narrate_chance("draw", None, True) if self._drawn == 1
+                     else f"chance: {self._drawn} items are drawn (hidden)")
+            self._drawn = 0
 
     def _undo(self, agent, seat, game):
         tell = agent._write if hasattr(agent, "_write") else self.say
@@ -153,19 +163,29 @@ class Session:
     def _narrate(self, seat, agent, action, prompt, more, notes, game):
         say = self.say
         hidden = bool(self.humans)
-        if seat == CHANCE:
-            say(narrate_chance(prompt, action, hidden))
+        added = new_notes(notes, list(getattr(game, "notes", ())))
+        if seat == CHANCE and prompt == "draw" and hidden:
+            self._drawn += 1  # told with the next line that is not a hidden draw
+            if more or added:
+                self._flush()
         else:
-            say(f"{seat_name(seat)} ({agent.name}): {action}")
+            self._flush()
+            if seat == CHANCE:
+                say(narrate_chance(prompt, action, hidden))
+            else:
+                say(f"{seat_name(seat)} ({agent.name}): {action}")
         for e in more:  # chance events the game resolved on its own (the fake games of the tests log them)
             say(f"{seat_name(e['player'])}: {e['action']}")
-        for note in new_notes(notes, list(getattr(game, "notes", ()))):
+        for note in added:
             say(f"  log: {note}")
+        if not self.boards or (not game.is_over() and game.current_player == CHANCE):
+            return  # another chance decision follows: the boards are drawn after it
         view = self._view_seat()
-        if self.boards and view is not False and not game.is_over() and game.current_player in self.humans \
-                and self.boards != "all":
+        if view is False:
+            return
+        if self.boards != "all" and not game.is_over() and game.current_player in self.humans:
             return  # the human decides next: their prompt draws the boards
-        if self.boards and view is not False:
-            text = _boards(game, view)
-            if text:
-                say(text)
+        self._flush()
+        text = _boards(game, view)
+        if text:
+            say(text)

@@ -149,7 +149,7 @@ def test_the_human_sees_only_its_own_view():
     for seed in pair:
         r = play(KUHN, "--agents", "human,first", "--seed", seed, input="bet\n")
         assert r.exit_code == 0, r.output
-        assert "chance: an item is drawn (hidden)" in r.stdout
+        assert "chance: 2 items are drawn (hidden)" in r.stdout  # the deal, not what was dealt
         outs.append(r.stdout.split("\n", 1)[1])
     assert outs[0] == outs[1]
 
@@ -167,3 +167,42 @@ def test_new_notes_when_the_list_is_cut():
     assert new_notes(["a", "b"], ["a", "b", "c"]) == ["c"]
     assert new_notes(["a", "b", "c"], ["b", "c", "d", "e"]) == ["d", "e"]
     assert new_notes([], ["x"]) == ["x"]
+
+
+DRAW = """
+game "Draw" { players 2 }
+var deck: deck[int] = [10, 20, 30, 40, 50, 60] visible to none
+per player var hand: list[int] = [] visible to owner
+setup { shuffle deck }
+action take {
+  text "take a card"
+  effect {
+    let c = draw one from deck
+    hand[me] = hand[me] + [c]
+  }
+}
+flow {
+  repeat 2 times { for p in players { turn p { offer [take] to p } } }
+  end_game "dealt"
+}
+"""
+
+
+def test_a_refused_undo_does_not_tell_the_hidden_draw(tmp_path):
+    rules = tmp_path / "draw.rules"
+    rules.write_text(DRAW)
+    log = tmp_path / "draw.log.json"
+    r = play(rules, "--agents", "human,first", "--seed", 3, "--log", log, input="1\nundo\n1\n")
+    assert r.exit_code == 0, r.output
+    refused = [x for x in r.stdout.splitlines() if "undo refused" in x]
+    assert refused == ["choice [1-1, action id, or help]: undo refused: a chance outcome (a roll or a draw) came "
+                       "out since your previous decision, so going back would let you choose again knowing it"]
+    # the bot's cards (the draws after its decisions) appear nowhere in what the human is shown
+    entries = json.loads(log.read_text())["log"]
+    drawn = [e["action"] for k, e in enumerate(entries) if e["player"] == -1 and entries[k - 1]["player"] == 1]
+    assert len(drawn) == 2
+    shown = r.stdout.replace(f"seed 3", "")
+    mine = [e["action"] for k, e in enumerate(entries) if e["player"] == -1 and entries[k - 1]["player"] == 0]
+    assert all(card in shown for card in mine[:1])  # the human sees its own first card
+    assert not any(card in shown for card in drawn if card not in mine)
+    assert "chance: an item is drawn (hidden)" in r.stdout
