@@ -24,7 +24,6 @@ by networkx's Kamada-Kawai layout, which is deterministic).
 from __future__ import annotations
 
 import math
-import os
 from xml.sax.saxutils import escape, quoteattr
 
 from .values import fmt, skey
@@ -388,21 +387,35 @@ def boards_svg(game, seat):
 
 
 # ---------------------------------------------------------------------------- `rulelang show`
-def _peek(path):
-    """The top-level JSON object of a file (None if it is not one): to tell a save from a play log and
-    to find the variants it names. Read within the save size limit."""
-    import json
+def _read_state(path):
+    """(text, JSON object) of a save or log file, read and parsed within the limits of a save
+    (interpreter/saves.py: size, number of values, digits, nesting); raises cli.Fail in one line."""
+    from types import SimpleNamespace
 
-    from .saves import MAX_SAVE_CHARS
+    from rulelang.cli import Fail
+    from rulelang.program import FileProblem, read_limited
+
+    from .errors import GameError
+    from .saves import MAX_SAVE_CHARS, parse
 
     try:
-        if os.path.getsize(path) > 4 * MAX_SAVE_CHARS:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+        raw = read_limited(path, 4 * MAX_SAVE_CHARS)  # a character is at most 4 bytes
+    except FileProblem as e:
+        raise Fail(f"{path}: cannot read save: {e}") from None
+    if b"\x00" in raw:
+        raise Fail(f"{path}: not a saved game: a binary file")
+    try:
+        text = raw.decode("utf-8")
+        data = parse(SimpleNamespace(name="these rules"), text)
+    except UnicodeDecodeError:
+        raise Fail(f"{path}: not a saved game: not UTF-8 text") from None
+    except GameError as e:
+        raise Fail(f"{path}: {str(e).strip().splitlines()[0]}") from None
+    except Exception as e:  # a part of the file of a wrong form (saves.Bad): one line
+        raise Fail(f"{path}: not a saved game: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if not isinstance(data, dict):
+        raise Fail(f"{path}: not a saved game: expected a JSON object")
+    return text, data
 
 
 def _variants_of(data):
@@ -434,25 +447,15 @@ def run_show(path, state_path, seat, variants, root, out):
     from rulelang.cli import LOG_FORMAT, Fail, _load_rules, _read_log, _require_file
 
     from .errors import GameError
-    from .saves import MAX_SAVE_CHARS
 
     _require_file(state_path, "save")
-    peek = _peek(state_path)
-    if peek is not None and peek.get("format") == LOG_FORMAT:
+    text, data = _read_state(state_path)
+    if data.get("format") == LOG_FORMAT:
         data = _read_log(state_path)
-        rs = _load_rules(path, variants or data["variants"], root)
+        rs = _load_rules(path, variants or data["variants"], root, from_log=not variants)
         game = _game_from_log(rs, data, state_path)
     else:
-        rs = _load_rules(path, variants or _variants_of(peek), root)
-        try:
-            if os.path.getsize(state_path) > 4 * MAX_SAVE_CHARS:
-                raise Fail(f"{state_path}: not a saved game: longer than {MAX_SAVE_CHARS:,} characters")
-            with open(state_path, encoding="utf-8") as f:
-                text = f.read()
-        except UnicodeDecodeError:
-            raise Fail(f"{state_path}: not a saved game: not UTF-8 text") from None
-        except OSError as e:
-            raise Fail(f"{state_path}: cannot read save: {e.strerror or e}") from None
+        rs = _load_rules(path, variants or _variants_of(data), root, from_log=not variants)
         try:
             game = rs.load_game(text)
         except GameError as e:

@@ -201,7 +201,7 @@ def test_a_refused_undo_does_not_tell_the_hidden_draw(tmp_path):
     entries = json.loads(log.read_text())["log"]
     drawn = [e["action"] for k, e in enumerate(entries) if e["player"] == -1 and entries[k - 1]["player"] == 1]
     assert len(drawn) == 2
-    shown = r.stdout.replace(f"seed 3", "")
+    shown = r.stdout.replace("seed 3", "")
     mine = [e["action"] for k, e in enumerate(entries) if e["player"] == -1 and entries[k - 1]["player"] == 0]
     assert all(card in shown for card in mine[:1])  # the human sees its own first card
     assert not any(card in shown for card in drawn if card not in mine)

@@ -165,6 +165,12 @@ def test_show_draws_a_saved_game(tmp_path):
     bad.write_bytes(b"\xff\xfe garbage")
     r = run("show", path, "--state", bad)
     assert r.exit_code == 1 and len(r.stderr.splitlines()) == 1
+    bad.write_text("[" * 1_100_000)  # parsed within a save's limits, never by an unbounded json.loads
+    r = run("show", path, "--state", bad)
+    assert r.exit_code == 1 and "more than 1,000,000 values" in r.stderr and len(r.stderr.splitlines()) == 1
+    bad.write_text('{"format": "rulelang-log", "players": 2, "seed": 1, "variants": ["nope"], "log": []}')
+    r = run("show", path, "--state", bad)
+    assert r.exit_code == 1 and "the log names variant 'nope'" in r.stderr
     r = run("show", path, "--state", tmp_path / "none.json")
     assert r.exit_code == 1 and "cannot read save: no such file" in r.stderr
     r = run("show", path, "--state", save, "--seat", 5)
