@@ -37,6 +37,7 @@ SELECTIONS = ("flow", "actions", "events")
 FORMATS = ("mermaid", "dot", "svg")
 DOT_TIMEOUT = 60  # seconds Graphviz may take to lay out one diagram
 MAX_LABEL = 60  # characters of a node label
+MERMAID_MAX_EDGES = 500  # Mermaid's default `maxEdges`: a larger flowchart is refused unless it is raised
 
 # node kinds: their shape in DOT and Mermaid
 _DOT_SHAPES = {
@@ -480,6 +481,9 @@ def to_mermaid(d):
     """Mermaid flowchart text of the diagram (subgraphs per setup, flow and phase)."""
     ids = {}
     lines = ["---", f"title: {json.dumps(d.title)}", "---", "flowchart LR"]
+    if len(d.edges) > MERMAID_MAX_EDGES:
+        lines.append(f"  %% {len(d.edges)} edges: Mermaid draws at most {MERMAID_MAX_EDGES} unless its maxEdges "
+                     "setting is raised; draw a part (--only) or use --format dot or svg")
 
     def node_line(n, indent):
         o, c = _MERMAID_SHAPES[n.kind]

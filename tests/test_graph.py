@@ -159,3 +159,14 @@ def test_cli_formats_parts_and_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(graph.shutil, "which", lambda name: None)
     r = run("graph", tictactoe, "--format", "svg")
     assert r.exit_code == 1 and len(r.stderr.strip().splitlines()) == 1 and "apt-get install graphviz" in r.stderr
+
+
+def test_mermaid_says_when_it_passes_mermaids_edge_limit():
+    d = graph.Diagram("many")
+    for i in range(graph.MERMAID_MAX_EDGES + 1):
+        d.add(graph.Node(f"var:v{i}", f"v{i}", "var"))
+        d.add(graph.Node("action:a", "a", "action"))
+        d.link("action:a", f"var:v{i}", "changes")
+    assert "%% 501 edges: Mermaid draws at most 500" in graph.to_mermaid(d)
+    del d.edges[-1]
+    assert "%%" not in graph.to_mermaid(d)

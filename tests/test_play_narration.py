@@ -51,7 +51,7 @@ def test_tictactoe_board_help_and_undo(tmp_path):
     log = tmp_path / "game.log.json"
     # help, the centre, board, undo (back to the empty board), then the corners and edges in order
     script = "help\n5\nboard\nundo\n1\n" + "1\n" * 8
-    r = play(TICTACTOE, "--agents", "human,first", "--seed", 1, "--log", log, input=script)
+    r = play(TICTACTOE, "--agents", "human,random", "--seed", 1, "--log", log, input=script)
     assert r.exit_code == 0, r.output
     out = r.stdout
     for command in ("help", "undo", "board", "quit"):
