@@ -7,7 +7,8 @@ applies the action it gets back.
 * ``RandomAgent(seed)`` picks uniformly at random with its own ``random.Random(seed)``, so the
   same seed and the same positions give the same choices, whatever else runs in the process.
 * ``FirstAgent()`` always picks the first legal action (handy for deterministic tests).
-* ``HumanAgent(input=..., output=...)`` shows the numbered legal actions and reads a choice.
+* ``HumanAgent(input=..., output=...)`` shows the boards and the numbered legal actions and reads a
+  choice, or a command: ``help``, ``board``, ``undo`` (raises ``UndoRequest``), ``quit`` (docs/play.md).
 * ``ChanceAgent(seed)`` resolves chance decisions (``current_player == -1``) by sampling
   ``game.chance_outcomes()`` with their probabilities.
 
