@@ -174,10 +174,15 @@ class Tables:
             raise Refused(503, f"the server already has {MAX_OPEN_TABLES} games in progress; try later")
         rules = self.source(spec.get("file"), spec.get("text"))
         variants = _variants(spec.get("variants") or [])
-        info = await self.call(W.describe, rules[3], rules[1], rules[2], variants)
-        if "errors" in info:
-            errors = [d for d in info["errors"] if d["severity"] == "error"] or info["errors"]
-            raise Refused(422, f"the rules have errors ({errors[0]['text'].splitlines()[0]})", info["errors"])
+        info = await self.call(W.describe, rules[3], rules[1], rules[2], ())
+        _errors(info)
+        unknown = [v for v in variants if v not in info["variants"]]
+        if unknown:
+            raise Refused(422, f"{info['game']} has no variant {unknown[0]!r} "
+                               f"(its variants: {', '.join(info['variants']) or 'none'})")
+        if variants:
+            info = await self.call(W.describe, rules[3], rules[1], rules[2], variants)
+            _errors(info)
         players = spec.get("players")
         if players in (None, ""):
             players = min(info["player_counts"])
@@ -185,10 +190,6 @@ class Tables:
         if players not in info["player_counts"]:
             raise Refused(422, f"{info['game']} is played by {', '.join(map(str, info['player_counts']))} players, "
                                f"not {players}")
-        unknown = [v for v in variants if v not in info["variants"]]
-        if unknown:
-            raise Refused(422, f"{info['game']} has no variant {unknown[0]!r} "
-                               f"(its variants: {', '.join(info['variants']) or 'none'})")
         seats = spec.get("seats") or ["human"] * players
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise Refused(400, "seats must be a list of agent names, one per seat")
@@ -373,7 +374,7 @@ class Tables:
             "prompt": pending.get("prompt", ""), "over": pub["over"], "end_reason": pub["end_reason"],
             "scores": pub["scores"], "winners": pub["winners"],
             "legal": mine["legal"], "more_legal": mine["more_legal"], "boards": mine["boards"], "view": view,
-            "log": [{"n": d["n"], "player": d["player"], "text": d["text"]} for d in live.decisions[-MAX_LOG_SHOWN:]],
+            "log": [{"n": d["n"], "player": d["player"], "action": d["action"], "text": d["text"]} for d in live.decisions[-MAX_LOG_SHOWN:]],
             "notes": view.get("notes", []),
         }
 
@@ -382,6 +383,12 @@ class Tables:
         if live.status != "over" or live.replay_log is None:
             raise Refused(409, "the game is not over yet: its log can be downloaded when it ends")
         return live.replay_log
+
+
+def _errors(info: dict) -> None:
+    if "errors" in info:
+        errors = [d for d in info["errors"] if d["severity"] == "error"] or info["errors"]
+        raise Refused(422, f"the rules have errors ({errors[0]['text'].splitlines()[0]})", info["errors"])
 
 
 def _variants(variants) -> list:
