@@ -247,7 +247,8 @@ def create_app(tables: Tables, store=None) -> Starlette:
     @guarded(True)
     async def api_state(request):
         live, seat = await tables.seat(request.path_params["token"])
-        return JSONResponse(tables.state(live, seat), headers={"cache-control": "no-store"})
+        return Response(tables.state_json(live, seat), media_type="application/json",
+                        headers={"cache-control": "no-store"})
 
     @guarded(True)
     async def api_act(request):

@@ -11,6 +11,7 @@ name the decision number the seat saw, so a stale page cannot act on a game that
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -70,6 +71,7 @@ class Live:
         self.snapshot = None
         self.replay_log = None
         self.version = 0
+        self.json_cache = {}
         self.lock = asyncio.Lock()
         self.changed = asyncio.Condition()
 
@@ -356,6 +358,15 @@ class Tables:
             if answer.get("more"):
                 self._spawn(self._bots(live))
         return self.state(live, seat)
+
+    def state_json(self, live: Live, seat: int) -> bytes:
+        """``state()`` as JSON bytes, made once per change of the table (polls are answered from it)."""
+        got = live.json_cache.get(seat)
+        if got is not None and got[0] == live.version:
+            return got[1]
+        data = json.dumps(self.state(live, seat), separators=(",", ":")).encode("utf-8")
+        live.json_cache[seat] = (live.version, data)
+        return data
 
     def state(self, live: Live, seat: int) -> dict:
         """What the seat may see, as JSON: only its own view and its own legal actions."""
