@@ -14,10 +14,12 @@ def board_svg(game, seat, board: str) -> str:
     nodes = list(game.rs.boards[board].graph.nodes)[:400]
     view = game.view(seat)["vars"]
     labels = {}
-    for value in view.values():  # a visible map keyed by nodes: {"$map": ...} is not in a view; plain dicts are
+    for value in view.values():  # maps keyed by nodes; of a partly hidden map, its known entries
         if isinstance(value, dict):
-            for key, v in (value.get("known", value) if "known" in value else value).items():
-                labels.setdefault(str(key).replace(" ", ""), []).append("?" if v == "?" else str(v))
+            if isinstance(value.get("known"), dict) and "hidden" in value:
+                value = value["known"]
+            for key, v in value.items():
+                labels.setdefault(str(key).replace(" ", ""), []).append(str(v))
     cells = []
     for k, n in enumerate(nodes):
         x, y = (n[1], n[0]) if isinstance(n, tuple) and len(n) == 2 and all(isinstance(c, int) for c in n) else (k, 0)

@@ -11,6 +11,7 @@ name the decision number the seat saw, so a stale page cannot act on a game that
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import secrets
@@ -21,6 +22,7 @@ from . import worker as W
 MAX_RULE_BYTES = 1024 * 1024  # a rule text (uploaded or served) at most
 MAX_SAVE_BYTES = 4 * 1024 * 1024  # a start save at most
 MAX_OPEN_TABLES = 2_000  # tables being played at once; creating more is refused
+MAX_IN_MEMORY = 500  # finished tables kept in memory at most (games in progress are always kept)
 MAX_LOG_SHOWN = 200  # decisions a seat's page narrates (the latest)
 CALL_SECONDS = 60.0  # a worker call at most (then the worker is killed)
 BOT_SECONDS = 5.0  # bots move for at most this long per worker call; then other tables get a turn
@@ -92,7 +94,7 @@ class Tables:
         self.workers = workers
         self.memory = memory
         self.call_seconds = call_seconds
-        self.live = {}
+        self.live = collections.OrderedDict()  # table id -> Live, the most recently used last
         self.loading = {}
         self.pool = None
         self.background = set()
@@ -238,7 +240,7 @@ class Tables:
         self.store.create_table(table_id, admin, rules, info["game"], players, variants, seed, save,
                                 list(zip(seats, tokens)))
         self._take(live, answer)
-        self.live[table_id] = live
+        self._keep(live)
         if answer.get("more"):
             self._spawn(self._bots(live))
         return {"table": table_id, "admin": admin, "game": info["game"], "players": players,
@@ -286,10 +288,22 @@ class Tables:
         live.version += 1
         self._spawn(self._notify(live))
 
+    def _keep(self, live: Live) -> None:
+        """Keep the table in memory; forget the least recently used finished ones beyond MAX_IN_MEMORY
+        (they are loaded again from the database when asked for)."""
+        self.live[live.id] = live
+        self.live.move_to_end(live.id)
+        if len(self.live) > MAX_IN_MEMORY:
+            for table_id in [k for k, v in self.live.items() if v.status != "playing" and not v.lock.locked()]:
+                if len(self.live) <= MAX_IN_MEMORY:
+                    break
+                del self.live[table_id]
+
     async def _load(self, table_id: str):
         """The table in memory, loading it (rebuilding its game in a worker) on first use."""
         live = self.live.get(table_id)
         if live is not None and live.snapshot is not None:
+            self.live.move_to_end(table_id)
             return live
         lock = self.loading.setdefault(table_id, asyncio.Lock())
         async with lock:
@@ -305,7 +319,7 @@ class Tables:
                 self._fail(live, answer["fatal"])
             else:
                 self._take(live, answer)
-            self.live[table_id] = live
+            self._keep(live)
             self.loading.pop(table_id, None)
             if answer.get("more"):
                 self._spawn(self._bots(live))

@@ -161,7 +161,10 @@ def _snapshot(game, error, bot_seats) -> dict:
         drawn = []
         for b in boards:
             try:
-                drawn.append({"name": b, "svg": board_svg(game, seat, b)})
+                svg = board_svg(game, seat, b)
+                if svg.startswith("<?xml"):  # inline in the page: no XML declaration
+                    svg = svg.split("?>", 1)[1].lstrip()
+                drawn.append({"name": b, "svg": svg})
             except Exception as exc:  # a drawing is a courtesy: never fail a decision because of it
                 drawn.append({"name": b, "svg": "", "problem": _first_line(exc)})
         seats.append({"view": view, "legal": legal, "more_legal": more, "boards": drawn})
