@@ -441,3 +441,18 @@ def test_worker_calls_have_time_and_memory_limits():
     started = time.monotonic()
     asyncio.run(run())
     assert time.monotonic() - started < 30
+
+
+# ------------------------------------------------------------------------------------ the command
+def test_serve_reports_bad_files_databases_and_ports_in_one_line(server, tmp_path):
+    cases = [
+        (["nope.rules"], "nope.rules: cannot read file: no such file"),
+        ([TTT, "--db", str(tmp_path / "no" / "such" / "dir.sqlite")], "cannot open the games database"),
+        ([TTT, "--port", str(server.port), "--db", str(tmp_path / "x.sqlite")], "cannot listen there"),
+    ]
+    for args, words in cases:
+        done = subprocess.run([sys.executable, "-m", "rulelang", "serve", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 1, done.stderr
+        assert words in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr

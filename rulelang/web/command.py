@@ -1,6 +1,7 @@
 """The body of `rulelang serve` (the click declaration is in rulelang/cli.py)."""
 from __future__ import annotations
 
+import socket
 import sqlite3
 
 
@@ -30,6 +31,16 @@ def run_serve(files, host, port, db, workers, *, load, fail):
         raise fail(f"{db}: cannot open the games database: {exc}") from None
     except OSError as exc:
         raise fail(f"{db}: cannot open the games database: {exc.strerror or exc}") from None
+    try:  # a port in use is a one-line error here, not uvicorn's log
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        raise fail(f"{host}:{port}: cannot listen there: {exc.strerror or exc}") from None
     print(f"rulelang serve: http://{host}:{port}/ ({len(served)} rule file{'s' if len(served) != 1 else ''}, "
           f"games in {db}); stop with Ctrl-C", flush=True)
-    serve(served, host=host, port=port, db=db, workers=workers)
+    try:
+        serve(served, host=host, port=port, db=db, workers=workers)
+    except SystemExit as exc:  # uvicorn stops this way when it cannot start (its reason is in its log line)
+        if exc.code not in (0, None):
+            raise fail("") from None
