@@ -161,6 +161,22 @@ def test_two_people_play_tictactoe_to_the_end_and_download_a_replayable_log(serv
     assert "OK: 5 decisions replayed, final state verified" in done.stdout
 
 
+def test_a_seat_hears_of_the_other_seats_move_as_it_happens(server):
+    t = server.create(file=0, seats=["human", "human"], seed=9)
+    a, b = tokens(t)
+    seen = []
+    with http.stream("GET", f"{server.url}/s/{b}/events", timeout=30) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        for line in r.iter_lines():
+            if line.startswith("data:"):
+                seen.append(json.loads(line[5:]))
+                if len(seen) == 1:
+                    assert server.act(a, "place(2,2)", 0).status_code == 200
+                else:
+                    break
+    assert seen == [{"decision": 0, "status": "playing"}, {"decision": 1, "status": "playing"}]
+
+
 def test_an_unfinished_game_has_no_log_to_download(server):
     t = server.create(file=0, seats=["human", "human"], seed=1)
     r = http.get(f"{server.url}/s/{tokens(t)[0]}/log", timeout=30)
@@ -456,3 +472,18 @@ def test_serve_reports_bad_files_databases_and_ports_in_one_line(server, tmp_pat
         assert done.returncode == 1, done.stderr
         assert words in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_finished_tables_leave_memory_but_games_in_progress_stay():
+    from rulelang.web import tables as T
+
+    keeper = T.Tables(store=None, served=[])
+    row = {"id": "", "decisions": [], "status": "over", "error": None}
+    playing = [T.Live(dict(row, id=f"p{k}", status="playing")) for k in range(3)]
+    for live in playing:
+        keeper._keep(live)
+    for k in range(T.MAX_IN_MEMORY + 50):
+        keeper._keep(T.Live(dict(row, id=f"o{k}")))
+    assert len(keeper.live) == T.MAX_IN_MEMORY
+    assert all(live.id in keeper.live for live in playing)
+    assert f"o{T.MAX_IN_MEMORY + 49}" in keeper.live and "o0" not in keeper.live  # the oldest left first
