@@ -35,6 +35,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_BODY = MAX_SAVE_BYTES + MAX_RULE_BYTES + 64 * 1024  # bytes of a request body at most
 KEEPALIVE = 15.0  # seconds between two keep-alive comments on an event stream
 AGENT_CHOICES = ("human", "random", "first")  # offered in the forms; the JSON API takes any agent spec
+MORE_AGENTS = ("mcts:200",)  # offered too when interpreter.agents.make_agent knows them
+
+
+def agent_choices() -> tuple:
+    from interpreter.agents import make_agent
+
+    more = []
+    for spec in MORE_AGENTS:
+        try:
+            make_agent(spec, 0)
+        except Exception:
+            continue
+        more.append(spec)
+    return AGENT_CHOICES + tuple(more)
 
 templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
 
@@ -147,7 +161,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
 
     # ---------------------------------------------------------------- pages
     async def lobby(request):
-        return page(request, "lobby.html", agents=AGENT_CHOICES)
+        return page(request, "lobby.html", agents=agent_choices())
 
     def spec_from_form(f) -> dict:
         players = f.get("players") or None
@@ -233,7 +247,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
         text = ""
         if tables.served:
             _, _, _, text = tables.source(file)
-        return page(request, "edit.html", file=file, text=text, agents=AGENT_CHOICES)
+        return page(request, "edit.html", file=file, text=text, agents=agent_choices())
 
     # ---------------------------------------------------------------- JSON API
     @guarded(True)

@@ -2,16 +2,17 @@
 (issue 13) is not installed; `rulelang/web/worker.py` prefers that one when it can import it.
 
 ``board_svg(game, seat, board) -> str``: the board's nodes in a grid (by their coordinates when they are
-pairs of numbers, else in a row), each labelled with what the seat's view holds for it in any
+pairs of numbers, else in rows of a square), each labelled with what the seat's view holds for it in any
 ``map[node, X]`` variable. It reads only ``game.view(seat)``, so it shows nothing the seat may not see.
 """
 from __future__ import annotations
 
+import math
 from xml.sax.saxutils import escape
 
 
 def board_svg(game, seat, board: str) -> str:
-    nodes = list(game.rs.boards[board].graph.nodes)[:400]
+    nodes = list(game.rs.boards[board].graph.nodes)[:2000]
     view = game.view(seat)["vars"]
     labels = {}
     for value in view.values():  # maps keyed by nodes; of a partly hidden map, its known entries
@@ -21,8 +22,10 @@ def board_svg(game, seat, board: str) -> str:
             for key, v in value.items():
                 labels.setdefault(str(key).replace(" ", ""), []).append(str(v))
     cells = []
+    side = max(1, math.isqrt(len(nodes) - 1) + 1) if nodes else 1  # other nodes: in rows of a square
     for k, n in enumerate(nodes):
-        x, y = (n[1], n[0]) if isinstance(n, tuple) and len(n) == 2 and all(isinstance(c, int) for c in n) else (k, 0)
+        pair = isinstance(n, tuple) and len(n) == 2 and all(isinstance(c, int) for c in n)
+        x, y = (n[1], n[0]) if pair else (k % side, k // side)
         text = " ".join(labels.get(str(n).replace(" ", ""), []))[:12]
         cells.append((x, y, str(n), text))
     if not cells:
