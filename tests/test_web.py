@@ -60,14 +60,15 @@ class Server:
 
     def start(self):
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.output = open(self.db + ".out", "ab")  # a file, not a pipe: a full pipe would stop the server
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rulelang", "serve", *self.files, "--port", str(self.port), "--db", self.db,
              "--workers", str(self.workers)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT, env=env, stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("the server stopped: " + self.proc.stdout.read().decode(errors="replace"))
+                raise RuntimeError("the server stopped: " + Path(self.db + ".out").read_text(errors="replace"))
             try:
                 if http.get(self.url + "/", timeout=2).status_code == 200:
                     return self
@@ -86,6 +87,9 @@ class Server:
                 pass
             self.proc.wait(timeout=30)
         self.proc = None
+        if getattr(self, "output", None) is not None:
+            self.output.close()
+            self.output = None
 
     # the JSON API
     def create(self, **spec):
@@ -111,11 +115,24 @@ class Server:
             time.sleep(0.1)
 
 
+_shared = []
+
+
+def shared_server(request, tmp_path_factory):
+    """One server for the session, for this module and test_web_browser.py (a start costs seconds)."""
+    if not _shared:
+        srv = Server(tmp_path_factory.mktemp("web") / "games.sqlite").start()
+        request.config.add_cleanup(lambda: srv.kill(signal.SIGTERM))
+        _shared.append(srv)
+    srv = _shared[0]
+    if srv.proc is None or srv.proc.poll() is not None:
+        srv.start()
+    return srv
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = Server(tmp_path_factory.mktemp("web") / "games.sqlite").start()
-    yield srv
-    srv.kill(signal.SIGTERM)
+def server(request, tmp_path_factory):
+    return shared_server(request, tmp_path_factory)
 
 
 def tokens(table):

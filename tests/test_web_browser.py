@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,9 @@ import pytest
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 try:
-    from test_web import KUHN, STATION, Server, replayed, tokens
+    from test_web import KUHN, STATION, replayed, shared_server, tokens
 except ImportError:  # tests/ as a package
-    from tests.test_web import KUHN, STATION, Server, replayed, tokens
+    from tests.test_web import KUHN, STATION, replayed, shared_server, tokens
 
 CHROMIUM = os.environ.get("RULELANG_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -31,10 +30,8 @@ WAIT = 30_000  # milliseconds a page may take to show a change
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = Server(tmp_path_factory.mktemp("webui") / "games.sqlite").start()
-    yield srv
-    srv.kill(signal.SIGTERM)
+def server(request, tmp_path_factory):
+    return shared_server(request, tmp_path_factory)  # the one test_web.py starts, if it ran first
 
 
 @pytest.fixture(scope="module")
