@@ -958,3 +958,20 @@ def explore_all_command(ctx, file, players, max_states, max_seconds, variants, a
             path = ",".join(e["action"] for e in f["log"])
             click.echo(f"{f['kind']}: {f['message']} ({_plural(f['count'], 'time')}; first after: {path or 'setup'})")
     ctx.exit(EXIT_FAIL if r["findings"] else 0)
+
+
+# --- serve (rulelang/web, the `web` extra) -------------------------------------------------------
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--db", default="games.sqlite", show_default=True, metavar="PATH",
+              help="The SQLite database of the tables (created if missing; a restart resumes every game).")
+@click.option("--workers", type=click.IntRange(1, 32), default=2, show_default=True,
+              help="Worker processes running the rules (each with time and memory limits).")
+def serve(files, host, port, db, workers):
+    """Play the rule files in the browser, people and bots at one table, and edit rules (docs/web.md)."""
+    from rulelang.web.command import run_serve
+
+    run_serve(files, host, port, db, workers, load=_load_rules, fail=Fail)
