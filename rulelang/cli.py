@@ -919,3 +919,21 @@ def explore_all_command(ctx, file, players, max_states, max_seconds, variants, a
             path = ",".join(e["action"] for e in f["log"])
             click.echo(f"{f['kind']}: {f['message']} ({_plural(f['count'], 'time')}; first after: {path or 'setup'})")
     ctx.exit(EXIT_FAIL if r["findings"] else 0)
+
+
+# --- lsp (the language server: rulelang/lsp.py; needs the optional extra `lsp`) ----------------------
+
+@cli.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over standard input and output (the default and only way; "
+                                            "accepted because editors pass it).")
+def lsp_command(stdio):
+    """Run the language server for editors (Language Server Protocol over stdin/stdout): diagnostics as
+    you type, hover, go to definition, references, rename, completion, outline. See docs/authoring.md."""
+    try:
+        from rulelang.lsp import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        raise Fail("the language server needs the optional extra 'lsp': pip install 'rulelang[lsp]' "
+                   f"({exc.name} is not installed)") from None
+    serve()
