@@ -932,8 +932,9 @@ def lsp_command(stdio):
     try:
         from rulelang.lsp import serve
     except ImportError as exc:
-        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+        missing = (exc.name or "").split(".")[0]
+        if missing not in ("pygls", "lsprotocol", "cattrs"):
             raise
         raise Fail("the language server needs the optional extra 'lsp': pip install 'rulelang[lsp]' "
-                   f"({exc.name} is not installed)") from None
+                   f"({missing} is not installed)") from None
     serve()

@@ -125,6 +125,7 @@ class Doc:
         self.futures = {}  # version -> Future of its check
         self.debounce = None  # the task waiting for quiet after an edit
         self.published = set()  # URIs we published diagnostics for (this file and its base files)
+        self.shown = -1  # the version whose diagnostics were published
         self.closed = False
 
 
@@ -148,9 +149,9 @@ def _uri_of(path: str, doc: Doc) -> str:
         return path
 
 
-def _safe_analyse(path: str, text: str):
+def _safe_analyse(path: str, text: str, early=None):
     try:
-        return S.analyse(path, text)
+        return S.analyse(path, text, on_diagnostics=early)
     except Exception as exc:  # noqa: BLE001 - never lose the server to a check that failed
         log.error("the check of %s failed: %s: %s", printable(path), type(exc).__name__, exc)
         return None
@@ -181,10 +182,22 @@ class RulesServer(LanguageServer):
         fut = doc.futures.get(v)
         if fut is None:
             loop = asyncio.get_running_loop()
-            fut = loop.run_in_executor(self.pool, _safe_analyse, doc.path, doc.text)
+            text = doc.text
+
+            def early(diags):  # in the worker thread: publish now, index after (if still wanted)
+                if doc.closed or doc.version != v:
+                    return False
+                loop.call_soon_threadsafe(self._early, doc, v, text, diags)
+                return True
+            fut = loop.run_in_executor(self.pool, _safe_analyse, doc.path, text, early)
             doc.futures = {v: fut}
             fut.add_done_callback(lambda f, v=v: self._checked(doc, v, f))
         return fut
+
+    def _early(self, doc: Doc, version: int, text: str, diags):
+        if version == doc.version and not doc.closed and doc.shown != version:
+            doc.shown = version
+            self.publish(doc, S.Analysis(doc.path, text, diags, None))
 
     def _checked(self, doc: Doc, version: int, fut):
         if fut.cancelled() or fut.exception() is not None or doc.closed:
@@ -195,20 +208,16 @@ class RulesServer(LanguageServer):
         doc.analysis, doc.analysed = an, version
         if an.index is not None:
             doc.good = an
-        if version == doc.version:  # a check of an older text is never shown
+        if version == doc.version and doc.shown != version:  # a check of an older text is never shown
+            doc.shown = version
             self.publish(doc, an)
 
     def publish(self, doc: Doc, an):
         by_uri = {doc.uri: []}
-        sources = an.index.sources if an.index is not None else {}
+        lines = _lines(an.text)
         for d in an.diagnostics:
             uri = _uri_of(d.path, doc)
-            if d.path == doc.path:
-                lines = _lines(an.text)
-            else:
-                src = sources.get(d.path)
-                lines = src.lines if src is not None else [d.source_line]
-            by_uri.setdefault(uri, []).append(self.diagnostic(d, lines))
+            by_uri.setdefault(uri, []).append(self.diagnostic(d, lines if d.path == doc.path else None))
         for uri in doc.published - set(by_uri):
             by_uri[uri] = []
         doc.published = {u for u, ds in by_uri.items() if ds} | {doc.uri}
@@ -221,8 +230,15 @@ class RulesServer(LanguageServer):
             d.severity, L.DiagnosticSeverity.Information)
         message = printable(d.message) + (f"\nhint: {printable(d.hint)}" if d.hint else "")
         span = S.A.Span(d.path, d.line, d.column, d.end_line or d.line, d.end_column or d.column + 1)
-        return L.Diagnostic(range=span_range(lines, span, self.encoding), message=message, severity=sev,
-                            code=d.code, source="rulelang")
+        if lines is None:  # another file (a base file): its line as the diagnostic quotes it
+            src = d.source_line
+            end_col = span.end_column if span.end_line == span.line and span.end_column > span.column \
+                else len(src) + 1
+            rng = L.Range(start=L.Position(line=d.line - 1, character=_units(src[:d.column - 1], self.encoding)),
+                          end=L.Position(line=d.line - 1, character=_units(src[:end_col - 1], self.encoding)))
+        else:
+            rng = span_range(lines, span, self.encoding)
+        return L.Diagnostic(range=rng, message=message, severity=sev, code=d.code, source="rulelang")
 
     async def current(self, doc: Doc):
         """The check of the current text (waiting for it), or the newest one there is."""
@@ -486,7 +502,7 @@ def make_server() -> RulesServer:
     async def did_save(ls: RulesServer, params: L.DidSaveTextDocumentParams):
         doc = ls.docs.get(params.text_document.uri)
         if doc is not None:
-            doc.futures = {}  # a base file may have changed on disk: check again
+            doc.futures, doc.shown = {}, -1  # a base file may have changed on disk: check again, show again
             ls.ensure(doc)
 
     @server.feature(L.TEXT_DOCUMENT_DID_CLOSE)

@@ -996,9 +996,12 @@ class Analysis:
     index: Optional[SymbolIndex]
 
 
-def analyse(path: str, text: Optional[str] = None, variants=(), root=None) -> Analysis:
+def analyse(path: str, text: Optional[str] = None, variants=(), root=None, on_diagnostics=None) -> Analysis:
     """Check ``text`` (read from ``path`` when None) as `rulelang check` would, keeping the program to
-    index its symbols. The diagnostics are exactly `api.check(path, variants, text, root)`'s."""
+    index its symbols. The diagnostics are exactly `api.check(path, variants, text, root)`'s.
+
+    ``on_diagnostics(diagnostics)``, when given, is called as soon as the diagnostics are known, before
+    the index is built; when it returns False the index is not built (the text is out of date)."""
     from .api import _compile, _order
     from .checker import check_program
 
@@ -1007,6 +1010,8 @@ def analyse(path: str, text: Optional[str] = None, variants=(), root=None) -> An
     diags = _order(diags)
     prog, checker = seen.get("program"), seen.get("checker")
     index = None
+    if on_diagnostics is not None and on_diagnostics(diags) is False:
+        prog = None
     if prog is not None:
         if checker is None:
             # errors while merging (e.g. a name declared twice): index the names without the checker's types
@@ -1019,6 +1024,6 @@ def analyse(path: str, text: Optional[str] = None, variants=(), root=None) -> An
         except RecursionError:
             index = None
     if text is None:
-        src = prog.sources.get(os.fspath(path)) if prog is not None else None
+        src = seen["program"].sources.get(os.fspath(path)) if seen.get("program") is not None else None
         text = src.text if src is not None else ""
     return Analysis(os.fspath(path), text, diags, index)

@@ -35,7 +35,7 @@ from rulelang.lsp_rulebook import section_text  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = ROOT / "games"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-TIMEOUT = 20
+TIMEOUT = 120
 
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
