@@ -765,7 +765,32 @@ def make_server() -> RulesServer:
     return server
 
 
+class _OneLine(logging.Formatter):
+    """Log records as one line each (the editor shows the server's stderr): no tracebacks."""
+
+    def formatException(self, ei):  # noqa: N802 - logging's name
+        return ""
+
+    def formatStack(self, stack_info):  # noqa: N802
+        return ""
+
+    def format(self, record):
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return super().format(record).replace("\n", " ")
+
+
+WORKER_STACK = 64 * 1024 * 1024  # bytes of stack for the check's thread: as deep as the main thread's checks
+
+
 def serve() -> None:
     """Run the server on standard input and output until the client says exit."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="rulelang lsp: %(message)s")
+    import threading
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine("rulelang lsp: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    try:
+        threading.stack_size(WORKER_STACK)
+    except (ValueError, RuntimeError):  # pragma: no cover - a platform without it keeps its default
+        pass
     make_server().start_io()

@@ -337,6 +337,10 @@ async def test_garbage_huge_documents_and_malformed_requests_never_stop_the_serv
     garbage = bytes(range(256)).decode("latin-1") * 40 + "\ud800 \x00 {{{{ ((((" + "[" * 5000
     uri, diags = await open_doc(client, tmp_path / "garbage.rules", garbage)
     assert diags and all(d.severity == L.DiagnosticSeverity.Error for d in diags)
+    deep = 'game "D" { players 2 }\nconst x = ' + "(" * 3000 + "1" + ")" * 3000 + "\nconst y = " + "-" * 3000 + "1\n"
+    deep_path = tmp_path / "deep.rules"
+    _, diags = await open_doc(client, deep_path, deep)
+    assert got(diags) == expected(deep_path, deep) and diags  # nested too deeply: said, as `check` says it
     huge = "# x\n" * 400_000  # 1.6 MB: over the 1 MB bound of `rulelang check`
     uri2, diags = await open_doc(client, tmp_path / "huge.rules", huge)
     assert [d.code for d in diags] == ["E010"]
