@@ -291,7 +291,8 @@ def _builtin_hover(name: str, here: str) -> str:
         else:
             n = f"{b.min_args} to {b.max_args} arguments"
         opts = f"; options: {', '.join(k + ':' for k in b.kwargs)}" if b.kwargs else ""
-        head = b.doc.split(":")[0] if b.doc.startswith(name + "(") else f"{name}(...)"
+        m = re.match(r"\w+\((?:[^()]|\([^()]*\))*\)", b.doc)
+        head = m.group() if m and m.group().startswith(name + "(") else f"{name}(...)"
         out = [_md_code(head + (f"  # -> {here}" if here else "")), f"built-in function ({n}{opts})", "", b.doc]
         return "\n".join(out)
     if name in VALUES or name in SCENARIO_VALUES:

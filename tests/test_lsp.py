@@ -262,6 +262,24 @@ async def test_hover_type_outline_references_and_refused_renames(client: Languag
         text_document=L.TextDocumentIdentifier(uri=uri), position=L.Position(line=j, character=5),
         context=L.ReferenceContext(include_declaration=True)))
     assert sorted((r.range.start.line, r.range.start.character) for r in refs) == occurrences(text, "winner")
+    # completion: the names in scope here (the action's parameters, not the lambda's name elsewhere),
+    # declarations, built-ins and keywords
+    e = next(i for i, ln in enumerate(lines) if "marks[(r, c)] = me" in ln)
+    result = await client.text_document_completion_async(L.CompletionParams(
+        text_document=L.TextDocumentIdentifier(uri=uri), position=L.Position(line=e, character=4)))
+    labels = {x.label for x in (result.items if isinstance(result, L.CompletionList) else result)}
+    assert {"r", "c", "marks", "winner", "owns", "grid", "count", "me", "players", "let", "offer"} <= labels
+    assert "cell" not in labels and "p" not in labels
+    # typing fast: only the text as it stands once typing stops is checked and shown (no diagnostics of a
+    # text already replaced)
+    client.diagnostics.pop(uri, None)
+    for v, t in ((2, text + "\nconst a = nope1\n"), (3, text + "\nconst a = nope2\n"), (4, text)):
+        client.text_document_did_change(L.DidChangeTextDocumentParams(
+            text_document=L.VersionedTextDocumentIdentifier(uri=uri, version=v),
+            content_changes=[L.TextDocumentContentChangeWholeDocument(text=t)]))
+    assert got(await diagnostics(client, uri)) == expected(path, text)
+    await asyncio.sleep(1.0)
+    assert got(client.diagnostics[uri]) == expected(path, text)
     # a keyword and a built-in are never renamed; nor is a name renamed to a keyword or onto another name
     k = next(i for i, ln in enumerate(lines) if ln.strip().startswith("for p in players"))
     for char, word in ((lines[k].index("for") + 1, "keyword"), (lines[k].index("players") + 1, "built-in")):
