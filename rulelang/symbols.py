@@ -703,12 +703,14 @@ class _Builder:
             self.expr(d.value, scope)
         elif isinstance(d, A.ScenarioDecl):
             scope = _Scope()
-            i = 0
-            for v in d.variants:  # `with variant NAME`
-                t = self.token_after(d.span, lambda t: t.kind == "name" and t.text == v, start=None)
-                sym = self.ix.variants.get(v)
-                if t is not None and sym is not None:
-                    self.ref(t.span(path), sym)
+            toks = self.ix.tokens.get(path, ())
+            i = self._tok_index(path, d.span.line, d.span.column)
+            end = (d.span.end_line, d.span.end_column)
+            while i + 2 < len(toks) and (toks[i].line, toks[i].column) < end:  # `with variant NAME`
+                if toks[i].text == "with" and toks[i + 1].text == "variant" and toks[i + 2].kind == "name":
+                    sym = self.ix.variants.get(toks[i + 2].text)
+                    if sym is not None:
+                        self.ref(toks[i + 2].span(path), sym)
                 i += 1
             blocks = [b for _, b in d.parts] if d.parts else d.given + d.when + d.then
             for b in blocks:

@@ -62,6 +62,11 @@ variant rich "more points" {
     effect { gain(me, worth(c) + 5) }
   }
 }
+
+scenario "rich takes" {
+  with variant rich
+  then { expect count(legal) >= 0 }
+}
 '''
 
 
@@ -179,12 +184,14 @@ def test_outline_lists_each_declaration_with_its_parts(probe):
                    ("piece", "Token"), ("var", "score_of"), ("var", "pile"), ("board", "track"),
                    ("event", "scored"), ("function", "worth"), ("procedure", "gain"), ("action", "take"),
                    ("trigger", "when scored"), ("flow", "flow"), ("ending", "enough"), ("score", "score"),
-                   ("variant", "rich")]
+                   ("variant", "rich"), ("scenario", "rich takes")]
     by = {s.name: s for s in ix.outline(path)}
     assert [c.name for c in by["Colour"].children] == ["red", "blue"]
     assert [c.name for c in by["cards"].children] == ["c1", "c2"]
     assert [c.name for c in by["Card"].children] == ["colour", "value"]
     assert [(c.kind, c.name) for c in by["rich"].children] == [("action", "take")]
+    got, _ = refs_of(ix, path, pos("variant rich", "rich"))
+    assert got == [pos("variant rich", "rich"), pos("with variant", "rich")]
 
 
 @pytest.mark.parametrize("text", [
