@@ -219,6 +219,14 @@ async def test_a_game_file_in_an_editor_session(client: LanguageClient, name):
     assert [d for d in diags if d.severity == L.DiagnosticSeverity.Error] == []
     assert len(diags) == len(expected(path, text))
 
+    if name == "station.rules":  # a record field: its declaration and each `x.keep` (rows give it by position)
+        where = [(i, m.start()) for i, ln in enumerate(code_parts(renamed)) for m in re.finditer(r"\bkeep\b", ln)]
+        assert len(where) == 2
+        edit = await client.text_document_rename_async(L.RenameParams(
+            text_document=L.TextDocumentIdentifier(uri=uri),
+            position=L.Position(line=where[1][0], character=where[1][1]), new_name="kept"))
+        assert sorted((e.range.start.line, e.range.start.character) for e in edit.changes[uri]) == where
+
     # 8. completion after '.' on a table row: its record's fields
     if "table " in text:
         row, record = first_row(text)
