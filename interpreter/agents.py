@@ -7,7 +7,8 @@ applies the action it gets back.
 * ``RandomAgent(seed)`` picks uniformly at random with its own ``random.Random(seed)``, so the
   same seed and the same positions give the same choices, whatever else runs in the process.
 * ``FirstAgent()`` always picks the first legal action (handy for deterministic tests).
-* ``HumanAgent(input=..., output=...)`` shows the numbered legal actions and reads a choice.
+* ``HumanAgent(input=..., output=...)`` shows the boards and the numbered legal actions and reads a
+  choice, or a command: ``help``, ``board``, ``undo`` (raises ``UndoRequest``), ``quit`` (docs/play.md).
 * ``ChanceAgent(seed)`` resolves chance decisions (``current_player == -1``) by sampling
   ``game.chance_outcomes()`` with their probabilities.
 
@@ -25,6 +26,7 @@ import sys
 
 __all__ = [
     "AgentError",
+    "UndoRequest",
     "Agent",
     "RandomAgent",
     "FirstAgent",
@@ -41,6 +43,11 @@ CHANCE = -1
 
 class AgentError(Exception):
     """An agent could not take a decision (no legal action, end of input, the player quit)."""
+
+
+class UndoRequest(AgentError):
+    """A person typed `undo`: the loop of interpreter/narrate.py takes it back (a loop that cannot,
+    such as simulate.play_game, ends the game with this one-line message)."""
 
 
 def agent_seed(seed: int, seat) -> int:
@@ -166,7 +173,7 @@ class HumanAgent(Agent):
             self._write(f"  {i:>3}. {action}")
         while True:
             out = self.output if self.output is not None else sys.stdout
-            out.write(f"choice [1-{len(actions)} or action id]: ")
+            out.write(f"choice [1-{len(actions)}, action id, or help]: ")
             out.flush()
             line = self._readline()
             if line == "":
@@ -174,6 +181,13 @@ class HumanAgent(Agent):
             text = line.strip()
             if text.lower() in ("q", "quit", "exit"):
                 raise AgentError(f"{seat_name(seat)} quit the game")
+            if text.lower() in ("help", "?", "h", "board", "undo"):  # commands: interpreter/narrate.py
+                from .narrate import HELP, _boards
+
+                if text.lower() == "undo":
+                    raise UndoRequest(f"{seat_name(seat)}: undo is not possible here")
+                self._write(HELP if text.lower() != "board" else (_boards(game, seat) or "(no board)"))
+                continue
             picked = self._match(text, actions)
             if picked is not None:
                 return picked
@@ -206,6 +220,11 @@ class HumanAgent(Agent):
             if view is not None:
                 self._write(f"  {view}")
             return
+        from .narrate import _boards  # the boards as this seat sees them (interpreter/render.py)
+
+        drawn = _boards(game, seat)
+        if drawn:
+            self._write(drawn)
         for key, value in view.get("vars", {}).items():
             if value is None or value == [] or value == {}:
                 continue

@@ -622,16 +622,40 @@ def _child_fields(cls):
 
 def walk(obj):
     """Yield every AST node below (and including) obj, depth first."""
+    kinds = _WALK_KINDS
     stack = [obj]
+    pop = stack.pop
+    push = stack.append
     while stack:
-        cur = stack.pop()
-        if isinstance(cur, (list, tuple)):
+        cur = pop()
+        cls = cur.__class__
+        names = kinds.get(cls)
+        if names is None:
+            names = kinds[cls] = _walk_kind(cls)
+        if names is _SEQUENCE:
             stack.extend(reversed(cur))
             continue
-        if not attrs.has(type(cur)):
+        if names is _LEAF:
             continue
         yield cur
-        for name in _child_fields(type(cur)):
+        for name in names:
             val = getattr(cur, name)
-            if isinstance(val, (list, tuple)) or attrs.has(type(val)):
-                stack.append(val)
+            vcls = val.__class__
+            kind = kinds.get(vcls)
+            if kind is None:
+                kind = kinds[vcls] = _walk_kind(vcls)
+            if kind is not _LEAF:
+                push(val)
+
+
+_SEQUENCE = ("<sequence>",)  # markers of _WALK_KINDS: a list or tuple (walked through), not a node
+_LEAF = ("<leaf>",)
+_WALK_KINDS = {}  # class -> its child field names (a node), _SEQUENCE or _LEAF
+
+
+def _walk_kind(cls):
+    if issubclass(cls, (list, tuple)):
+        return _SEQUENCE
+    if attrs.has(cls):
+        return _child_fields(cls)
+    return _LEAF

@@ -357,22 +357,28 @@ def _placeholder_dict(p) -> dict:
 @variant_option
 @click.option("--agents", "agents_spec", default="random", show_default=True, metavar="A,B,...",
               help="Agents by seat: random, first or human (one name applies to every seat).")
-@click.option("--chance", type=click.Choice(["sampled", "explicit"]), default="sampled", show_default=True,
-              help="explicit turns every random event into a chance decision.")
+@click.option("--chance", type=click.Choice(["sampled", "explicit"]), default=None,
+              help="explicit turns every random event into a chance decision, narrated (default: explicit when "
+                   "a human plays, sampled otherwise).")
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--log", "log_path", metavar="PATH", help="Write a JSON log of the game (for replay).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end instead of narrating.")
+@click.option("--boards", "draw_boards", is_flag=True,
+              help="Draw the boards (the whole state) after each decision of a game of bots; a human always "
+                   "sees the boards as their seat sees them.")
 @root_option
 @click.pass_context
-def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions, log_path, as_json, root):
-    """Play one game with agents, narrating each decision."""
+def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions, log_path, as_json, draw_boards, root):
+    """Play one game with agents, narrating each decision (a human types help for the commands)."""
     from interpreter.agents import ChanceAgent, agent_seed, make_agent, seat_name
-    from interpreter.simulate import play_game
+    from interpreter.narrate import Session
 
     names = [n.strip().lower() for n in agents_spec.split(",")]
     if not all(names):
         raise Fail(f"--agents {agents_spec!r}: an agent name is empty (give names separated by commas, "
                    "e.g. random,human)", EXIT_USAGE)
+    if chance is None:  # a person sees each roll and draw as it happens (interpreter/narrate.py)
+        chance = "explicit" if "human" in names else "sampled"
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
     if seed is None:
@@ -402,17 +408,15 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
     for e in _entries(game):  # chance events resolved during setup
         say(f"{seat_name(e['player'])}: {e['action']}")
 
-    def narrate(seat, agent, action, new_entries):
-        say(f"chance: {action}" if seat < 0 else f"{seat_name(seat)} ({agent.name}): {action}")
-        for e in [_entry(x) for x in new_entries[1:]]:
-            say(f"{seat_name(e['player'])}: {e['action']}")
-
+    session = Session(game, agents, chance_agent=ChanceAgent(agent_seed(seed, "chance")),
+                      max_decisions=max_decisions, say=say,
+                      boards="human" if "human" in names else ("all" if draw_boards else None))
     error = None
     try:
-        play_game(game, agents, chance_agent=ChanceAgent(agent_seed(seed, "chance")),
-                  max_decisions=max_decisions, on_decision=narrate)
+        session.run()
     except _game_error_types() as exc:
         error = _first_line(exc)
+    game = session.game  # a new object after an undo
 
     record = {
         "format": LOG_FORMAT, "version": LOG_VERSION,
@@ -446,6 +450,44 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
     else:
         say(f"Winners (shared): {_seat_list(winners)}")
     ctx.exit(0)
+
+
+# --- graph and show (bodies in rulelang/graph.py and interpreter/render.py) ----------------------
+
+@cli.command("graph")
+@click.argument("file")
+@variant_option
+@root_option
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid", show_default=True,
+              help="Mermaid text, Graphviz DOT text, or SVG drawn by Graphviz's dot.")
+@click.option("--only", multiple=True, type=click.Choice(["flow", "actions", "events"]),
+              help="Draw only these parts (repeatable; default: all three).")
+@click.option("-o", "--output", "out", metavar="OUT", help="Write the diagram to OUT instead of stdout.")
+def graph_command(file, variants, root, fmt, only, out):
+    """Draw the structure of a rule file: flow, actions with what they read and change, events, triggers, endings."""
+    from .graph import run_command
+
+    text = run_command(file, variants, root, fmt, only, out)
+    if text:
+        click.echo(text, nl=False)
+
+
+@cli.command("show")
+@click.argument("file")
+@click.option("--state", "state_path", required=True, metavar="SAVE.json",
+              help="A saved game (the text of Game.to_json()), or a log written by play --log (replayed).")
+@click.option("--seat", type=click.IntRange(min=0), default=None,
+              help="Draw what this seat may see (default: the whole state the save holds).")
+@variant_option
+@root_option
+@click.option("-o", "--output", "out", metavar="OUT", help="Write the SVG to OUT instead of stdout.")
+def show_command(file, state_path, seat, variants, root, out):
+    """Draw every board of a saved game as SVG."""
+    from interpreter.render import run_show
+
+    text = run_show(file, state_path, seat, variants, root, out)
+    if text:
+        click.echo(text, nl=False)
 
 
 # --- replay -------------------------------------------------------------------------------------

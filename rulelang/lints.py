@@ -137,7 +137,7 @@ def unknown_citations(c, code):
         c.warn(game.span, code, f"cannot read the rulebook '{game.rulebook}' ({problem}); citations are not checked",
                hint="the path is relative to this file")
         return
-    for node in _cited_nodes(c.prog):
+    for node in _cited_nodes(c):
         for cid in node.cites:
             if cid not in ids:
                 close = [i for i in ids if i.startswith(cid.split(".")[0])]
@@ -145,20 +145,19 @@ def unknown_citations(c, code):
                        hint=("sections like it: " + ", ".join(sorted(close)[:6])) if close else "")
 
 
-def _cited_nodes(prog):
-    roots = (list(prog.decls.values()) + prog.triggers + prog.endings + prog.invariants + prog.scenarios
-             + list(prog.variants.values()))
-    for extra in (prog.score, prog.tiebreak):
-        if extra is not None:
-            roots.append(extra)
-    seen = set()
-    for root in roots:
-        for n in A.walk(root):
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            if getattr(n, "cites", None):
-                yield n
+def _cited_nodes(c):
+    """Every node that cites rulebook sections: the game's rules (the node list the static checks walk
+    once per check) and then invariants, scenarios and variants."""
+    from .lints_static import _game_nodes, _nodes
+
+    game = _game_nodes(c)
+    seen = {id(n) for n in game}
+    prog = c.prog
+    extra = [n for n in _nodes(prog.invariants + prog.scenarios + list(prog.variants.values()))
+             if id(n) not in seen]
+    for n in game + extra:
+        if getattr(n, "cites", None):
+            yield n
 
 
 from . import lints_static  # noqa: E402,F401  (registers the deeper checks W310-W316)

@@ -1,0 +1,477 @@
+"""Drawing the boards of a game, as text and as SVG, from what one seat may see.
+
+A board is a fixed graph (interpreter/boards.py); what stands on it lives in variables and pieces. The
+contents of a node are read from `game.view(seat)` — never from the state itself — so a drawing holds
+exactly what that seat's view holds (`seat=None`: the whole state, as `view(None)`). A node's contents
+come from, in declaration order:
+
+* a `map[node, X]` variable: the value at the node (a player shows as P0, P1 ...);
+* a `set[node]` or `list[node]` variable: its name, at each node it holds;
+* a `node` variable: its name at that node (per player: with the seat, e.g. `rover P1`);
+* a `map[K, node]` variable: `name[K]` at the node;
+* a piece with a field of type `node`: `kind#id` at the node.
+
+When only one variable or piece kind puts things on a board, the labels are its bare values;
+otherwise each label names its variable (`name=value`). Values the view hides are not drawn: the
+drawing says how many entries of which variable are hidden. Nothing here knows a game.
+
+`board_text(game, seat, board)` / `boards_text(game, seat)` draw text (square grids as a grid, hex
+grids as offset rows, lines as a row, other graphs as a list of nodes with their neighbours);
+`board_svg(game, seat, board)` / `boards_svg(game, seat)` draw SVG (square cells, pointy-top hexes at
+the boards' axial or offset coordinates, graph boards at declared `x`/`y` node attributes, or laid out
+by networkx's Kamada-Kawai layout, which is deterministic).
+"""
+from __future__ import annotations
+
+import math
+from xml.sax.saxutils import escape, quoteattr
+
+from .values import fmt, skey
+
+MAX_CELL = 12  # characters of a cell in a square text grid (longer contents are listed under the grid)
+HEX_CELL = 5  # the same for a hex grid
+MAX_LABEL = 40  # characters of one label
+MAX_TEXT_NODES = 2_000  # nodes a text drawing lists one per line at most (the rest are counted)
+PALETTE = ("#e06666", "#6fa8dc", "#93c47d", "#ffd966", "#8e7cc3", "#f6b26b", "#76a5af", "#c27ba0",
+           "#a4c2f4", "#b6d7a8")  # by seat: a node holding one player's value is filled with that seat's colour
+
+
+# ---------------------------------------------------------------------------- what stands where
+def board_names(game):
+    """The names of the game's boards, in declaration order."""
+    return list(game.rs.boards)
+
+
+def _board(game, board):
+    if isinstance(board, str):
+        try:
+            return game.rs.boards[board]
+        except KeyError:
+            known = ", ".join(game.rs.boards) or "none"
+            raise ValueError(f"there is no board {board!r} (boards: {known})") from None
+    return board
+
+
+def board_kind(game, board):
+    """("square_grid" | "hex_grid" | "hex_rect" | "line" | "graph", generator arguments)."""
+    b = _board(game, board)
+    decl = game.rs.program.decls.get(b.name)
+    spec = getattr(decl, "spec", None)
+    if spec is None:
+        return "graph", ()
+    return spec.func.ident, ()
+
+
+def _plain_key(v):
+    """The fmt() text of a node given as plain view data (tuples come back as lists)."""
+    if isinstance(v, list):
+        return "(" + ",".join(_plain_key(x) for x in v) + ")" if len(v) != 1 else "(" + _plain_key(v[0]) + ",)"
+    if v is None:
+        return "none"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return str(v)
+
+
+def _text(v, ty=None):
+    """A value of the view as a short label."""
+    if getattr(ty, "name", "") == "player" and isinstance(v, int) and not isinstance(v, bool):
+        return f"P{v}"
+    if isinstance(v, list):
+        return "(" + ",".join(_text(x) for x in v) + ")"
+    if isinstance(v, dict):
+        if set(v) == {"hidden"}:
+            return "?"
+        return "{" + ",".join(f"{k}:{_text(x)}" for k, x in v.items()) + "}"
+    if v is None:
+        return "none"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    text = str(v)
+    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 3] + "..."
+
+
+def _is(ty, name):
+    return getattr(ty, "name", None) == name
+
+
+class Contents:
+    """What a seat sees on one board: `labels[node] = [(label, seat or None), ...]`, and `hidden`: lines
+    such as "secret: 3 hidden entries" for what the view hides."""
+
+    def __init__(self, board):
+        self.board = board
+        self.labels = {}
+        self.hidden = []
+        self.sources = []  # the variables and piece kinds that put something on this board
+
+    def put(self, node, label, seat=None):
+        self.labels.setdefault(node, []).append((label, seat))
+
+
+def board_contents(game, seat, board):
+    """The Contents of `board` as `seat` sees it (None: the whole state)."""
+    b = _board(game, board)
+    view = game.view(seat)
+    by_key = {fmt(n): n for n in b.nodes}
+    found = []  # (source name, node, value text, is a bare mark, seat of the value)
+    hidden = []
+
+    def node_of(v):
+        return by_key.get(_plain_key(v))
+
+    def hidden_count(v):
+        return v.get("hidden", 0) if isinstance(v, dict) else 0
+
+    for name, per, _, ty, vis in game.rs.vars:
+        value = view["vars"].get(name)
+        owners = list(enumerate(value)) if per and isinstance(value, list) else [(None, value)]
+        for owner, val in owners:
+            who = f" P{owner}" if owner is not None else ""
+            if _is(ty, "node"):
+                if val == "?" or (isinstance(val, dict) and "hidden" in val):  # a hidden coordinate tuple
+                    hidden.append(f"{name}{who}: hidden")
+                elif node_of(val) is not None:
+                    found.append((name, node_of(val), name + who, True, owner))
+            elif ty.name in ("list", "set") and ty.args and _is(ty.args[0], "node"):
+                if isinstance(val, dict):
+                    if hidden_count(val):
+                        hidden.append(f"{name}{who}: {hidden_count(val)} hidden")
+                    val = val.get("known", [])
+                for item in val if isinstance(val, list) else ():
+                    if node_of(item) is not None:
+                        found.append((name, node_of(item), name + who, True, owner))
+            elif ty.name == "map" and len(ty.args) == 2 and _is(ty.args[0], "node"):
+                if isinstance(val, dict) and "hidden" in val and set(val) <= {"known", "hidden"}:
+                    if val["hidden"]:
+                        hidden.append(f"{name}{who}: {val['hidden']} hidden entries")
+                    val = val.get("known", {})
+                for key, x in (val.items() if isinstance(val, dict) else ()):
+                    n = by_key.get(key)
+                    if n is None:
+                        continue
+                    vseat = x if _is(ty.args[1], "player") and isinstance(x, int) and not isinstance(x, bool) else owner
+                    found.append((name, n, (f"P{owner}:" if owner is not None else "") + _text(x, ty.args[1]),
+                                  False, vseat))
+            elif ty.name == "map" and len(ty.args) == 2 and _is(ty.args[1], "node"):
+                if isinstance(val, dict) and "hidden" in val and set(val) <= {"known", "hidden"}:
+                    if val["hidden"]:
+                        hidden.append(f"{name}{who}: {val['hidden']} hidden entries")
+                    val = val.get("known", {})
+                for key, x in (val.items() if isinstance(val, dict) else ()):
+                    if node_of(x) is not None:
+                        found.append((name, node_of(x), f"{name}[{key}]{who}", True, owner))
+    for kind, items in (view.get("pieces") or {}).items():
+        pk = game.rs.pieces.get(kind)
+        if pk is None:
+            continue
+        for i, f in enumerate(pk.fields):
+            if not _is(pk.types[i], "node"):
+                continue
+            for item in items:
+                v = item.get(f)
+                owner = item.get("owner") if pk.owner is not None else None
+                owner = owner if isinstance(owner, int) and not isinstance(owner, bool) else None
+                if v == "?" or (isinstance(v, dict) and "hidden" in v):
+                    hidden.append(f"{kind}#{item['id']}.{f}: hidden")
+                elif node_of(v) is not None:
+                    found.append((kind, node_of(v), f"{kind}#{item['id']}", True, owner))
+    out = Contents(b)
+    sources = []
+    for src, *_ in found:
+        if src not in sources:
+            sources.append(src)
+    out.sources = sources
+    several = len(sources) > 1
+    for src, n, label, bare, owner in found:
+        if several and not bare:
+            label = f"{src}={label}"
+        out.put(n, label, owner)
+    out.hidden = hidden
+    return out
+
+
+# ---------------------------------------------------------------------------- text
+def _cell(labels):
+    return ",".join(label for label, _ in labels) if labels else "."
+
+
+def board_text(game, seat, board):
+    """The board as text: what `seat` may see (None: the whole state)."""
+    b = _board(game, board)
+    kind, _ = board_kind(game, b)
+    c = board_contents(game, seat, b)
+    cells = {n: _cell(c.labels.get(n)) for n in b.nodes}
+    limit = MAX_CELL if kind == "square_grid" else HEX_CELL if kind in ("hex_grid", "hex_rect") else 10 ** 9
+    long = [n for n in b.nodes if len(cells[n]) > limit]  # shown as [k], listed under the drawing
+    shown = dict(cells)
+    for k, n in enumerate(long, 1):
+        shown[n] = f"[{k}]"
+    lines = [f"board {b.name}" + (f" ({', '.join(c.sources)})" if c.sources else "")]
+    if kind == "square_grid":
+        rows = sorted({n[0] for n in b.nodes})
+        cols = sorted({n[1] for n in b.nodes})
+        w = max([len(str(x)) for x in cols] + [len(t) for t in shown.values()] + [1])
+        rw = max(len(str(r)) for r in rows)
+        lines.append(" " * (rw + 1) + " ".join(str(x).center(w) for x in cols))
+        for r in rows:
+            lines.append(str(r).rjust(rw) + " " + " ".join(shown.get((r, x), "").center(w) for x in cols).rstrip())
+    elif kind in ("hex_grid", "hex_rect"):
+        # x in half cells: axial (q, r) -> 2q + r; offset rows (r, c) -> 2c + (r odd)
+        if kind == "hex_grid":
+            place = {n: (n[1], 2 * n[0] + n[1]) for n in b.nodes}
+        else:
+            place = {n: (n[0], 2 * n[1] + n[0] % 2) for n in b.nodes}
+        w = max([len(t) for t in shown.values()] + [1])
+        half = (w + 2) // 2
+        xmin = min(x for _, x in place.values())
+        for row in sorted({r for r, _ in place.values()}):
+            line = ""
+            for n in sorted((n for n in b.nodes if place[n][0] == row), key=lambda n: place[n][1]):
+                col = (place[n][1] - xmin) * half
+                line = line.ljust(col) + shown[n].center(w)
+            lines.append(line.rstrip())
+        top = min(b.nodes, key=lambda n: (place[n][0], place[n][1]))
+        lines.append(f"(the top left hex is {fmt(top)})")
+    elif kind == "line":
+        lines.append(" - ".join(f"{fmt(n)}:{shown[n]}" for n in b.nodes[:MAX_TEXT_NODES]))
+    else:
+        for n in b.nodes[:MAX_TEXT_NODES]:
+            nb = ", ".join(fmt(m) for m in b.adj[n])
+            lines.append(f"  {fmt(n)}: {cells[n]}  (next to {nb})")
+        long = []
+    if len(b.nodes) > MAX_TEXT_NODES and kind in ("line", "graph"):
+        lines.append(f"  ... and {len(b.nodes) - MAX_TEXT_NODES} more nodes")
+    for k, n in enumerate(long, 1):
+        lines.append(f"  [{k}] {fmt(n)}: {cells[n]}")
+    for h in c.hidden:
+        lines.append(f"  hidden: {h}")
+    return "\n".join(lines)
+
+
+def boards_text(game, seat):
+    """Every board of the game as text (\"\" when the rules declare none)."""
+    return "\n".join(board_text(game, seat, name) for name in board_names(game))
+
+
+# ---------------------------------------------------------------------------- SVG
+KAMADA_KAWAI_NODES = 400  # graph boards up to this size are laid out by Kamada-Kawai (memory ~ nodes squared)
+SPRING_NODES = 2_000  # up to this size by a spring layout (seeded); larger ones in rows, in board order
+HEX = 28.0  # radius of a hex, pixels
+SQUARE = 56.0  # side of a square cell
+NODE_R = 22.0  # radius of a node of a graph board
+
+
+def _positions(game, b, kind):
+    """Node -> (x, y) centre in pixels, and the shape: "square", "hex" or "circle"."""
+    if kind == "square_grid":
+        return {n: (n[1] * SQUARE + SQUARE / 2, n[0] * SQUARE + SQUARE / 2) for n in b.nodes}, "square"
+    if kind == "hex_grid":
+        s3 = math.sqrt(3)
+        return {n: (HEX * s3 * (n[0] + n[1] / 2), HEX * 1.5 * n[1]) for n in b.nodes}, "hex"
+    if kind == "hex_rect":
+        s3 = math.sqrt(3)
+        return {n: (HEX * s3 * (n[1] + 0.5 * (n[0] % 2)), HEX * 1.5 * n[0]) for n in b.nodes}, "hex"
+    if kind == "line":
+        return {n: (i * 3 * NODE_R, 0.0) for i, n in enumerate(b.nodes)}, "circle"
+    declared = {n: (b.attr(n, "x"), b.attr(n, "y")) for n in b.nodes}
+    if all(isinstance(x, (int, float)) and isinstance(y, (int, float)) for x, y in declared.values()):
+        return {n: (x * 3 * NODE_R, y * 3 * NODE_R) for n, (x, y) in declared.items()}, "circle"
+    from .boards import _nx
+
+    nx = _nx()
+    if len(b.nodes) <= 1:
+        pos = {n: (0.0, 0.0) for n in b.nodes}
+    else:
+        g = nx.Graph()
+        g.add_nodes_from(b.nodes)  # in board order: the layout depends on it
+        g.add_edges_from(sorted(b.graph.edges, key=lambda e: (skey(e[0]), skey(e[1]))))
+        if len(b.nodes) <= KAMADA_KAWAI_NODES:
+            pos = nx.kamada_kawai_layout(g)
+        elif len(b.nodes) <= SPRING_NODES:
+            pos = nx.spring_layout(g, seed=0)
+        else:  # too many nodes to lay out in good time: rows in board order
+            side = math.ceil(math.sqrt(len(b.nodes)))
+            pos = {n: ((i % side) / side, (i // side) / side) for i, n in enumerate(b.nodes)}
+    scale = 3 * NODE_R * max(2.0, math.sqrt(len(b.nodes)))
+    return {n: (float(p[0]) * scale, float(p[1]) * scale) for n, p in pos.items()}, "circle"
+
+
+def _hex_points(x, y, r):
+    return " ".join(f"{x + r * math.cos(math.radians(60 * i - 30)):.1f},{y + r * math.sin(math.radians(60 * i - 30)):.1f}"
+                    for i in range(6))
+
+
+def board_svg(game, seat, board, standalone=True):
+    """The board as an SVG document (or, with standalone=False, a <g> element and its size)."""
+    b = _board(game, board)
+    kind, _ = board_kind(game, b)
+    c = board_contents(game, seat, b)
+    pos, shape = _positions(game, b, kind)
+    pad = 40.0
+    xs = [p[0] for p in pos.values()] or [0.0]
+    ys = [p[1] for p in pos.values()] or [0.0]
+    x0, y0 = min(xs) - pad, min(ys) - pad - 20
+    width = max(xs) - min(xs) + 2 * pad
+    height = max(ys) - min(ys) + 2 * pad + 20 + 16 * len(c.hidden)
+    parts = [f'<g class="board" data-board={quoteattr(b.name)}>',
+             f'<title>{escape("board " + b.name)}</title>',
+             f'<text x="{x0 + 8:.1f}" y="{y0 + 18:.1f}" font-size="14" font-weight="bold">'
+             f'{escape("board " + b.name)}</text>']
+    if shape == "circle":
+        for a, m in sorted(b.graph.edges, key=lambda e: (skey(e[0]), skey(e[1]))):
+            (ax, ay), (bx, by) = pos[a], pos[m]
+            parts.append(f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="#999"/>')
+    for n in b.nodes:
+        x, y = pos[n]
+        labels = c.labels.get(n, [])
+        seats = {s for _, s in labels if s is not None}
+        fill = PALETTE[next(iter(seats)) % len(PALETTE)] if len(seats) == 1 else ("#eeeeee" if labels else "#ffffff")
+        key = fmt(n)
+        parts.append(f'<g class="node" data-node={quoteattr(key)}><title>{escape(key + ": " + _cell(labels))}</title>')
+        if shape == "square":
+            parts.append(f'<rect x="{x - SQUARE / 2:.1f}" y="{y - SQUARE / 2:.1f}" width="{SQUARE:.1f}" '
+                         f'height="{SQUARE:.1f}" fill="{fill}" stroke="#555"/>')
+        elif shape == "hex":
+            parts.append(f'<polygon points="{_hex_points(x, y, HEX)}" fill="{fill}" stroke="#555"/>')
+        else:
+            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{NODE_R:.1f}" fill="{fill}" stroke="#555"/>')
+        parts.append(f'<text x="{x:.1f}" y="{y - (SQUARE if shape == "square" else HEX) / 3:.1f}" font-size="8" '
+                     f'fill="#777" text-anchor="middle">{escape(key)}</text>')
+        for i, (label, _) in enumerate(labels[:3]):
+            text = label.split("=", 1)[-1]  # the value (its variable is in the node's <title>)
+            text = text if len(text) <= 10 else text[:9] + "~"
+            parts.append(f'<text x="{x:.1f}" y="{y + 4 + 10 * i:.1f}" font-size="9" text-anchor="middle">'
+                         f'{escape(text)}</text>')
+        if len(labels) > 3:
+            parts.append(f'<text x="{x:.1f}" y="{y + 34:.1f}" font-size="8" text-anchor="middle">'
+                         f'+{len(labels) - 3}</text>')
+        parts.append("</g>")
+    for i, h in enumerate(c.hidden):
+        parts.append(f'<text x="{x0 + 8:.1f}" y="{y0 + height - 8 - 16 * (len(c.hidden) - 1 - i):.1f}" '
+                     f'font-size="11" fill="#555">{escape("hidden: " + h)}</text>')
+    parts.append("</g>")
+    body = "\n".join(parts)
+    if not standalone:
+        return body, (x0, y0, width, height)
+    return _document([(body, (x0, y0, width, height))])
+
+
+def _document(drawings):
+    """One SVG document stacking the drawings (each: <g> text, (x0, y0, width, height)) top to bottom."""
+    width = max([w for _, (_, _, w, _) in drawings] + [100.0])
+    height = sum(h for _, (_, _, _, h) in drawings) or 40.0
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+           f'viewBox="0 0 {width:.1f} {height:.1f}" font-family="Helvetica, Arial, sans-serif">',
+           f'<rect width="{width:.1f}" height="{height:.1f}" fill="white"/>']
+    top = 0.0
+    for body, (x0, y0, w, h) in drawings:
+        out.append(f'<g transform="translate({-x0:.1f},{top - y0:.1f})">')
+        out.append(body)
+        out.append("</g>")
+        top += h
+    if not drawings:
+        out.append('<text x="10" y="24" font-size="14">these rules declare no board</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def boards_svg(game, seat):
+    """Every board of the game as one SVG document, one under the other."""
+    return _document([board_svg(game, seat, name, standalone=False) for name in board_names(game)])
+
+
+# ---------------------------------------------------------------------------- `rulelang show`
+def _read_state(path):
+    """(text, JSON object) of a save or log file, read and parsed within the limits of a save
+    (interpreter/saves.py: size, number of values, digits, nesting); raises cli.Fail in one line."""
+    from types import SimpleNamespace
+
+    from rulelang.cli import Fail
+    from rulelang.program import FileProblem, read_limited
+
+    from .errors import GameError
+    from .saves import MAX_SAVE_CHARS, parse
+
+    try:
+        raw = read_limited(path, 4 * MAX_SAVE_CHARS)  # a character is at most 4 bytes
+    except FileProblem as e:
+        raise Fail(f"{path}: cannot read save: {e}") from None
+    if b"\x00" in raw:
+        raise Fail(f"{path}: not a saved game: a binary file")
+    try:
+        text = raw.decode("utf-8")
+        data = parse(SimpleNamespace(name="these rules"), text)
+    except UnicodeDecodeError:
+        raise Fail(f"{path}: not a saved game: not UTF-8 text") from None
+    except GameError as e:
+        raise Fail(f"{path}: {str(e).strip().splitlines()[0]}") from None
+    except Exception as e:  # a part of the file of a wrong form (saves.Bad): one line
+        raise Fail(f"{path}: not a saved game: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if not isinstance(data, dict):
+        raise Fail(f"{path}: not a saved game: expected a JSON object")
+    return text, data
+
+
+def _variants_of(data):
+    v = data.get("variants") if isinstance(data, dict) else None
+    if isinstance(v, list) and all(isinstance(x, str) for x in v) and len(v) <= 100:
+        return tuple(v)
+    return ()
+
+
+def _game_from_log(rs, data, path):
+    """The game a `play --log` file ends in: its decisions replayed (each checked as `apply` does)."""
+    from rulelang.cli import Fail, _first_line, _game_error_types
+
+    errors = _game_error_types()
+    try:
+        game = rs.new_game(data["players"], seed=data["seed"], chance=data.get("chance") or "sampled")
+        for k, entry in enumerate(data["log"]):
+            if len(game.log) > k:  # a chance event the game resolved itself
+                continue
+            game.apply(entry["action"])
+    except errors as exc:
+        raise Fail(f"{path}: the log does not replay: {_first_line(exc)}") from None
+    return game
+
+
+def run_show(path, state_path, seat, variants, root, out):
+    """`rulelang show`: the SVG text to print ("" when written to `out`); raises cli.Fail. The state is a
+    save (`Game.to_json()`) or a log written by `play --log` (replayed to its end)."""
+    from rulelang.cli import LOG_FORMAT, Fail, _load_rules, _read_log, _require_file
+
+    from .errors import GameError
+
+    _require_file(state_path, "save")
+    text, data = _read_state(state_path)
+    if data.get("format") == LOG_FORMAT:
+        data = _read_log(state_path)
+        rs = _load_rules(path, variants or data["variants"], root, from_log=not variants)
+        game = _game_from_log(rs, data, state_path)
+    else:
+        rs = _load_rules(path, variants or _variants_of(data), root, from_log=not variants)
+        try:
+            game = rs.load_game(text)
+        except GameError as e:
+            first = str(e).strip().splitlines()
+            raise Fail(f"{state_path}: {first[0] if first else 'not a saved game'}") from None
+    if seat is not None and not 0 <= seat < game.n:
+        raise Fail(f"--seat {seat}: the saved game has {game.n} players (seats 0 to {game.n - 1})", 2)
+    if not board_names(game):
+        raise Fail(f"{path}: these rules declare no board, so there is nothing to draw")
+    svg = boards_svg(game, seat)
+    if out:
+        from rulelang.atomic import write_text_atomic
+
+        try:
+            write_text_atomic(out, svg)
+        except OSError as e:
+            raise Fail(f"{out}: cannot write the drawing: {e.strerror or e}") from None
+        return ""
+    return svg
