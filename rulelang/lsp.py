@@ -747,16 +747,16 @@ def make_server() -> RulesServer:
         @server.feature(L.TEXT_DOCUMENT_FORMATTING)
         @guard()
         async def formatting(ls: RulesServer, params: L.DocumentFormattingParams):
-            from .diagnostics import RuleError
-
             doc = ls.doc(params.text_document.uri)
             if doc is None:
                 return None
             text = doc.text
             try:
                 new = _format_text(text, doc.path)
-            except RuleError:
-                raise RequestFailed("the file does not parse: fix its syntax errors before formatting") from None
+            except Exception as exc:  # noqa: BLE001 - fmt's refusal (a syntax error, or a layout it cannot keep)
+                if getattr(exc, "diagnostics", None):
+                    raise RequestFailed("the file does not parse: fix its syntax errors before formatting") from None
+                raise RequestFailed(printable(str(exc)).split("\n")[0] or "the file cannot be formatted") from None
             if new == text:
                 return []
             lines = _lines(text)

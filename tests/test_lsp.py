@@ -356,6 +356,11 @@ async def test_formatting_goes_through_fmt(client: LanguageClient, tmp_path):
     edits = await client.text_document_formatting_async(L.DocumentFormattingParams(
         text_document=L.TextDocumentIdentifier(uri=uri), options=L.FormattingOptions(tab_size=2, insert_spaces=True)))
     assert len(edits) == 1 and edits[0].new_text == fmt.format_text(text, str(tmp_path / "t.rules"))
+    # a text that does not parse is not formatted: an error answer, the server goes on
+    await change(client, uri, 2, text + "\naction {{{\n")
+    with pytest.raises(Exception, match="syntax errors"):
+        await client.text_document_formatting_async(L.DocumentFormattingParams(
+            text_document=L.TextDocumentIdentifier(uri=uri), options=L.FormattingOptions(tab_size=2, insert_spaces=True)))
     close(client, uri)
 
 
