@@ -16,9 +16,11 @@ class Placeholder:
     what: str
 
 
-def _compile(path, text, variants, root=None, optimise=True):
+def _compile(path, text, variants, root=None, optimise=True, seen=None):
     """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics). `optimise=False` skips
-    the optimiser's passes: `check` does, since they never change a diagnostic (docs/optimiser.md)."""
+    the optimiser's passes: `check` does, since they never change a diagnostic (docs/optimiser.md).
+    ``seen``, a dict, receives the merged "program" and the "checker" as far as they were made (the
+    language server's symbol index reads them: rulelang/symbols.py)."""
     from .checker import check_program
     from .program import build_program
 
@@ -26,12 +28,16 @@ def _compile(path, text, variants, root=None, optimise=True):
         prog, diags = build_program(path, text, tuple(variants), root=root)
     except RecursionError:
         return None, [Source(text or "", path).diag("E006", "the file is nested too deeply to read", 1, 1)]
+    if seen is not None:
+        seen["program"] = prog
     if prog is None or any(d.severity == ERROR for d in diags):
         return None, diags
     try:
         checker = check_program(prog)
     except RecursionError:
         return None, diags + [Source(text or "", path).diag("E006", "the rules are nested too deeply to check", 1, 1)]
+    if seen is not None:
+        seen["checker"] = checker
     diags = diags + checker.diags
     if any(d.severity == ERROR for d in diags):
         return None, diags

@@ -1,0 +1,797 @@
+"""`rulelang lsp`: the language server (Language Server Protocol over stdio, on pygls).
+
+Needs the optional extra ``lsp`` (``pip install 'rulelang[lsp]'``). Features (docs/authoring.md,
+"Language server"):
+
+- diagnostics as you type: the codes, severities and positions of `rulelang check`, warnings included
+  (symbols.analyse gives exactly `api.check`'s list); a file that `extends` another reads it from disk
+  relative to the document; a problem in such a base file is published for that file;
+- hover: the type of a name where it stands and how it is declared (with the comment above the
+  declaration); a built-in's signature and doc (library.py); for a citation `@rule "S-7"`, the text of
+  that rulebook section (lsp_rulebook.py says where rulebooks are looked for);
+- go to definition, find references, rename (a local, parameter, variable, constant, function,
+  procedure, phase, action, event, enum and member, record and field, table and row, board and node,
+  piece, variant; never a keyword or a built-in), completion (names in scope, built-ins, keywords; a
+  record's or piece's fields after `.`), the outline (document symbols), and formatting through
+  `rulelang.fmt.format_text` when that module is there.
+
+Checks run in one worker thread, so that requests are answered while a check runs. After an edit the
+server waits ``DEBOUNCE`` seconds of quiet before checking, and a check whose text was changed since
+is thrown away (its diagnostics are never published); a request that needs the current text's symbols
+starts its check at once. Bounds are those of `rulelang check` (a text over 1 MB is refused with E010;
+nesting, work and hints are bounded by the checker), and every handler turns an unexpected failure
+into an empty answer: no document or request stops the server.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+from lsprotocol import types as L
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from . import symbols as S
+from .diagnostics import ERROR, WARNING, printable
+from .library import BOARD_GENERATORS, FUNCTIONS, SCENARIO_VALUES, VALUES
+from .lsp_rulebook import find_section
+from .program import MAX_FILE_BYTES
+
+try:  # formatting: the formatter's module, when this installation has it
+    from .fmt import format_text as _format_text
+except ImportError:  # pragma: no cover - depends on the checkout
+    _format_text = None
+
+DEBOUNCE = 0.3  # seconds of quiet after an edit before the text is checked
+MAX_WAIT = 60.0  # seconds a request waits for the check of the current text (then: the last check)
+MAX_LINE = 20_000  # characters of one line looked at for a citation or a completion
+
+log = logging.getLogger("rulelang.lsp")
+
+
+class RequestFailed(JsonRpcException):
+    """An answer the client shows as an error (LSP's RequestFailed): a refused rename."""
+    CODE = -32803
+
+    def __init__(self, message: str):
+        super().__init__(code=self.CODE, message=message)
+
+
+# ------------------------------------------------------------------------------------------- positions
+
+def _units(text: str, encoding) -> int:
+    if encoding == L.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == L.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+def to_client(lines, line: int, column: int, encoding) -> L.Position:
+    """Our 1-based line and column (in characters) as an LSP position (0-based, in the client's units)."""
+    line0 = max(0, line - 1)
+    if line0 >= len(lines):
+        return L.Position(line=max(0, len(lines) - 1), character=_units(lines[-1], encoding) if lines else 0)
+    text = lines[line0]
+    col0 = min(max(0, column - 1), len(text))
+    return L.Position(line=line0, character=_units(text[:col0], encoding))
+
+
+def from_client(lines, pos: L.Position, encoding) -> tuple:
+    """An LSP position as our 1-based (line, column in characters), clamped to the text."""
+    line0 = min(max(0, pos.line), max(0, len(lines) - 1))
+    text = lines[line0] if lines else ""
+    want = max(0, pos.character)
+    if encoding == L.PositionEncodingKind.Utf32:
+        return line0 + 1, min(want, len(text)) + 1
+    n = 0
+    for i, c in enumerate(text):
+        if n >= want:
+            return line0 + 1, i + 1
+        n += _units(c, encoding)
+    return line0 + 1, len(text) + 1
+
+
+def span_range(lines, span, encoding) -> L.Range:
+    start = to_client(lines, span.line, span.column, encoding)
+    end_line, end_col = span.end_line or span.line, span.end_column or span.column + 1
+    if (end_line, end_col) <= (span.line, span.column):
+        end_line, end_col = span.line, span.column + 1
+    end = to_client(lines, end_line, end_col, encoding)
+    return L.Range(start=start, end=end)
+
+
+def _lines(text: str) -> list:
+    return text.split("\n")
+
+
+# ------------------------------------------------------------------------------------------- documents
+
+class Doc:
+    def __init__(self, uri: str, text: str, version: int):
+        self.uri = uri
+        self.path = _path_of(uri)
+        self.text = text
+        self.version = version
+        self.analysis = None  # the newest finished check (of some version)
+        self.analysed = -1  # its version
+        self.good = None  # the newest check that has a symbol index
+        self.futures = {}  # version -> Future of its check
+        self.debounce = None  # the task waiting for quiet after an edit
+        self.published = set()  # URIs we published diagnostics for (this file and its base files)
+        self.shown = -1  # the version whose diagnostics were published
+        self.closed = False
+
+
+def _path_of(uri: str) -> str:
+    try:
+        if uri.startswith("file:"):
+            p = to_fs_path(uri)
+            if p:
+                return p
+    except Exception:  # noqa: BLE001 - an odd URI: named by itself (extends then reads from the working folder)
+        pass
+    return uri
+
+
+def _uri_of(path: str, doc: Doc) -> str:
+    if path == doc.path:
+        return doc.uri
+    try:
+        return from_fs_path(os.path.abspath(path)) or path
+    except Exception:  # noqa: BLE001
+        return path
+
+
+def _safe_analyse(path: str, text: str, early=None):
+    try:
+        return S.analyse(path, text, on_diagnostics=early)
+    except Exception as exc:  # noqa: BLE001 - never lose the server to a check that failed
+        log.error("the check of %s failed: %s: %s", printable(path), type(exc).__name__, exc)
+        return None
+
+
+# ------------------------------------------------------------------------------------------- the server
+
+class RulesServer(LanguageServer):
+    def __init__(self):
+        from . import __version__
+
+        super().__init__("rulelang", __version__, text_document_sync_kind=L.TextDocumentSyncKind.Full)
+        self.docs = {}
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rulelang-check")
+        self.rulebooks = []  # the `rulebooks` setting: folders
+
+    @property
+    def encoding(self):
+        try:
+            return self.workspace.position_encoding or L.PositionEncodingKind.Utf16
+        except Exception:  # noqa: BLE001
+            return L.PositionEncodingKind.Utf16
+
+    # -- checking
+    def ensure(self, doc: Doc):
+        """The future of the check of the document's current text (started now if needed)."""
+        v = doc.version
+        fut = doc.futures.get(v)
+        if fut is None:
+            loop = asyncio.get_running_loop()
+            text = doc.text
+
+            def early(diags):  # in the worker thread: publish now, index after (if still wanted)
+                if doc.closed or doc.version != v:
+                    return False
+                loop.call_soon_threadsafe(self._early, doc, v, text, diags)
+                return True
+            fut = loop.run_in_executor(self.pool, _safe_analyse, doc.path, text, early)
+            doc.futures = {v: fut}
+            fut.add_done_callback(lambda f, v=v: self._checked(doc, v, f))
+        return fut
+
+    def _early(self, doc: Doc, version: int, text: str, diags):
+        if version == doc.version and not doc.closed and doc.shown != version:
+            doc.shown = version
+            self.publish(doc, S.Analysis(doc.path, text, diags, None))
+
+    def _checked(self, doc: Doc, version: int, fut):
+        if fut.cancelled() or fut.exception() is not None or doc.closed:
+            return
+        an = fut.result()
+        if an is None or version < doc.analysed:
+            return
+        doc.analysis, doc.analysed = an, version
+        if an.index is not None:
+            doc.good = an
+        if version == doc.version and doc.shown != version:  # a check of an older text is never shown
+            doc.shown = version
+            self.publish(doc, an)
+
+    def publish(self, doc: Doc, an):
+        by_uri = {doc.uri: []}
+        lines = _lines(an.text)
+        for d in an.diagnostics:
+            uri = _uri_of(d.path, doc)
+            by_uri.setdefault(uri, []).append(self.diagnostic(d, lines if d.path == doc.path else None))
+        for uri in doc.published - set(by_uri):
+            by_uri[uri] = []
+        doc.published = {u for u, ds in by_uri.items() if ds} | {doc.uri}
+        for uri, ds in by_uri.items():
+            self.text_document_publish_diagnostics(L.PublishDiagnosticsParams(
+                uri=uri, diagnostics=ds, version=doc.version if uri == doc.uri else None))
+
+    def diagnostic(self, d, lines) -> L.Diagnostic:
+        sev = {ERROR: L.DiagnosticSeverity.Error, WARNING: L.DiagnosticSeverity.Warning}.get(
+            d.severity, L.DiagnosticSeverity.Information)
+        message = printable(d.message) + (f"\nhint: {printable(d.hint)}" if d.hint else "")
+        span = S.A.Span(d.path, d.line, d.column, d.end_line or d.line, d.end_column or d.column + 1)
+        if lines is None:  # another file (a base file): its line as the diagnostic quotes it
+            src = d.source_line
+            end_col = span.end_column if span.end_line == span.line and span.end_column > span.column \
+                else len(src) + 1
+            rng = L.Range(start=L.Position(line=d.line - 1, character=_units(src[:d.column - 1], self.encoding)),
+                          end=L.Position(line=d.line - 1, character=_units(src[:end_col - 1], self.encoding)))
+        else:
+            rng = span_range(lines, span, self.encoding)
+        return L.Diagnostic(range=rng, message=message, severity=sev, code=d.code, source="rulelang")
+
+    async def current(self, doc: Doc):
+        """The check of the current text (waiting for it), or the newest one there is."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self.ensure(doc)), MAX_WAIT)
+        except (asyncio.TimeoutError, Exception):  # noqa: BLE001
+            pass
+        return doc.analysis
+
+    async def index_for(self, doc: Doc, current_only=False):
+        """(index, analysis) for requests: the current text's, else (unless ``current_only``) the newest."""
+        an = await self.current(doc)
+        if an is not None and an.index is not None and doc.analysed == doc.version:
+            return an.index, an
+        if current_only:
+            return None, an
+        good = doc.good
+        return (good.index, good) if good is not None else (None, an)
+
+    def doc(self, uri: str) -> Optional[Doc]:
+        d = self.docs.get(uri)
+        if d is None or len(d.text) > MAX_FILE_BYTES:
+            return None
+        return d
+
+    def position(self, doc: Doc, pos: L.Position) -> tuple:
+        return from_client(_lines(doc.text), pos, self.encoding)
+
+    def location(self, span, doc: Doc, an) -> L.Location:
+        lines = self._lines_of(span.path, doc, an)
+        return L.Location(uri=_uri_of(span.path, doc), range=span_range(lines, span, self.encoding))
+
+    def _lines_of(self, path, doc, an):
+        if an is not None and an.index is not None and path in an.index.sources:
+            return an.index.sources[path].lines
+        return _lines(doc.text)
+
+
+def _md_code(text: str) -> str:
+    return f"```rules\n{text}\n```"
+
+
+def _builtin_hover(name: str, here: str) -> str:
+    if name in FUNCTIONS:
+        b = FUNCTIONS[name]
+        if b.min_args == b.max_args:
+            n = f"{b.min_args} argument{'s' if b.min_args != 1 else ''}"
+        elif b.max_args == -1:
+            n = f"{b.min_args} or more arguments"
+        else:
+            n = f"{b.min_args} to {b.max_args} arguments"
+        opts = f"; options: {', '.join(k + ':' for k in b.kwargs)}" if b.kwargs else ""
+        m = re.match(r"\w+\((?:[^()]|\([^()]*\))*\)", b.doc)
+        head = m.group() if m and m.group().startswith(name + "(") else f"{name}(...)"
+        out = [_md_code(head + (f"  # -> {here}" if here else "")), f"built-in function ({n}{opts})", "", b.doc]
+        return "\n".join(out)
+    if name in VALUES or name in SCENARIO_VALUES:
+        t, doc = VALUES.get(name) or SCENARIO_VALUES[name]
+        where = "built-in value" if name in VALUES else "built-in value (scenarios only)"
+        return "\n".join([_md_code(f"{name}: {t}"), where, "", doc])
+    if name in BOARD_GENERATORS:
+        return "\n".join([_md_code(f"{name}(...)"), "board generator", "", BOARD_GENERATORS[name][3]])
+    return _md_code(name)
+
+
+_KIND_WORD = {"param": "parameter", "local": "local", "member": "enum member", "row": "table row",
+              "node": "board node", "field": "field"}
+
+
+def _symbol_hover(ref, an) -> str:
+    sym = ref.symbol
+    ty = ref.type or sym.type
+    lines = [_md_code(printable(sym.detail or sym.name))]
+    what = _KIND_WORD.get(sym.kind, sym.kind)
+    info = what
+    if ty and ty not in ("none",):
+        info += f": `{ty}`" + (" here" if ref.type and sym.kind not in ("var", "const", "table") else "")
+    lines.append(info)
+    if sym.doc:
+        lines += ["", printable(sym.doc)]
+    if sym.span is not None and an is not None and sym.span.path != an.path:
+        lines += ["", f"declared in {os.path.basename(sym.span.path)}:{sym.span.line}"]
+    return "\n".join(lines)
+
+
+_SYMBOL_KIND = {
+    "const": L.SymbolKind.Constant, "var": L.SymbolKind.Variable, "enum": L.SymbolKind.Enum,
+    "member": L.SymbolKind.EnumMember, "record": L.SymbolKind.Struct, "field": L.SymbolKind.Field,
+    "piece": L.SymbolKind.Class, "table": L.SymbolKind.Array, "row": L.SymbolKind.Object,
+    "board": L.SymbolKind.Object, "node": L.SymbolKind.Key, "procedure": L.SymbolKind.Function,
+    "phase": L.SymbolKind.Module, "setup": L.SymbolKind.Constructor, "flow": L.SymbolKind.Module,
+    "function": L.SymbolKind.Function, "action": L.SymbolKind.Method, "event": L.SymbolKind.Event,
+    "trigger": L.SymbolKind.Event, "ending": L.SymbolKind.Boolean, "invariant": L.SymbolKind.Boolean,
+    "score": L.SymbolKind.Number, "scenario": L.SymbolKind.Module, "variant": L.SymbolKind.Namespace,
+    "game": L.SymbolKind.File, "param": L.SymbolKind.Variable, "local": L.SymbolKind.Variable,
+}
+_COMPLETION_KIND = {
+    "const": L.CompletionItemKind.Constant, "var": L.CompletionItemKind.Variable,
+    "enum": L.CompletionItemKind.Enum, "member": L.CompletionItemKind.EnumMember,
+    "record": L.CompletionItemKind.Struct, "field": L.CompletionItemKind.Field,
+    "piece": L.CompletionItemKind.Class, "table": L.CompletionItemKind.Variable,
+    "row": L.CompletionItemKind.Value, "board": L.CompletionItemKind.Variable, "node": L.CompletionItemKind.Value,
+    "procedure": L.CompletionItemKind.Function, "phase": L.CompletionItemKind.Function,
+    "function": L.CompletionItemKind.Function, "action": L.CompletionItemKind.Method,
+    "event": L.CompletionItemKind.Event, "param": L.CompletionItemKind.Variable,
+    "local": L.CompletionItemKind.Variable, "variant": L.CompletionItemKind.Module,
+}
+
+
+def _elem(t: str) -> str:
+    """The type of ``x[i]`` for ``x`` of type ``t`` (as text), or ""."""
+    m = re.fullmatch(r"(\w+)\[(.*)\]", t.strip())
+    if not m:
+        return ""
+    name, args = m.group(1), _split_args(m.group(2))
+    if name in ("list", "set", "deck", "bag") and len(args) == 1:
+        return args[0]
+    if name == "map" and len(args) == 2:
+        return args[1]
+    return ""
+
+
+def _split_args(s: str) -> list:
+    out, depth, cur = [], 0, ""
+    for c in s:
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+        if c == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _field_owner(index, an, path, line_text: str, line: int) -> str:
+    """The record or piece whose fields may follow the '.' that ends ``line_text`` (text before the
+    cursor), or "": ``row.``, ``ships[i].``, ``first(xs).`` is not followed (only names, indexing and
+    fields)."""
+    text = line_text[:-1].rstrip()
+    steps = []  # what is applied to the name, innermost first: "[]" or a field name
+    while text:
+        if text.endswith("]"):
+            depth, i = 0, len(text) - 1
+            while i >= 0:
+                if text[i] == "]":
+                    depth += 1
+                elif text[i] == "[":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                i -= 1
+            if i < 0:
+                return ""
+            steps.append("[]")
+            text = text[:i].rstrip()
+            continue
+        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)$", text)
+        if not m:
+            return ""
+        name = m.group(1)
+        before = text[:m.start()].rstrip()
+        if before.endswith("."):
+            steps.append(name)
+            text = before[:-1].rstrip()
+            continue
+        col = m.start() + 1
+        ty = ""
+        ref = index.at(path, line, col) if index is not None else None
+        if ref is not None and ref.symbol.name == name:
+            ty = ref.type or ref.symbol.type
+        else:
+            sym = next((s for s in index.visible(path, line, col) if s.name == name), None)
+            ty = sym.type if sym is not None else ""
+        for step in reversed(steps):
+            if step == "[]":
+                ty = _elem(ty)
+            else:
+                fs = index.fields.get((ty, step))
+                ty = fs.type if fs is not None else ""
+            if not ty:
+                return ""
+        return ty
+    return ""
+
+
+def make_server() -> RulesServer:
+    server = RulesServer()
+
+    def guard(default=None):
+        """Turn an unexpected failure of a handler into ``default`` (logged): the server keeps running."""
+        def wrap(fn):
+            async def run(ls, params):
+                try:
+                    return await fn(ls, params)
+                except RequestFailed:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    log.error("%s failed: %s: %s", fn.__name__, type(exc).__name__, exc)
+                    return default
+            run.__name__ = fn.__name__
+            return run
+        return wrap
+
+    @server.feature(L.INITIALIZE)
+    def initialize(ls: RulesServer, params: L.InitializeParams):
+        opts = params.initialization_options
+        if isinstance(opts, dict) and isinstance(opts.get("rulebooks"), list):
+            ls.rulebooks = [f for f in opts["rulebooks"] if isinstance(f, str)]
+
+    @server.feature(L.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: RulesServer, params: L.DidChangeConfigurationParams):
+        settings = params.settings
+        if isinstance(settings, dict):
+            own = settings.get("rulelang", settings)
+            if isinstance(own, dict) and isinstance(own.get("rulebooks"), list):
+                ls.rulebooks = [f for f in own["rulebooks"] if isinstance(f, str)]
+
+    @server.feature(L.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: RulesServer, params: L.DidOpenTextDocumentParams):
+        td = params.text_document
+        doc = Doc(td.uri, td.text if isinstance(td.text, str) else "", td.version or 0)
+        old = ls.docs.get(td.uri)
+        if old is not None:
+            old.closed = True
+        ls.docs[td.uri] = doc
+        ls.ensure(doc)
+
+    @server.feature(L.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: RulesServer, params: L.DidChangeTextDocumentParams):
+        doc = ls.docs.get(params.text_document.uri)
+        if doc is None:
+            return
+        for change in params.content_changes:
+            if isinstance(change, L.TextDocumentContentChangeWholeDocument):
+                doc.text = change.text
+            elif isinstance(change, L.TextDocumentContentChangePartial):  # full sync is asked for; be lenient
+                lines = _lines(doc.text)
+                s = from_client(lines, change.range.start, ls.encoding)
+                e = from_client(lines, change.range.end, ls.encoding)
+                starts = [0]
+                for ln in lines:
+                    starts.append(starts[-1] + len(ln) + 1)
+                a = starts[s[0] - 1] + s[1] - 1
+                b = starts[e[0] - 1] + e[1] - 1
+                doc.text = doc.text[:a] + change.text + doc.text[b:]
+        doc.version = params.text_document.version if params.text_document.version is not None else doc.version + 1
+        if doc.debounce is not None:
+            doc.debounce.cancel()
+        doc.debounce = asyncio.ensure_future(_after_quiet(ls, doc, doc.version))
+
+    async def _after_quiet(ls, doc, version):
+        await asyncio.sleep(DEBOUNCE)
+        if doc.version == version and not doc.closed:
+            ls.ensure(doc)
+
+    @server.feature(L.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: RulesServer, params: L.DidSaveTextDocumentParams):
+        doc = ls.docs.get(params.text_document.uri)
+        if doc is not None:
+            doc.futures, doc.shown = {}, -1  # a base file may have changed on disk: check again, show again
+            ls.ensure(doc)
+
+    @server.feature(L.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: RulesServer, params: L.DidCloseTextDocumentParams):
+        doc = ls.docs.pop(params.text_document.uri, None)
+        if doc is None:
+            return
+        doc.closed = True
+        if doc.debounce is not None:
+            doc.debounce.cancel()
+        for uri in doc.published:
+            ls.text_document_publish_diagnostics(L.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(L.TEXT_DOCUMENT_HOVER)
+    @guard()
+    async def hover(ls: RulesServer, params: L.HoverParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        line, col = ls.position(doc, params.position)
+        lines = _lines(doc.text)
+        text = lines[line - 1][:MAX_LINE]
+        for tok in S.lex(text):  # a citation: read from the text as it is now
+            if tok.kind == "cite" and tok.column <= col <= tok.end_column:
+                sid = S._unquote(tok.text)
+                index, an = await ls.index_for(doc)
+                prog = index.program if index is not None else None
+                found = find_section(sid, doc.path, prog, ls.rulebooks)
+                rng = span_range(lines, S.A.Span(doc.path, line, tok.column, line, tok.end_column), ls.encoding)
+                if found is None:
+                    value = (f"rulebook section **{printable(sid)}**: not found in the rulebooks looked at (the "
+                             "header's `rulebook`, the `rulebooks` setting, RULELANG_RULEBOOKS, ../shared/rulebooks)")
+                else:
+                    where, body = found
+                    value = f"{body}\n\n*{printable(os.path.basename(where))}*"
+                return L.Hover(contents=L.MarkupContent(kind=L.MarkupKind.Markdown, value=value), range=rng)
+        index, an = await ls.index_for(doc)
+        if index is None:
+            return None
+        ref = index.at(doc.path, line, col)
+        if ref is None:
+            return None
+        if ref.symbol.kind == "builtin":
+            value = _builtin_hover(ref.symbol.name, ref.type)
+        else:
+            value = _symbol_hover(ref, an)
+        return L.Hover(contents=L.MarkupContent(kind=L.MarkupKind.Markdown, value=value),
+                       range=span_range(lines, ref.span, ls.encoding))
+
+    @server.feature(L.TEXT_DOCUMENT_DEFINITION)
+    @guard()
+    async def definition(ls: RulesServer, params: L.DefinitionParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        index, an = await ls.index_for(doc)
+        if index is None:
+            return None
+        line, col = ls.position(doc, params.position)
+        ref = index.at(doc.path, line, col)
+        if ref is None or ref.symbol.span is None:
+            return None
+        return [ls.location(ref.symbol.span, doc, an)]
+
+    @server.feature(L.TEXT_DOCUMENT_REFERENCES)
+    @guard()
+    async def references(ls: RulesServer, params: L.ReferenceParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        index, an = await ls.index_for(doc)
+        if index is None:
+            return None
+        line, col = ls.position(doc, params.position)
+        ref = index.at(doc.path, line, col)
+        if ref is None or ref.symbol.kind == "builtin":
+            return None
+        include = params.context.include_declaration if params.context is not None else True
+        return [ls.location(r.span, doc, an) for r in index.references_to(ref.symbol, include)]
+
+    def _rename_target(ls, doc, index, line, col):
+        ref = index.at(doc.path, line, col) if index is not None else None
+        if ref is None:
+            tok = S.lex(_lines(doc.text)[line - 1][:MAX_LINE])
+            word = next((t.text for t in tok if t.kind == "name" and t.column <= col <= t.end_column), "")
+            if word in S.keywords():
+                raise RequestFailed(f"'{word}' is a keyword of the rules language; it cannot be renamed")
+            if word in S.builtin_names():
+                raise RequestFailed(f"'{word}' is a built-in; it cannot be renamed")
+            raise RequestFailed("there is no declared name here to rename")
+        sym = ref.symbol
+        if sym.kind == "builtin":
+            raise RequestFailed(f"'{sym.name}' is a built-in; it cannot be renamed")
+        if not sym.renamable:
+            raise RequestFailed(f"'{sym.name}' ({sym.kind}) cannot be renamed")
+        return ref
+
+    @server.feature(L.TEXT_DOCUMENT_PREPARE_RENAME)
+    @guard()
+    async def prepare_rename(ls: RulesServer, params: L.PrepareRenameParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        index, an = await ls.index_for(doc, current_only=True)
+        if index is None:
+            raise RequestFailed("the file does not parse: fix its syntax errors before renaming")
+        line, col = ls.position(doc, params.position)
+        ref = _rename_target(ls, doc, index, line, col)
+        return L.PrepareRenamePlaceholder(range=span_range(_lines(doc.text), ref.span, ls.encoding),
+                                          placeholder=ref.symbol.name)
+
+    @server.feature(L.TEXT_DOCUMENT_RENAME)
+    @guard()
+    async def rename(ls: RulesServer, params: L.RenameParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        index, an = await ls.index_for(doc, current_only=True)
+        if index is None:
+            raise RequestFailed("the file does not parse: fix its syntax errors before renaming")
+        line, col = ls.position(doc, params.position)
+        ref = _rename_target(ls, doc, index, line, col)
+        sym, new = ref.symbol, params.new_name
+        if not isinstance(new, str) or not S.NAME_RE.match(new):
+            raise RequestFailed(f"'{printable(str(new))[:80]}' is not a name: a letter or _, then letters, digits or _")
+        if new in S.keywords():
+            raise RequestFailed(f"'{new}' is a keyword of the rules language; choose another name")
+        if new in S.builtin_names():
+            raise RequestFailed(f"'{new}' is a built-in; choose another name")
+        if new == sym.name:
+            return L.WorkspaceEdit(changes={})
+        refs = index.references_to(sym)
+        clash = _clash(index, sym, new, refs)
+        if clash:
+            raise RequestFailed(clash)
+        changes = {}
+        for r in refs:
+            uri = _uri_of(r.span.path, doc)
+            lines = ls._lines_of(r.span.path, doc, an)
+            changes.setdefault(uri, []).append(L.TextEdit(range=span_range(lines, r.span, ls.encoding), new_text=new))
+        return L.WorkspaceEdit(changes=changes)
+
+    def _clash(index, sym, new, refs) -> str:
+        if sym.kind == "field":
+            if (sym.container, new) in index.fields:
+                return f"'{sym.container}' already has a field '{new}'"
+            return ""
+        if sym.kind == "variant":
+            return f"variant '{new}' already exists" if new in index.variants else ""
+        g = index.globals.get(new)
+        if g is not None and sym.kind not in ("local", "param"):
+            return f"'{new}' is already declared (line {g.span.line})" if g.span else f"'{new}' is already declared"
+        for r in refs:  # a local of that name visible where the symbol is used would capture it
+            for s in index.visible(r.span.path, r.span.line, r.span.column):
+                if s.name == new and s is not sym and (s.kind in ("local", "param") or sym.kind in ("local", "param")):
+                    where = f" (line {s.span.line})" if s.span else ""
+                    return f"'{new}' is already a name where '{sym.name}' is used, line {r.span.line}{where}"
+        return ""
+
+    @server.feature(L.TEXT_DOCUMENT_COMPLETION, L.CompletionOptions(trigger_characters=["."]))
+    @guard()
+    async def completion(ls: RulesServer, params: L.CompletionParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        an = doc.analysis if doc.analysed == doc.version else None
+        if an is None or an.index is None:
+            an = doc.good
+        index = an.index if an is not None else None
+        line, col = ls.position(doc, params.position)
+        before = _lines(doc.text)[line - 1][:col - 1][-MAX_LINE:]
+        m = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", before)
+        stem = before[:m.start()] if m else before
+        items = []
+        if stem.rstrip().endswith(".") and not stem.rstrip().endswith(".."):
+            if index is None:
+                return L.CompletionList(is_incomplete=False, items=[])
+            owner = _field_owner(index, an, doc.path, stem.rstrip(), line)
+            for fs in index.fields_of(owner):
+                items.append(L.CompletionItem(label=fs.name, kind=L.CompletionItemKind.Field,
+                                              detail=f"{fs.type} (field of {owner})"))
+            sym = index.globals.get(owner)
+            if sym is not None and sym.kind == "piece":
+                items.append(L.CompletionItem(label="id", kind=L.CompletionItemKind.Field, detail="int (the piece's number)"))
+            return L.CompletionList(is_incomplete=False, items=items)
+        seen = set()
+        if index is not None:
+            for s in index.visible(doc.path, line, col):
+                if s.name in seen:
+                    continue
+                seen.add(s.name)
+                items.append(L.CompletionItem(label=s.name, kind=_COMPLETION_KIND.get(s.kind, L.CompletionItemKind.Text),
+                                              detail=printable(s.detail or s.kind),
+                                              sort_text=("0" if s.kind in ("local", "param") else "1") + s.name))
+        for name, b in FUNCTIONS.items():
+            if name not in seen:
+                seen.add(name)
+                items.append(L.CompletionItem(label=name, kind=L.CompletionItemKind.Function, detail=b.doc,
+                                              sort_text="2" + name))
+        for table in (VALUES, SCENARIO_VALUES):
+            for name, (t, d) in table.items():
+                if name not in seen:
+                    seen.add(name)
+                    items.append(L.CompletionItem(label=name, kind=L.CompletionItemKind.Constant,
+                                                  detail=f"{t}: {d}", sort_text="2" + name))
+        for name, spec in BOARD_GENERATORS.items():
+            if name not in seen:
+                seen.add(name)
+                items.append(L.CompletionItem(label=name, kind=L.CompletionItemKind.Function, detail=spec[3],
+                                              sort_text="3" + name))
+        for kw in sorted(S.keywords()):
+            if kw not in seen:
+                items.append(L.CompletionItem(label=kw, kind=L.CompletionItemKind.Keyword, sort_text="4" + kw))
+        return L.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(L.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guard()
+    async def document_symbol(ls: RulesServer, params: L.DocumentSymbolParams):
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        index, an = await ls.index_for(doc)
+        if index is None:
+            return []
+        lines = _lines(an.text)
+
+        def one(s):
+            sel = span_range(lines, s.span, ls.encoding)
+            whole = span_range(lines, s.decl_span or s.span, ls.encoding)
+            if (whole.start.line, whole.start.character) > (sel.start.line, sel.start.character):
+                whole.start = sel.start
+            if (whole.end.line, whole.end.character) < (sel.end.line, sel.end.character):
+                whole.end = sel.end
+            kids = [one(c) for c in s.children if c.span is not None and c.span.path == doc.path]
+            return L.DocumentSymbol(name=printable(s.name) or "?", kind=_SYMBOL_KIND.get(s.kind, L.SymbolKind.Object),
+                                    range=whole, selection_range=sel, detail=printable(s.detail)[:200] or None,
+                                    children=kids or None)
+        return [one(s) for s in index.outline(doc.path) if s.span is not None]
+
+    if _format_text is not None:
+        @server.feature(L.TEXT_DOCUMENT_FORMATTING)
+        @guard()
+        async def formatting(ls: RulesServer, params: L.DocumentFormattingParams):
+            doc = ls.doc(params.text_document.uri)
+            if doc is None:
+                return None
+            text = doc.text
+            try:
+                new = _format_text(text, doc.path)
+            except Exception as exc:  # noqa: BLE001 - fmt's refusal (a syntax error, or a layout it cannot keep)
+                if getattr(exc, "diagnostics", None):
+                    raise RequestFailed("the file does not parse: fix its syntax errors before formatting") from None
+                raise RequestFailed(printable(str(exc)).split("\n")[0] or "the file cannot be formatted") from None
+            if new == text:
+                return []
+            lines = _lines(text)
+            end = L.Position(line=len(lines) - 1, character=_units(lines[-1], ls.encoding))
+            return [L.TextEdit(range=L.Range(start=L.Position(line=0, character=0), end=end), new_text=new)]
+
+    return server
+
+
+class _OneLine(logging.Formatter):
+    """Log records as one line each (the editor shows the server's stderr): no tracebacks."""
+
+    def formatException(self, ei):  # noqa: N802 - logging's name
+        return ""
+
+    def formatStack(self, stack_info):  # noqa: N802
+        return ""
+
+    def format(self, record):
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return super().format(record).replace("\n", " ")
+
+
+WORKER_STACK = 64 * 1024 * 1024  # bytes of stack for the check's thread: as deep as the main thread's checks
+
+
+def serve() -> None:
+    """Run the server on standard input and output until the client says exit."""
+    import threading
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine("rulelang lsp: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    try:
+        threading.stack_size(WORKER_STACK)
+    except (ValueError, RuntimeError):  # pragma: no cover - a platform without it keeps its default
+        pass
+    make_server().start_io()
