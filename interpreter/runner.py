@@ -585,7 +585,9 @@ def _dask_client(scheduler, timeout):
     except Exception as exc:
         if cluster is not None:
             cluster.close()
-        raise RunnerError(f"cannot start Dask ({scheduler}): {type(exc).__name__}: {_first_line(exc)}") from None
+        hint = (" (a Python script that starts local Dask workers must run its code under "
+                "`if __name__ == \"__main__\":`, as for multiprocessing)" if kind == "local" else "")
+        raise RunnerError(f"cannot start Dask ({scheduler}): {type(exc).__name__}: {_first_line(exc)}{hint}") from None
     return client, cluster
 
 
