@@ -223,10 +223,11 @@ def play_row(ruleset, index: int, job: Job) -> dict:
         chance_agent = ChanceAgent(agent_seed(gseed, "chance"))
         has_turns = hasattr(game, "turns")
         has_kind = hasattr(game, "decision_kind")
+        is_over, legal, apply = game.is_over, game.legal_actions, game.apply  # (bound once: this loop is hot)
         last_turn = 0
         applied = 0
         limit = job.max_decisions
-        while not game.is_over():
+        while not is_over():
             if applied >= limit:
                 raise DecisionLimitExceeded(f"the game did not end within {limit} decisions")
             seat = game.current_player
@@ -240,17 +241,18 @@ def play_row(ruleset, index: int, job: Job) -> dict:
             if seat == CHANCE:
                 action = chance_agent.choose(game)
             elif seat.__class__ is int and 0 <= seat < players:
-                options += len(game.legal_actions())
+                options += len(legal())
                 action = agents[seat].choose(game)
                 decisions += 1
                 if not has_kind or game.decision_kind == "action":
-                    name = action_name(getattr(action, "id", action))
+                    aid = getattr(action, "id", action)
+                    name = aid.partition("(")[0] if aid.__class__ is str else str(aid)  # action_name, inline
                     counts[name] = counts.get(name, 0) + 1
             else:
                 from interpreter.agents import AgentError
 
                 raise AgentError(f"the game is not over but its current player is {seat!r}")
-            game.apply(action)
+            apply(action)
             applied += 1
         winners = list(game.winners())
         row.update(ok=True, scores=list(game.scores()), winners=winners, draw=is_draw(winners, players),
@@ -565,15 +567,18 @@ def dask_loads() -> int:
 def _dask_client(scheduler, timeout):
     """``(client, cluster or None)``, or a one-line ``RunnerError``."""
     import logging
+    import warnings
 
     distributed = _dask()
     kind, value = parse_scheduler(scheduler)
     cluster = None
     try:
         if kind == "local":
-            cluster = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR,
-                                               timeout=max(timeout, 30.0))
+            with warnings.catch_warnings():  # e.g. "Port 8787 is already in use": nothing the user must act on
+                warnings.simplefilter("ignore")
+                cluster = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None, silence_logs=logging.ERROR,
+                                                   timeout=max(timeout, 30.0))
             client = distributed.Client(cluster, timeout=timeout)
         else:
             client = distributed.Client(value, timeout=timeout)
@@ -648,7 +653,7 @@ def _dask_rows(ruleset, rules, variants, loader, games, job, scheduler, progress
 
 def iter_games(ruleset, *, rules=None, variants=(), players, games, seed=0, agents=("random",), restrict=None,
                max_decisions=100_000, chance="sampled", workers=1, scheduler=None, progress=None, loader=None,
-               connect_timeout=DASK_CONNECT_TIMEOUT):
+               connect_timeout=None):
     """The rows of ``run_games``, yielded in game-index order as the games finish (see ``run_games``).
     The arguments are checked before anything runs; a generator that is closed early stops the
     workers."""
@@ -674,6 +679,8 @@ def iter_games(ruleset, *, rules=None, variants=(), players, games, seed=0, agen
         workers = check_workers(workers)
     specs = check_agents(agents, players)
     restrict = check_restrict(ruleset, restrict)
+    if connect_timeout is None:
+        connect_timeout = DASK_CONNECT_TIMEOUT
     active = tuple(getattr(ruleset, "active_variants", None) or variants or ())
     job = Job(seed, players, specs, restrict, max_decisions, chance, tuple(str(v) for v in active))
     return _rows(ruleset, rules, variants, loader, games, job, workers, scheduler, progress, connect_timeout)
@@ -695,7 +702,7 @@ def _rows(ruleset, rules, variants, loader, games, job, workers, scheduler, prog
 
 def run_games(ruleset, *, rules=None, variants=(), players, games, seed=0, agents=("random",), restrict=None,
               max_decisions=100_000, chance="sampled", workers=1, scheduler=None, progress=None, loader=None,
-              connect_timeout=DASK_CONNECT_TIMEOUT) -> list:
+              connect_timeout=None) -> list:
     """Play ``games`` games of ``ruleset`` (a loaded ``Ruleset``; ``None`` loads ``rules``) and return
     one row per game, in game-index order (``ROW_KEYS``; docs/results.md).
 
@@ -704,7 +711,8 @@ def run_games(ruleset, *, rules=None, variants=(), players, games, seed=0, agent
     ``agents``: agent specs (``make_agent``), one for every seat or one per seat.  ``restrict``: an
     action name that seat ``i % players`` of game ``i`` never takes.  ``workers``: processes of the
     pool (1: in this process; ``None``: one per CPU).  ``scheduler``: ``"tcp://HOST:PORT"`` or
-    ``"local:N"`` to run on Dask instead (``connect_timeout`` seconds to reach it).
+    ``"local:N"`` to run on Dask instead (``connect_timeout`` seconds to reach it, default
+    ``DASK_CONNECT_TIMEOUT``).
     ``progress(done, total)`` is called in this process as games finish.
 
     Bad arguments (worker count, agents, an unknown action, seeds past 2^64-1, a malformed scheduler)
