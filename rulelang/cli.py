@@ -736,14 +736,14 @@ def _check_out(out, out_format) -> None:
         return
     from interpreter.results import MissingDependency, OutputError, output_format
 
+    if os.path.isdir(out):
+        raise Fail(f"--out {out}: is a folder; give a file name", EXIT_USAGE)
     try:
         output_format(out, out_format)
     except MissingDependency as exc:
         raise Fail(str(exc)) from None
     except OutputError as exc:
         raise Fail(f"--out {exc}", EXIT_USAGE) from None
-    if os.path.isdir(out):
-        raise Fail(f"--out {out}: is a folder; give a file name", EXIT_USAGE)
 
 
 def _agent_specs(text: str, players: int, check) -> tuple:
