@@ -606,6 +606,11 @@ def _dask_rows(ruleset, rules, variants, loader, games, job, scheduler, progress
     pending = {}
     path = os.fspath(rules)
     try:
+        try:  # a scheduler without workers would hold the tasks for ever
+            client.wait_for_workers(1, timeout=timeout)
+        except (TimeoutError, OSError):
+            raise RunnerError(f"the Dask scheduler at {scheduler} has no workers (none joined within "
+                              f"{timeout:g} s)") from None
         workers = max(1, sum(client.nthreads().values()))
         chunks = _chunks(games, workers)
         in_flight = workers * 4

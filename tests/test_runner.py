@@ -304,6 +304,19 @@ def test_unreachable_scheduler_is_a_one_line_error_in_bounded_time(monkeypatch):
                                                              "tcp://127.0.0.1:9 within 2 s")
 
 
+def test_a_scheduler_without_workers_is_an_error_not_a_hang(ttt):
+    import logging
+
+    empty = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+    try:
+        start = time.monotonic()
+        with pytest.raises(RunnerError, match=r"has no workers \(none joined within 1 s\)"):
+            run_games(ttt, rules=TICTACTOE, players=2, games=4, scheduler=empty.scheduler_address, connect_timeout=1)
+        assert time.monotonic() - start < 10
+    finally:
+        empty.close()
+
+
 def test_dask_missing_is_a_one_line_error(monkeypatch, ttt):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(RunnerError, match=r"needs Dask: pip install 'rulelang\[dask\]'"):
