@@ -105,6 +105,18 @@ def test_decisions_leave_chance_out_and_actions_are_named(kuhn):
         assert r["branching"] == 2.0  # pass or bet at every decision of Kuhn poker
 
 
+def test_rulelang_play_with_a_row_seed_replays_that_game(kuhn):
+    rows = run_games(kuhn, players=2, games=6, seed=2, agents=("random", "first"))
+    for r in rows:
+        out = CliRunner().invoke(cli, ["play", KUHN, "--seed", str(r["seed"]), "--agents", "random,first", "--json"])
+        assert out.exit_code == 0, out.output
+        played = json.loads(out.stdout)
+        names = [e["action"] for e in played["log"] if e["player"] >= 0]
+        assert (played["scores"], played["winners"], played["end_reason"]) == (r["scores"], r["winners"],
+                                                                                r["end_reason"])
+        assert r["actions"] == {a: names.count(a) for a in sorted(set(names))}
+
+
 def test_failed_games_are_rows_with_their_error(kuhn):
     rows = run_games(kuhn, players=2, games=30, seed=0, max_decisions=2)
     bad = [r for r in rows if not r["ok"]]
@@ -182,6 +194,72 @@ def test_shared_wins_and_draws_are_apart_from_wins():
 def test_one_player_without_a_winner_is_a_loss_not_a_draw():
     s = simulate(Ends(), 1, 8, seed=0)
     assert s["draws"] == 0 and s["wins"] == [6]  # seeds 0, 1, 2 win (the seat alone), 3 does not
+
+
+# A game with a choice inside an action, whose options are named like the actions: a choice is a
+# decision but not an action, and restricting an action never restricts a choice.
+PICKS = """
+game "Picks" {
+  players 2
+}
+var n: int = 0
+var last: str = ""
+action pick {
+  effect {
+    let c = choose one of ["pass", "pick"]
+    last = c
+    n += 1
+  }
+}
+action pass {
+  effect {
+    n += 1
+  }
+}
+ending "six moves" when n >= 6
+flow {
+  loop {
+    for p in players {
+      turn p { offer [pick, pass] to p }
+    }
+  }
+}
+"""
+
+
+def offered_and_chosen(log):
+    """The log split into (seat, action) of the offered actions and (seat, option) of the choices: every
+    `pick` is followed by its choice."""
+    actions, choices = [], []
+    it = iter(log)
+    for e in it:
+        actions.append((e["player"], e["action"]))
+        if e["action"] == "pick":
+            c = next(it)
+            choices.append((c["player"], c["action"]))
+    return actions, choices
+
+
+def test_choices_are_decisions_but_not_actions():
+    rec = Recording(rulelang.loads(PICKS, name="picks.rules"))
+    rows = run_games(rec, players=2, games=20, seed=4)
+    for r, game in zip(rows, rec.games):
+        actions, choices = offered_and_chosen(game.log)
+        assert r["decisions"] == len(game.log) == len(actions) + len(choices)
+        names = [a for _, a in actions]
+        assert r["actions"] == {a: names.count(a) for a in sorted(set(names))}
+        assert r["branching"] == 2.0 and r["rounds"] == 3  # six moves, two seats taking turns
+
+
+def test_restricting_an_action_leaves_choices_of_that_name_alone():
+    rec = Recording(rulelang.loads(PICKS, name="picks.rules"))
+    rows = run_games(rec, players=2, games=20, seed=4, restrict="pass")
+    chose_pass = 0
+    for r, game in zip(rows, rec.games):
+        actions, choices = offered_and_chosen(game.log)
+        assert (r["restricted_seat"], "pass") not in actions
+        chose_pass += choices.count((r["restricted_seat"], "pass"))
+    assert chose_pass > 0
 
 
 # --- the restricted agent ----------------------------------------------------------------------------
