@@ -309,6 +309,13 @@ def test_an_agent_that_takes_the_forbidden_action_anyway_is_an_error(kuhn):
 
 # --- the same rows whatever the runner -------------------------------------------------------------
 
+def test_both_backends_give_the_same_rows(kuhn):
+    picks = rulelang.loads(PICKS, name="picks.rules")
+    for rs in (kuhn, picks):
+        generated = run_games(rs, players=2, games=20, seed=9, restrict="pass")
+        assert run_games(rs.with_backend("closures"), players=2, games=20, seed=9, restrict="pass") == generated
+
+
 def test_pool_rows_equal_in_process_rows(kuhn):
     one = run_games(kuhn, rules=KUHN, players=2, games=50, seed=7, restrict="pass", agents=("random", "first"))
     two = run_games(kuhn, rules=KUHN, players=2, games=50, seed=7, restrict="pass", agents=("random", "first"),
