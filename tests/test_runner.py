@@ -331,9 +331,13 @@ def cluster():
     """A real two-worker Dask cluster (worker processes) for this module's Dask tests."""
     import logging
 
+    import warnings
+
     os.chdir(ROOT)
-    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                 silence_logs=logging.ERROR)
+    with warnings.catch_warnings():  # "Port 8787 is already in use" when another cluster runs on this machine
+        warnings.simplefilter("ignore")
+        c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                     silence_logs=logging.ERROR)
     client = distributed.Client(c)
     yield c, client
     client.close()
@@ -392,7 +396,12 @@ def test_unreachable_scheduler_is_a_one_line_error_in_bounded_time(monkeypatch):
 def test_a_scheduler_without_workers_is_an_error_not_a_hang(ttt):
     import logging
 
-    empty = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        empty = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None,
+                                         silence_logs=logging.ERROR)
     try:
         start = time.monotonic()
         with pytest.raises(RunnerError, match=r"has no workers \(none joined within 1 s\)"):
