@@ -24,10 +24,11 @@ from __future__ import annotations
 import csv
 import json
 import os
+import stat
 
 from interpreter.runner import ROW_KEYS
 
-__all__ = ["FORMATS", "MissingDependency", "OutputError", "output_format", "write_rows", "PARQUET_BATCH"]
+__all__ = ["FORMATS", "MissingDependency", "OutputError", "check_target", "output_format", "write_rows", "PARQUET_BATCH"]
 
 FORMATS = ("jsonl", "csv", "parquet")
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -62,6 +63,21 @@ def output_format(path, format=None) -> str:
     return fmt
 
 
+def check_target(path) -> None:
+    """``path`` may be written: it does not exist yet or is a regular file (the write replaces the file
+    at that name, so a device, a pipe or a folder there is refused); an ``OutputError`` otherwise."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        raise OutputError(f"{os.fspath(path)}: cannot write there: {getattr(exc, 'strerror', None) or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{os.fspath(path)}: is a folder; give a file name")
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"{os.fspath(path)}: not a regular file (a device or a pipe); give a file name")
+
+
 def _pyarrow():
     try:
         import pyarrow
@@ -78,9 +94,11 @@ def _ordered(row: dict) -> dict:
 
 def write_rows(rows, path, format=None) -> int:
     """Write ``rows`` (dicts with ``ROW_KEYS``) to ``path`` in ``format`` (see the module); returns how
-    many rows were written.  ``OutputError`` for an unknown format or missing pyarrow (checked before
-    any row is consumed); ``OSError`` when the file cannot be written."""
+    many rows were written.  ``OutputError`` for an unknown format, missing pyarrow or a target that is
+    not a regular file (checked before any row is consumed); ``OSError`` when the file cannot be
+    written."""
     fmt = output_format(path, format)
+    check_target(path)
     writer = {"jsonl": _write_jsonl, "csv": _write_csv, "parquet": _write_parquet}[fmt]
     return writer(rows, path)
 

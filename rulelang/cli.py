@@ -734,11 +734,10 @@ def _check_out(out, out_format) -> None:
         if out_format is not None:
             raise Fail("--format is the format of --out: give --out FILE too", EXIT_USAGE)
         return
-    from interpreter.results import MissingDependency, OutputError, output_format
+    from interpreter.results import MissingDependency, OutputError, check_target, output_format
 
-    if os.path.isdir(out):
-        raise Fail(f"--out {out}: is a folder; give a file name", EXIT_USAGE)
     try:
+        check_target(out)
         output_format(out, out_format)
     except MissingDependency as exc:
         raise Fail(str(exc)) from None

@@ -168,5 +168,9 @@ def test_cli_out_writes_rows_and_checks_its_options(tmp_path):
                           (["--out", str(tmp_path)], "is a folder")):
         r = CliRunner().invoke(cli, ["simulate", KUHN, "-n", "2"] + args)
         assert r.exit_code == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.output
+    r = CliRunner().invoke(cli, ["simulate", KUHN, "-n", "2", "--out", os.devnull, "--format", "csv"])
+    assert r.exit_code == 2 and "not a regular file" in r.stderr and os.path.exists(os.devnull)
+    with pytest.raises(OutputError, match="not a regular file"):
+        write_rows([], os.devnull, "jsonl")
     r = CliRunner().invoke(cli, ["simulate", KUHN, "-n", "2", "--out", str(tmp_path / "no" / "rows.csv")])
     assert r.exit_code == 1 and "cannot write the rows" in r.stderr and r.stderr.count("\n") == 1
