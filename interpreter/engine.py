@@ -888,6 +888,13 @@ class Game:
     def is_chance(self):
         return self.pending is not None and self.pending.kind == "chance"
 
+    @property
+    def decision_kind(self):
+        """What the pending decision is: "action" (an offered action), "choose" (a choice inside one),
+        "chance", or None when nothing is pending (the game is over)."""
+        p = self.pending
+        return None if self.over or p is None else p.kind
+
     def legal_actions(self):
         if self.over or self.pending is None:
             return []

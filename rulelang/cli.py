@@ -682,18 +682,27 @@ def _confirmed(finding, game_or_exc, decisions, ctx):
               help="Worker processes (1 to 64).")
 @variant_option
 @click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--agents", "agents_spec", default="random", show_default=True, metavar="A,B,...",
+              help="Agents by seat (one applies to every seat), e.g. random or random,first.")
+@click.option("--out", "out", metavar="FILE",
+              help="Also write one row per game to FILE: .jsonl, .csv or .parquet (see docs/results.md).")
+@click.option("--format", "out_format", type=click.Choice(["jsonl", "csv", "parquet"], case_sensitive=False),
+              help="The format of --out (default: from its extension).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run on Dask: tcp://HOST:PORT (a running scheduler) or local:N (start N local workers); "
+                   "needs rulelang[dask].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--coverage", is_flag=True,
               help="Also count which cited rulebook sections the games exercised, and print the table "
                    "(the games run in this process).")
 @root_option
 @click.pass_context
-def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, as_json, root, coverage):
-    """Play many games between random agents and summarise them (exit 1 if any game failed)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from interpreter.simulate import MAX_WORKERS, WorkerError, check_workers, simulate as run
+def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, agents_spec, out, out_format,
+             scheduler, as_json, root, coverage):
+    """Play many games between agents (random by default) and summarise them (exit 1 if any game failed)."""
+    from interpreter.runner import MAX_WORKERS, RunnerError, check_agents, check_seeds, check_workers, parse_scheduler
+    from interpreter.simulate import simulate as run
+    from rulelang.progress import progress_bar
 
     try:
         workers = check_workers(int(workers))
@@ -701,10 +710,23 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         shown = workers if len(workers) <= 24 else workers[:20] + "..."
         raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
                    EXIT_USAGE) from None
-    if coverage and workers > 1:
-        raise Fail("--coverage counts in this process: leave out --workers", EXIT_USAGE)
+    if coverage and (workers > 1 or scheduler):
+        raise Fail("--coverage counts in this process: leave out --workers and --scheduler", EXIT_USAGE)
+    if scheduler is not None:
+        if workers > 1:
+            raise Fail("--workers and --scheduler: give one (the Dask workers are the scheduler's)", EXIT_USAGE)
+        try:
+            parse_scheduler(scheduler)
+        except ValueError as exc:
+            raise Fail(f"--{exc}", EXIT_USAGE) from None
+    try:
+        check_seeds(seed, games)
+    except ValueError as exc:
+        raise Fail(f"--seed {seed}: {exc}", EXIT_USAGE) from None
+    _check_out(out, out_format)
     ruleset = _load_rules(file, variants, root)
     players = _players(ruleset, players)
+    agents = _agent_specs(agents_spec, players, check_agents)
     cov = None
     if coverage:
         from interpreter.coverage import Coverage
@@ -717,32 +739,18 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
         except Located as exc:  # the rules as checked (before the optimiser) failed to compile
             raise Fail(f"{exc.span.where() if exc.span else file}: {exc.message}") from None
         ruleset = cov.ruleset
-    console = Console(stderr=True)
-    show = console.is_terminal and not as_json
-    bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, disable=not show, transient=True)
-    task = bar.add_task("games", total=games)
-    started = False
-
-    def on_progress(done, total):
-        # started lazily: the bar's refresh thread must not exist when workers are forked
-        nonlocal started
-        if not started:
-            bar.start()
-            started = True
-        bar.update(task, completed=done)
-
     try:
         import functools
 
         loader = functools.partial(_api().load, root=root) if root else None
-        summary = run(file, players, games, seed=seed, workers=workers, variants=tuple(variants),
-                      max_decisions=max_decisions, ruleset=ruleset, progress=on_progress, loader=loader)
-    except WorkerError as exc:
+        with progress_bar(games, enabled=not as_json, label="simulating") as bar:
+            summary = run(file, players, games, seed=seed, workers=workers, variants=tuple(variants),
+                          max_decisions=max_decisions, ruleset=ruleset, progress=bar, loader=loader,
+                          agents=agents, scheduler=scheduler, out=out, out_format=out_format)
+    except RunnerError as exc:
         raise Fail(str(exc)) from None
-    finally:
-        if started:
-            bar.stop()
+    except OSError as exc:  # writing --out
+        raise Fail(f"{out}: cannot write the rows: {exc.strerror or exc}") from None
     summary["rules"] = file
     if cov is not None:
         summary["coverage"] = cov.to_dict()
@@ -754,7 +762,41 @@ def simulate(ctx, file, players, games, seed, workers, variants, max_decisions, 
             from rich.console import Console as _Console
 
             cov.render(_Console(file=sys.stdout, highlight=False, soft_wrap=False))
+        if out is not None:
+            click.echo(f"{_plural(summary['games'], 'row')} written to {printable(out)}")
     ctx.exit(EXIT_FAIL if summary["errors"] else 0)
+
+
+def _check_out(out, out_format) -> None:
+    """--out and --format, checked before anything runs (interpreter/results.py)."""
+    if out is None:
+        if out_format is not None:
+            raise Fail("--format is the format of --out: give --out FILE too", EXIT_USAGE)
+        return
+    from interpreter.results import MissingDependency, OutputError, check_target, output_format
+
+    try:
+        check_target(out)
+        output_format(out, out_format)
+    except MissingDependency as exc:
+        raise Fail(str(exc)) from None
+    except OutputError as exc:
+        raise Fail(f"--out {exc}", EXIT_USAGE) from None
+
+
+def _agent_specs(text: str, players: int, check) -> tuple:
+    """The agent spec of each seat from ``--agents`` (checked: a usage error names the problem)."""
+    from interpreter import agents as A
+
+    parse = getattr(A, "parse_agent_specs", None)
+    try:
+        if parse is not None:
+            specs = [s if isinstance(s, str) else getattr(s, "spec", None) or str(s) for s in parse(text, players)]
+        else:
+            specs = [s.strip() for s in text.split(",")]
+        return check(specs, players)
+    except ValueError as exc:
+        raise Fail(f"--agents {text[:60]!r}: {_first_line(exc)}", EXIT_USAGE) from None
 
 
 def _print_summary(s: dict) -> None:
@@ -765,6 +807,9 @@ def _print_summary(s: dict) -> None:
 
     out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
     title = f"{s.get('game') or s.get('rules')}: {s['games']} games, {s['players']} players, seed {s['seed']}"
+    agents = s.get("agents") or []
+    if agents and any(a != "random" for a in agents):
+        title += f", agents {','.join(agents)}"
     click.echo(title)
     overview = Table(show_header=False)
     overview.add_column("what")
@@ -772,16 +817,24 @@ def _print_summary(s: dict) -> None:
     overview.add_row("completed", str(s["completed"]))
     overview.add_row("errors", str(s["errors"]))
     overview.add_row("mean decisions", f"{s['mean_decisions']:.1f}")
-    overview.add_row("no winner", str(s["draws"]))
+    if s.get("mean_rounds") is not None:
+        overview.add_row("mean rounds", f"{s['mean_rounds']:.1f}")
+    if s.get("mean_branching") is not None:
+        overview.add_row("mean legal actions", f"{s['mean_branching']:.1f}")
+    overview.add_row("draws", f"{s['draws']} ({100 * s.get('draw_rate', 0.0):.1f}%)")
+    overview.add_row("shared wins", str(s.get("shared_win_games", 0)))
     overview.add_row("seconds", f"{s['seconds']:.2f}")
     out.print(overview)
 
-    seats = Table(title="by seat", title_justify="left")
+    seats = Table(title="by seat", title_justify="left",
+                  caption="win rate: sole wins / completed games (draws and shared wins apart)", caption_justify="left")
     seats.add_column("seat")
     seats.add_column("win rate", justify="right")
+    seats.add_column("shared wins", justify="right")
     seats.add_column("mean score", justify="right")
+    shared = s.get("shared_wins") or [0] * len(s["win_rate"])
     for i, (w, m) in enumerate(zip(s["win_rate"], s["mean_score"])):
-        seats.add_row(seat_name(i), f"{100 * w:.1f}%", f"{m:.2f}")
+        seats.add_row(seat_name(i), f"{100 * w:.1f}%", str(shared[i]), f"{m:.2f}")
     out.print(seats)
 
     if s["ended_by"]:
@@ -826,11 +879,8 @@ def validate_command(ctx, file, player_counts, variants, games, seed, max_decisi
     """Play random games checking the invariants after every decision and chance step; report run-time
     rule errors, stuck positions, games that do not end and invariant violations, each with a log that
     `rulelang replay` confirms (exit 1 if anything was found)."""
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
     from interpreter import validate as V
+    from rulelang.progress import progress_bar
 
     ruleset = _load_rules(file, variants, root)
     counts = [_players(ruleset, n) for n in player_counts] or list(ruleset.player_counts)
@@ -839,18 +889,9 @@ def validate_command(ctx, file, player_counts, variants, games, seed, max_decisi
     if seed * 1_000_003 + games - 1 > last:  # the game seeds (interpreter.simulate.game_seed) must be seeds
         raise Fail(f"--seed {seed} is too large: with --games {games} the game seeds would pass 2^64-1 "
                    f"(the largest --seed is {(last - games + 1) // 1_000_003:,})", EXIT_USAGE)
-    console = Console(stderr=True)
-    show = console.is_terminal and sys.stdout.isatty() and not as_json
-    bar = Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("eta"), TimeRemainingColumn(), console=console, disable=not show, transient=True)
-    task = bar.add_task("games", total=games * len(counts))
-
-    def on_progress(done, total):
-        bar.update(task, completed=done)
-
-    with bar:
+    with progress_bar(games * len(counts), enabled=not as_json, label="validating") as bar:
         report = V.validate(ruleset, file, players=counts, games=games, seed=seed, variants=tuple(variants),
-                            max_decisions=max_decisions, chance=chance, progress=on_progress,
+                            max_decisions=max_decisions, chance=chance, progress=bar,
                             coverage=not no_coverage, shrinking=not no_shrink,
                             exhaustive_states=max_states if exhaustive else None)
     if report.findings:

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import interpreter.simulate as simulate_module
+import interpreter.runner as simulate_module  # the pool lives in the runner
+from interpreter.runner import Job
 from interpreter.simulate import WorkerError, simulate
 from rulelang.cli import cli
 
@@ -118,8 +119,8 @@ def test_an_already_loaded_ruleset_is_not_loaded_again(race_file, tmp_path):
 @needs_fork
 def test_workers_receive_no_path_and_no_rules(race_file, monkeypatch):
     """What goes to the pool: no initializer arguments but this process's id (the workers end if
-    it dies), and tasks of plain numbers and the chance mode (a range of game indexes, the seed,
-    the player count, the limit)."""
+    it dies), and tasks of a range of game indexes and a ``Job`` of plain values (the seed, the
+    player count, the agent specs, the limit, the chance mode, the variants' names)."""
     seen = {"init": [], "tasks": []}
     real_init = concurrent.futures.ProcessPoolExecutor.__init__
     real_submit = concurrent.futures.ProcessPoolExecutor.submit
@@ -139,7 +140,11 @@ def test_workers_receive_no_path_and_no_rules(race_file, monkeypatch):
     assert seen["init"] == [(os.getpid(),)]
     assert seen["tasks"]
     for args in seen["tasks"]:
-        assert all(type(a) is int for a in args[:-1]) and args[-1] == "sampled", args
+        start, stop, job = args
+        assert type(start) is int and type(stop) is int and isinstance(job, Job), args
+        assert job.chance == "sampled" and job.agents == ("random", "random") and job.seed == 5
+        plain = (int, str, tuple, type(None))
+        assert all(isinstance(v, plain) for v in job) and all(type(a) is str for a in job.agents + job.variants)
     # the ranges cover every game once, in small tasks
     covered = sorted(i for args in seen["tasks"] for i in range(args[0], args[1]))
     assert covered == list(range(100))

@@ -26,7 +26,7 @@ def test_cli_worker_counts(workers):
 def test_huge_game_count_is_not_split_up_front():
     out = run_bounded("""
         import itertools
-        from interpreter.simulate import _chunks
+        from interpreter.runner import _chunks
         first = list(itertools.islice(_chunks(10 ** 15, 2), 3))
         assert first == [(0, 64), (64, 128), (128, 192)], first
         print("ok")
