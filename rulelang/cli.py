@@ -786,17 +786,12 @@ def _check_out(out, out_format) -> None:
 
 def _agent_specs(text: str, players: int, check) -> tuple:
     """The agent spec of each seat from ``--agents`` (checked: a usage error names the problem)."""
-    from interpreter import agents as A
+    from interpreter.agents import parse_agent_specs
 
-    parse = getattr(A, "parse_agent_specs", None)
     try:
-        if parse is not None:
-            specs = [s if isinstance(s, str) else getattr(s, "spec", None) or str(s) for s in parse(text, players)]
-        else:
-            specs = [s.strip() for s in text.split(",")]
-        return check(specs, players)
+        return check(parse_agent_specs(text, players), players)
     except ValueError as exc:
-        raise Fail(f"--agents {text[:60]!r}: {_first_line(exc)}", EXIT_USAGE) from None
+        raise Fail(f"--agents: {_first_line(exc)}", EXIT_USAGE) from None
 
 
 def _print_summary(s: dict) -> None:

@@ -296,7 +296,7 @@ def test_an_agent_that_takes_the_forbidden_action_anyway_is_an_error(kuhn):
     class Sneaky:
         name = "sneaky"
 
-        def choose(self, game):
+        def choose(self, game, seat):
             return next(a for a in game.clone().legal_actions() if a.id == "bet")
 
     game = kuhn.new_game(2, seed=0)
@@ -426,8 +426,8 @@ def test_malformed_schedulers_are_usage_errors(bad):
 # --- arguments ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("agents, message", [
-    ("alphazero", "unknown agent"), ("random,random,random", "3 agents were given for 2 players"),
-    ("human", "cannot play a batch"), ("random,", "an agent for every seat"),
+    ("alphazero", "unknown agent"), ("random,random,random", "3 agents for 2 players"),
+    ("human", "cannot play a batch"), ("random,", "an agent name is empty"),
 ])
 def test_cli_bad_agents(agents, message):
     r = CliRunner().invoke(cli, ["simulate", TICTACTOE, "--games", "2", "--agents", agents])
