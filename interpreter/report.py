@@ -339,7 +339,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.92em; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 tr.significant td { font-weight: 600; background: #fff4d6; }
-.plot { width: 100%; min-height: 380px; }
+.rl-plot { width: 100%; min-height: 380px; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
 @media (max-width: 900px) { .grid { grid-template-columns: 1fr; } }
 .note, .meta { color: #555; font-size: 0.9em; }
@@ -365,7 +365,7 @@ def render_html(comparison, *, title: str | None = None, command: str | None = N
     figs = figures(comparison)
     plots, scripts = [], []
     for key, fig in figs:
-        plots.append(f'<div class="plot" id="plot-{_h(key)}"></div>')
+        plots.append(f'<div class="rl-plot" id="plot-{_h(key)}"></div>')
         spec = _script_json(pio.to_json(fig, validate=True, pretty=False))
         scripts.append(f"draw({json.dumps('plot-' + key)}, {spec});")
     parts = [
@@ -385,9 +385,14 @@ def render_html(comparison, *, title: str | None = None, command: str | None = N
         parts.append(f'<p class="meta">made by <code>{_h(command)}</code></p>')
     for note in comparison.get("notes", ()):
         parts.append(f'<p class="note">{_h(note)}</p>')
-    parts.append('<div class="grid">' + "\n".join(plots) + "</div>")
-    for t in tables(comparison):
+    made = tables(comparison)
+    first = [t for t in made if t["key"] in ("overview", "wins")]  # the headline numbers, then the plots
+    for t in first:
         parts.append(_table_html(t))
+    parts.append('<h2>plots</h2>\n<div class="grid">' + "\n".join(plots) + "</div>")
+    for t in made:
+        if t not in first:
+            parts.append(_table_html(t))
     parts.append(f'<p class="note">{_h(footnote(comparison))}</p>')
     parts.append(
         '<script type="text/javascript">\n'
