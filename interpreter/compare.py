@@ -17,8 +17,9 @@ side B), normally played with the same seeds.  The output is a plain, JSON-ready
   score interval for rates and a two-sample bootstrap interval for means.  The distribution of end
   reasons is compared with a chi-square test of homogeneity (unpaired in either case).  With many
   tests some small p-values are chance, so the p-values are adjusted by the Benjamini-Hochberg
-  procedure over all the tests made (``q``; a measure on which the sides agree game by game is
-  not a test), and a difference is ``significant`` only when ``q < alpha`` (0.05 by default);
+  procedure (``q``) within two families of the tests made: the action frequencies, and all the
+  other measures (a measure on which the sides agree game by game is not a test); a difference is
+  ``significant`` only when ``q < alpha`` (0.05 by default);
 * ``restricted`` (with ``restrict=ACTION``, when side B is side A's games with seat ``i % players``
   of game ``i`` denied ACTION): how much the restricted seat loses, the action's weight in the
   game after Jaffe et al., "Evaluating competitive game balance with restricted play" (AIIDE 2012):
@@ -111,13 +112,15 @@ def newcombe_interval(k1: int, n1: int, k2: int, n2: int, confidence: float = CO
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20120101  # fixed: the same rows give the same intervals
+BOOTSTRAP_MAX = 5000  # values per sample above which the normal interval is used (time and memory stay bounded)
 
 
 def bootstrap_interval(b_values, a_values=None, confidence: float = CONFIDENCE) -> tuple:
     """A bootstrap interval (BCa, scipy) of a mean difference: of the mean of ``b_values`` (paired
     differences B - A) when ``a_values`` is None, else of ``mean(b_values) - mean(a_values)`` (two
     independent samples).  Seeded, so the same values give the same interval; ``(None, None)``
-    without values; a single point when the values do not vary."""
+    without values; a single point when the values do not vary.  Above ``BOOTSTRAP_MAX`` values a
+    sample mean is as good as normal: the normal interval (mean difference +- z * standard error)."""
     np, stats = require_analysis()
     ys = np.asarray([float(v) for v in b_values])
     xs = None if a_values is None else np.asarray([float(v) for v in a_values])
@@ -137,8 +140,13 @@ def bootstrap_interval(b_values, a_values=None, confidence: float = CONFIDENCE) 
         constant = bool(np.all(ys == ys[0]) and np.all(xs == xs[0]))
     if constant or min(len(d) for d in data) < 2:
         return _num(point), _num(point)
+    if max(len(d) for d in data) > BOOTSTRAP_MAX:
+        se = math.sqrt(sum(float(d.var(ddof=1)) / len(d) for d in data))
+        z = float(stats.norm.ppf(0.5 + confidence / 2))
+        return _num(point - z * se), _num(point + z * se)
     for method in ("BCa", "percentile"):  # BCa is undefined on some skewed samples: percentile then
         ci = _quiet(stats.bootstrap, data, statistic, n_resamples=BOOTSTRAP_RESAMPLES, vectorized=True,
+                    batch=max(1, 2_000_000 // max(len(d) for d in data)),  # at most ~16 MB of resamples at once
                     confidence_level=confidence, method=method,
                     rng=np.random.default_rng(BOOTSTRAP_SEED)).confidence_interval
         low, high = _num(ci.low), _num(ci.high)
@@ -347,15 +355,26 @@ def _distribution_test(counts_a: dict, counts_b: dict) -> tuple:
     return "chi-square", _num(_quiet(stats.chi2_contingency, table).pvalue), True
 
 
+def family(test) -> str:
+    """The family of hypotheses a test is corrected with: ``"actions"`` for the action frequencies
+    (there may be hundreds), ``"game"`` for everything else (completion, length, margins, branching,
+    draws, win rates, end reasons, restricted play), so that many actions do not drown the
+    game's headline measures."""
+    return "actions" if test.get("group") == "actions" else "game"
+
+
 def _adjust(tests, alpha) -> None:
-    """Benjamini-Hochberg ``q`` over the tests that were made (``tested``), and ``significant``."""
+    """Benjamini-Hochberg ``q`` within each family over the tests that were made (``tested``), and
+    ``significant``."""
     np, stats = require_analysis()
-    family = [t for t in tests if t["tested"] and t["p"] is not None]
-    qs = stats.false_discovery_control(np.asarray([t["p"] for t in family]), method="bh") if family else []
     for t in tests:
         t["q"] = t["p"]
-    for t, q in zip(family, qs):
-        t["q"] = _num(min(1.0, q))
+    for name in sorted({family(t) for t in tests}):
+        made = [t for t in tests if family(t) == name and t["tested"] and t["p"] is not None]
+        if made:
+            qs = stats.false_discovery_control(np.asarray([t["p"] for t in made]), method="bh")
+            for t, q in zip(made, qs):
+                t["q"] = _num(min(1.0, q))
     for t in tests:
         t["significant"] = bool(t["tested"] and t["q"] is not None and t["q"] < alpha)
 
@@ -448,7 +467,7 @@ def compare(rows_a, rows_b, *, labels=("A", "B"), players=None, alpha: float = A
         t = tests[-1]
         restricted.update(q=t["q"], significant=t["significant"])
     flagged = sum(1 for t in tests if t["significant"])
-    made = sum(1 for t in tests if t["tested"])
+    made = {name: sum(1 for t in tests if t["tested"] and family(t) == name) for name in ("game", "actions")}
     notes = []
     if not is_paired:
         notes.append("the two runs do not have the same seeds in the same order: the tests are unpaired")

@@ -179,14 +179,15 @@ def _top_actions(comparison, limit) -> list:
 
 def footnote(comparison) -> str:
     """What the marks and the tests mean, in one paragraph."""
-    n = comparison.get("tests_made", len(comparison["tests"]))
+    made = comparison.get("tests_made") or {}
+    n = f"{made.get('game', 0)} tests of the game's measures and {made.get('actions', 0)} of the action frequencies"
     if comparison["paired"]:
         how = ("paired by seed: exact McNemar for rates, Wilcoxon signed-rank for per-game values, "
                "bootstrap intervals of the paired differences")
     else:
         how = ("unpaired: Fisher's exact test for rates, Mann-Whitney U for per-game values, Newcombe's "
                "interval for rates and bootstrap intervals for means")
-    return (f"* significant at {comparison['alpha']:g} after the Benjamini-Hochberg correction over {n} tests "
+    return (f"* significant at {comparison['alpha']:g} after the Benjamini-Hochberg correction, within {n} "
             f"({comparison['significant']} flagged). Tests are {how}; end reasons by a chi-square test. "
             f"Rates show 95% Wilson score intervals. A p of '-': the sides agree game by game (nothing to test).")
 

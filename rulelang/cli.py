@@ -767,8 +767,8 @@ def _print_summary(s: dict) -> None:
 @click.option("--restrict", metavar="ACTION",
               help="Compare with the same games where seat i % players of game i never takes ACTION.")
 @click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
-@click.option("--games", "-n", type=click.IntRange(min=1, max=1_000_000), default=200, show_default=True,
-              help="Games on each side.")
+@click.option("--games", "-n", type=click.IntRange(min=1, max=100_000), default=200, show_default=True,
+              help="Games on each side (at most 100,000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--agents", default="random", show_default=True, metavar="A[,A...]",
               help="The agents: one for every seat, or one per seat.")

@@ -102,6 +102,16 @@ def test_benjamini_hochberg_adjustment():
     assert [t["significant"] for t in tests] == [True, False, False, False, False]
 
 
+def test_action_frequencies_are_corrected_apart_from_the_game_measures():
+    game = [dict(p=0.01, tested=True, group="overview"), dict(p=0.04, tested=True, group="wins")]
+    actions = [dict(p=0.5, tested=True, group="actions") for _ in range(50)]
+    tests = game + actions
+    cmp._adjust(tests, 0.05)
+    # within the game's family (m = 2): q = 0.02 and 0.04; 50 unrelated action tests change nothing
+    assert [round(t["q"], 4) for t in game] == [0.02, 0.04]
+    assert all(t["significant"] for t in game) and not any(t["significant"] for t in actions)
+
+
 def test_wilcoxon_and_mann_whitney_are_used_by_pairing():
     a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     b = [x + 1.5 for x in a]
@@ -123,7 +133,7 @@ def test_identical_sides_flag_nothing():
     c = cmp.compare(rows, [dict(r) for r in rows])
     assert c["paired"]
     assert c["significant"] == 0 and not any(t["significant"] for t in c["tests"])
-    assert c["tests_made"] == 0  # every measure agrees game by game
+    assert c["tests_made"] == {"game": 0, "actions": 0}  # every measure agrees game by game
 
 
 def test_a_real_difference_is_flagged():
