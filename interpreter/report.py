@@ -150,7 +150,7 @@ def tables(comparison, max_actions: int = MAX_ACTIONS) -> list:
         t = tests.get("restricted")
         rows = [
             ["games with the restriction", str(r["games"])],
-            [f"{r['action']} taken per game without it", _num(r["taken_per_game"])],
+            [f"{r['action']} taken per game, unrestricted (all seats)", _num(r["taken_per_game"])],
             ["win rate of those seats, unrestricted", _interval(r["unrestricted"])],
             [f"win rate of the seat without {r['action']}", _interval(r["restricted"])],
             ["fair share (1 / players)", _pct(r["fair_share"])],

@@ -272,18 +272,18 @@ def one_line_error(result, code):
 
 
 def test_station_friendly_variant_json(tmp_path):
-    r = invoke([STATION, "--variant", "friendly", "--players", "3", "--games", "4", "--json",
+    r = invoke([STATION, "--variant", "friendly", "--players", "3", "--games", "3", "--json",
                 "--out", str(tmp_path / "rows.jsonl")])
     assert r.exit_code == 0, r.output
     c = json.loads(r.stdout)
     assert c["format"] == "rulelang-compare" and c["paired"] and c["players"] == 3
     assert [s["label"] for s in c["sides"]] == ["base", "friendly"]
     assert c["variants"] == [[], ["friendly"]] and c["report"] is None  # --json: no report unless asked
-    assert len(c["sides"][0]["wins"]) == 3 and c["sides"][0]["games"] == 4
+    assert len(c["sides"][0]["wins"]) == 3 and c["sides"][0]["games"] == 3
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
-    assert [r["side"] for r in rows] == ["A"] * 4 + ["B"] * 4
-    assert [r["seed"] for r in rows[:4]] == [r["seed"] for r in rows[4:]]  # the same seeds on both sides
-    assert rows[4]["variants"] == ["friendly"] and rows[0]["variants"] == []
+    assert [r["side"] for r in rows] == ["A"] * 3 + ["B"] * 3
+    assert [r["seed"] for r in rows[:3]] == [r["seed"] for r in rows[3:]]  # the same seeds on both sides
+    assert rows[3]["variants"] == ["friendly"] and rows[0]["variants"] == []
 
 
 def test_house_rule_file_against_its_base_is_flagged(tmp_path):
