@@ -69,7 +69,9 @@ def _action_names(ruleset) -> list:
 
 
 def _label(path: str, variants) -> str:
-    base = os.path.basename(path)
+    from rulelang.diagnostics import printable
+
+    base = printable(os.path.basename(path))  # a file name that is not valid text stays writable
     return base + "".join(f" +{v}" for v in variants)
 
 
@@ -77,7 +79,7 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
         as_json, html, no_html, out, max_decisions, root) -> None:
     """``rulelang compare``: play both sides, print the summary, write the report and the rows."""
     from interpreter.compare import MissingAnalysis, compare, require_analysis
-    from interpreter.simulate import MAX_WORKERS, check_workers
+    from interpreter.simulate import MAX_WORKERS, WorkerError, check_workers
 
     cli = _cli()
     Fail, EXIT_USAGE = cli.Fail, cli.EXIT_USAGE
@@ -151,7 +153,7 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
             rows_b = run_games(rules_b, rules=against or file, variants=variants,
                                restrict=restrict or None,
                                progress=lambda done, total: update(games + done, 2 * games), **common)
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, WorkerError) as exc:
         raise Fail(cli._first_line(exc)) from None
     except OSError as exc:  # a scheduler that cannot be reached, say
         raise Fail(f"could not run the games: {exc.strerror or cli._first_line(exc)}") from None
@@ -169,7 +171,9 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
         report=report,
         rows=out,
     )
-    command = "rulelang compare " + " ".join(shlex.quote(a) for a in sys.argv[2:]) \
+    from rulelang.diagnostics import printable
+
+    command = printable("rulelang compare " + " ".join(shlex.quote(a) for a in sys.argv[2:])) \
         if len(sys.argv) > 1 and sys.argv[1] == "compare" else None
     if report:
         from interpreter.report import write_report
@@ -204,27 +208,32 @@ def _print(comparison) -> None:
     """The terminal summary: one rich table per measure, significant differences marked."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from interpreter.report import footnote, tables
+    from rulelang.diagnostics import printable
+
+    def text(value):  # names from the rules and file names: shown as they are, never as rich markup
+        return Text(printable(value))
 
     out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
     if not out.is_terminal:
         out.width = 120  # a file or a pipe: the tables on one line each
     a, b = comparison["sides"]
-    click.echo(f"{comparison.get('game') or ''}: {a['label']} (A) vs {b['label']} (B); "
+    click.echo(printable(f"{comparison.get('game') or ''}: {a['label']} (A) vs {b['label']} (B); "
                f"{comparison['players']} players, {comparison.get('games', a['games'])} games a side, "
-               f"seed {comparison.get('seed', 0)}, agents {','.join(comparison.get('agents') or ['random'])}")
+               f"seed {comparison.get('seed', 0)}, agents {','.join(comparison.get('agents') or ['random'])}"))
     for note in comparison["notes"]:
-        click.echo(f"note: {note}")
+        click.echo(printable(f"note: {note}"))
     for t in tables(comparison, max_actions=15):
-        table = Table(title=t["title"], title_justify="left")
+        table = Table(title=text(t["title"]), title_justify="left")
         for i, c in enumerate(t["columns"]):
-            table.add_column(c, justify="left" if i == 0 else "right")
+            table.add_column(text(c), justify="left" if i == 0 else "right")
         for cells, sig in zip(t["rows"], t["significant"]):
-            table.add_row(*cells, style="bold" if sig else None)
+            table.add_row(*(text(c) for c in cells), style="bold" if sig else None)
         out.print(table)
     click.echo(footnote(comparison))
     if comparison.get("report"):
-        click.echo(f"report: {comparison['report']}")
+        click.echo(printable(f"report: {comparison['report']}"))
     if comparison.get("rows"):
-        click.echo(f"rows: {comparison['rows']}")
+        click.echo(printable(f"rows: {comparison['rows']}"))

@@ -353,3 +353,22 @@ def test_a_rule_error_is_a_positioned_diagnostic(tmp_path):
     bad.write_text('extends "nothere.rules"\n')
     r = invoke([TTT, "--against", str(bad)], cwd=tmp_path)
     assert r.exit_code == 1 and "bad.rules:1:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_names_from_the_rules_are_printed_as_they_are(capsys):
+    # an end reason is any string of the rule file: never rich markup, never a terminal escape
+    from rulelang import compare_cmd
+
+    odd = "[bold red]won[/] [/]\x1b[2J"
+    c = cmp.compare([row(i, end=odd) for i in range(4)], [row(i, end=odd) for i in range(4)])
+    compare_cmd._print(c)
+    out = capsys.readouterr().out
+    assert "[bold red]won[/] [/]\\x1b[2J" in out and "\x1b" not in out
+
+
+def test_the_same_run_gives_the_same_comparison():
+    args = [C4, "--restrict", "drop", "--games", "12", "--seed", "7", "--json"]
+    one, two = invoke(args), invoke(args)
+    assert one.exit_code == two.exit_code == 0
+    assert one.stdout == two.stdout
+    assert json.loads(one.stdout)["seed"] == 7
