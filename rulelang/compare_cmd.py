@@ -22,6 +22,7 @@ import sys
 import click
 
 DEFAULT_REPORT = "compare-report.html"
+MAX_SEED = 2 ** 64 - 1  # a game seed (see Ruleset.new_game)
 
 
 def _cli():
@@ -97,6 +98,11 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
         shown = workers if len(workers) <= 24 else workers[:20] + "..."
         raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
                    EXIT_USAGE) from None
+    from interpreter.simulate import game_seed
+
+    if game_seed(seed, games - 1) > MAX_SEED:
+        raise Fail(f"--seed {seed}: too large: the games' seeds (seed * 1,000,003 + game) must stay below 2^64",
+                   EXIT_USAGE)
     try:
         require_analysis()
     except MissingAnalysis as exc:

@@ -337,6 +337,7 @@ def test_no_html(tmp_path):
     ([TTT, "--against", "/no/such/file.rules"], 1, "cannot read"),
     ([TTT, "--restrict", "place", "--players", "3"], 1, "played by 2 players"),
     ([TTT, "--restrict", "place", "--workers", "0"], 2, "--workers"),
+    ([TTT, "--restrict", "place", "--seed", str(2 ** 64)], 2, "--seed"),
     ([TTT, "--restrict", "place", "--agents", "random,,random"], 2, "--agents"),
     ([TTT, "--restrict", "place", "--html", "/no/such/folder/r.html"], 1, "cannot write the report"),
     ([TTT, "--restrict", "place", "--out", "/no/such/folder/rows.jsonl"], 1, "cannot write the rows"),
