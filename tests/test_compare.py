@@ -291,10 +291,12 @@ def test_house_rule_file_against_its_base_is_flagged(tmp_path):
     shutil.copy(C4, tmp_path / "connect4.rules")
     (tmp_path / "house.rules").write_text('extends "connect4.rules"\n\n'
                                           'override ending "grid full" when count(discs) >= 20\n')
+    report = tmp_path / "house.html"
     r = invoke([str(tmp_path / "connect4.rules"), "--against", str(tmp_path / "house.rules"), "--games", "60",
-                "--json"])
+                "--json", "--html", str(report)])
     assert r.exit_code == 0, r.output
     c = json.loads(r.stdout)
+    assert c["report"] == str(report) and report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     t = {t["measure"]: t for t in c["tests"]}
     assert [s["label"] for s in c["sides"]] == ["connect4.rules", "house.rules"]
     assert t["decisions"]["significant"] and t["decisions"]["difference"] < 0
