@@ -164,19 +164,18 @@ def _rate(k: int, n: int) -> dict:
 
 def histogram_edges(*samples) -> list:
     """Bin edges shared by the samples: one bin per whole number when the values are whole numbers
-    spanning at most ``MAX_BINS``, else numpy's "auto" choice capped at ``MAX_BINS`` bins."""
+    spanning at most ``MAX_BINS``, else equal bins, as many as the Rice rule asks (2 n^(1/3)), at
+    least 10 and at most ``MAX_BINS`` (a fixed count: an outlying score cannot ask for millions of
+    bins)."""
     np, _ = require_analysis()
-    values = [float(v) for s in samples for v in s if v is not None]
+    values = [float(v) for s in samples for v in s if v is not None and math.isfinite(float(v))]
     if not values:
         return []
     lo, hi = min(values), max(values)
     if all(v == int(v) for v in values) and hi - lo + 1 <= MAX_BINS:
         return [lo - 0.5 + i for i in range(int(hi - lo) + 2)]
-    data = np.asarray(values)
-    edges = np.histogram_bin_edges(data, bins="auto")
-    if len(edges) - 1 > MAX_BINS:
-        edges = np.histogram_bin_edges(data, bins=MAX_BINS)
-    return [float(e) for e in edges]
+    bins = min(MAX_BINS, max(10, math.ceil(2 * len(values) ** (1 / 3))))
+    return [float(e) for e in np.histogram_bin_edges(np.asarray(values), bins=bins)]
 
 
 def describe(values, edges=None) -> dict | None:

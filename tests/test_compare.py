@@ -208,6 +208,11 @@ def test_describe_and_shared_histogram():
     assert cmp.describe([]) is None
 
 
+def test_an_outlying_value_does_not_ask_for_millions_of_bins():
+    edges = cmp.histogram_edges([0, 1, 1, 1, 2, 2, 3] * 50 + [1e15])
+    assert 11 <= len(edges) <= cmp.MAX_BINS + 1 and edges[0] == 0 and edges[-1] == 1e15
+
+
 def test_action_frequencies_per_game():
     a = [row(i, actions={"move": 4, "pass": 1}) for i in range(4)]
     b = [row(i, actions={"move": 5}) for i in range(4)]
