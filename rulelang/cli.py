@@ -845,6 +845,41 @@ def _print_summary(s: dict) -> None:
         click.echo(f"  game {ex['game']} (seed {ex['seed']}): {ex['message']}")
 
 
+# --- compare (the body is in rulelang/compare_cmd.py) --------------------------------------------
+
+@cli.command()
+@click.argument("file")
+@variant_option
+@click.option("--against", metavar="FILE2", help="Compare FILE with this rule file (e.g. a house-rule file extending it).")
+@click.option("--restrict", metavar="ACTION",
+              help="Compare with the same games where seat i % players of game i never takes ACTION.")
+@click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
+@click.option("--games", "-n", type=click.IntRange(min=1, max=100_000), default=200, show_default=True,
+              help="Games on each side (at most 100,000).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--agents", default="random", show_default=True, metavar="A[,A...]",
+              help="The agents: one for every seat, or one per seat.")
+@click.option("--workers", "-w", default="1", show_default=True, metavar="W", help="Worker processes (1 to 64).")
+@click.option("--scheduler", metavar="ADDRESS", help="Run the games on a Dask cluster (tcp://HOST:PORT or local:N).")
+@click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object (no report unless --html).")
+@click.option("--html", metavar="REPORT.html", help="Where to write the HTML report (default: compare-report.html).")
+@click.option("--no-html", is_flag=True, help="Write no HTML report.")
+@click.option("--out", metavar="ROWS", help="Also write every game's row (both sides; .jsonl, .csv or .parquet).")
+@root_option
+@click.pass_context
+def compare(ctx, file, variants, against, restrict, players, games, seed, agents, workers, scheduler,
+            max_decisions, as_json, html, no_html, out, root):
+    """Play the same seeds under two rule sets and compare them, with tests of significance:
+    FILE without and with --variant, FILE against FILE2, or FILE with a seat restricted.
+    Prints a summary and writes an HTML report (see docs/analysis.md)."""
+    from rulelang import compare_cmd
+
+    compare_cmd.run(ctx, file=file, variants=variants, against=against, players=players, games=games, seed=seed,
+                    agents=agents, restrict=restrict, workers=workers, scheduler=scheduler, as_json=as_json,
+                    html=html, no_html=no_html, out=out, max_decisions=max_decisions, root=root)
+
+
 # --- validate -----------------------------------------------------------------------------------
 
 @cli.command("validate")
