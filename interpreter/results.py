@@ -7,7 +7,8 @@ extension (``.jsonl``/``.ndjson``, ``.csv``, ``.parquet``/``.pq``).  The file is
 at all (``rulelang.atomic.open_atomic``): if the run or the writing fails, an older file of that name
 is left as it was and no partial file is left behind.
 
-Columns: ``ROW_KEYS``, in that order, in every format.
+Columns: ``ROW_KEYS``, in that order, in every format, then the ``extra`` columns a caller names (text
+columns such as ``rulelang compare``'s ``side``).
 * JSON Lines: one JSON object per line, each row as it is.
 * CSV: a header line, then one line per game; ``true``/``false`` for booleans, an empty field for
   None, and the nested fields (``variants``, ``agents``, ``winners``, ``scores``, ``actions``) as JSON
@@ -88,28 +89,29 @@ def _pyarrow():
     return pyarrow, pyarrow.parquet
 
 
-def _ordered(row: dict) -> dict:
-    return {k: row.get(k) for k in ROW_KEYS}
+def _ordered(row: dict, keys=ROW_KEYS) -> dict:
+    return {k: row.get(k) for k in keys}
 
 
-def write_rows(rows, path, format=None) -> int:
+def write_rows(rows, path, format=None, extra=()) -> int:
     """Write ``rows`` (dicts with ``ROW_KEYS``) to ``path`` in ``format`` (see the module); returns how
-    many rows were written.  ``OutputError`` for an unknown format, missing pyarrow or a target that is
-    not a regular file (checked before any row is consumed); ``OSError`` when the file cannot be
-    written."""
+    many rows were written.  ``extra``: names of more columns, written after ``ROW_KEYS`` as text (or
+    null).  ``OutputError`` for an unknown format, missing pyarrow or a target that is not a regular
+    file (checked before any row is consumed); ``OSError`` when the file cannot be written."""
     fmt = output_format(path, format)
     check_target(path)
+    keys = tuple(ROW_KEYS) + tuple(k for k in extra if k not in ROW_KEYS)
     writer = {"jsonl": _write_jsonl, "csv": _write_csv, "parquet": _write_parquet}[fmt]
-    return writer(rows, path)
+    return writer(rows, path, keys)
 
 
-def _write_jsonl(rows, path) -> int:
+def _write_jsonl(rows, path, keys=ROW_KEYS) -> int:
     from rulelang.atomic import open_atomic
 
     n = 0
     with open_atomic(path, "w", newline="\n") as fh:
         for row in rows:
-            fh.write(json.dumps(_ordered(row), ensure_ascii=False, separators=(",", ":"), default=str))
+            fh.write(json.dumps(_ordered(row, keys), ensure_ascii=False, separators=(",", ":"), default=str))
             fh.write("\n")
             n += 1
     return n
@@ -129,32 +131,36 @@ def _csv_cell(key, value):
     return str(value)
 
 
-def _write_csv(rows, path) -> int:
+def _write_csv(rows, path, keys=ROW_KEYS) -> int:
     from rulelang.atomic import open_atomic
 
     n = 0
     with open_atomic(path, "w", newline="") as fh:
         out = csv.writer(fh, lineterminator="\n")
-        out.writerow(ROW_KEYS)
+        out.writerow(keys)
         for row in rows:
-            out.writerow([_csv_cell(k, row.get(k)) for k in ROW_KEYS])
+            out.writerow([_csv_cell(k, row.get(k)) for k in keys])
             n += 1
     return n
 
 
-def _parquet_schema(pa, float_scores: bool):
+def _parquet_schema(pa, float_scores: bool, extra=()):
     score = pa.float64() if float_scores else pa.int64()
-    return pa.schema([
+    return pa.schema([*_row_fields(pa, score), *[(k, pa.string()) for k in extra]])
+
+
+def _row_fields(pa, score):
+    return [
         ("index", pa.int64()), ("seed", pa.uint64()), ("players", pa.int64()),
         ("variants", pa.list_(pa.string())), ("agents", pa.list_(pa.string())),
         ("restricted_seat", pa.int64()), ("ok", pa.bool_()), ("winners", pa.list_(pa.int64())),
         ("draw", pa.bool_()), ("scores", pa.list_(score)), ("decisions", pa.int64()), ("rounds", pa.int64()),
         ("end_reason", pa.string()), ("error", pa.string()), ("internal", pa.bool_()),
         ("actions", pa.map_(pa.string(), pa.int64())), ("branching", pa.float64()),
-    ])
+    ]
 
 
-def _write_parquet(rows, path) -> int:
+def _write_parquet(rows, path, keys=ROW_KEYS) -> int:
     from rulelang.atomic import open_atomic
 
     pa, pq = _pyarrow()
@@ -167,10 +173,12 @@ def _write_parquet(rows, path) -> int:
         nonlocal writer, schema
         if schema is None:
             floats = any(not isinstance(v, int) for r in batch for v in (r.get("scores") or ()))
-            schema = _parquet_schema(pa, floats)
+            schema = _parquet_schema(pa, floats, keys[len(ROW_KEYS):])
             writer = pq.ParquetWriter(fh, schema)
-        data = [_ordered(r) for r in batch]
+        data = [_ordered(r, keys) for r in batch]
         for r in data:
+            for k in keys[len(ROW_KEYS):]:
+                r[k] = None if r[k] is None else str(r[k])
             if r["actions"] is not None:
                 r["actions"] = list(r["actions"].items())
             r["end_reason"] = None if r["end_reason"] is None else str(r["end_reason"])

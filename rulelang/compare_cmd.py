@@ -194,7 +194,7 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
 
         rows = [dict(r, side="A") for r in rows_a] + [dict(r, side="B") for r in rows_b]
         try:
-            write_rows(rows, out)
+            write_rows(rows, out, extra=("side",))
         except (OSError, ValueError) as exc:
             raise Fail(f"{out}: cannot write the rows: {getattr(exc, 'strerror', None) or cli._first_line(exc)}") \
                 from None

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUHN = os.path.join(ROOT, "games", "examples", "kuhn_poker.rules")
 ARTIFACTS = os.path.join(ROOT, "tests", "artifacts")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PLOTS = ("decisions", "wins", "margin", "end_reasons", "actions", "branching", "restricted")
+PLOTS = ("decisions", "rounds", "wins", "margin", "end_reasons", "actions", "branching", "restricted")
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,9 @@ def test_report_structure(page):
 
 def test_figures_only_with_data(comparison):
     keys = [k for k, _ in report.figures(comparison)]
-    assert keys == list(PLOTS)  # no rounds in these rows: no rounds plot
+    assert keys == list(PLOTS)  # Kuhn poker's flow has turns: its rows count rounds
+    no_rounds = dict(comparison, sides=[dict(s, rounds=None) for s in comparison["sides"]])
+    assert "rounds" not in [k for k, _ in report.figures(no_rounds)]
     plain = dict(comparison, restricted=None)
     assert "restricted" not in [k for k, _ in report.figures(plain)]
 
