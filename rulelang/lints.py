@@ -148,7 +148,7 @@ def unknown_citations(c, code):
 def _cited_nodes(prog):
     roots = (list(prog.decls.values()) + prog.triggers + prog.endings + prog.invariants + prog.scenarios
              + list(prog.variants.values()))
-    for extra in (prog.score, prog.tiebreak):
+    for extra in (prog.score, prog.tiebreak, prog.payoff):
         if extra is not None:
             roots.append(extra)
     seen = set()
