@@ -131,14 +131,15 @@ def _has_pile(t):
 def load_game(path, players=None, variants=(), *, int_range=DEFAULT_INT_RANGE, max_piece_id=DEFAULT_MAX_PIECE_ID,
               max_game_length=DEFAULT_MAX_GAME_LENGTH, payoff_bounds=DEFAULT_PAYOFF_BOUNDS, zero_sum=None,
               root=None):
-    """The rule file at `path` as a `pyspiel.Game` for `players` seats (default: the fewest it allows).
+    """The rule file at `path` (or a loaded `Ruleset`) as a `pyspiel.Game` for `players` seats (default: the
+    fewest it allows).
 
     Raises `rulelang.RuleError` when the file has errors, `ValueError` (one line) for a player count the
     file does not allow or bounds that do not fit (see `rulelang.action_space`)."""
-    import rulelang
+    from .openspiel_common import ruleset_of
     variants = tuple(variants)
-    path = str(path)
-    ruleset = rulelang.load(path, variants=variants, root=root)
+    ruleset = ruleset_of(path, variants, root)
+    variants = tuple(ruleset.active_variants)
     if players is None:
         players = min(ruleset.player_counts)
     if isinstance(players, bool) or not isinstance(players, int) or players not in ruleset.player_counts:
