@@ -272,8 +272,13 @@ class ActionSpace:
 
     def describe(self, i):
         """A readable text of an id (the same in every state)."""
+        import operator
         from interpreter.values import fmt
-        if not isinstance(i, int) or not 0 <= i < self.size:
+        try:
+            i = operator.index(i)  # an int, or a NumPy integer from a mask
+        except TypeError:
+            return f"<no action {i!r}>"
+        if isinstance(i, bool) or not 0 <= i < self.size:
             return f"<no action {i}>"
         if i < len(self.values):
             return fmt(self.values[i])
