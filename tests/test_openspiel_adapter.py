@@ -17,34 +17,17 @@
 """
 from __future__ import annotations
 
-import functools
+import json
 import random
-from pathlib import Path
 
 import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import rulelang  # noqa: E402
 from rulelang.action_space import ActionSpace, ActionSpaceError  # noqa: E402
 from rulelang.openspiel import load_game  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-GAMES = ROOT / "games"
-FILES = sorted(GAMES.glob("*.rules")) + sorted((GAMES / "examples").glob("*.rules"))
-
-
-@functools.lru_cache(maxsize=None)
-def ruleset(name):
-    return rulelang.load(str(next(f for f in FILES if f.name == name)))
-
-
-def cases():
-    out = []
-    for f in FILES:
-        for n in rulelang.load(str(f)).player_counts if f.parent.name == "examples" else (2, 3, 4):
-            out.append((f.name, n))
-    return out
+from tests.adapter_games import cases, ruleset  # noqa: E402
 
 
 # a whole game where it is quick; the others play to the adapter's length bound
@@ -101,6 +84,21 @@ def test_bad_player_counts_and_bounds_are_one_line_errors():
         load_game(ruleset("tictactoe.rules"), max_game_length=0)
     with pytest.raises(ActionSpaceError, match="int_range"):
         ActionSpace(ruleset("tictactoe.rules"), int_range=(5, 1))
+
+
+def test_a_state_saves_as_the_rules_save_and_comes_back():
+    game = load_game(ruleset("kuhn_poker.rules"))
+    s = _dealt(game, [2, 0])
+    text = s.serialize()
+    assert json.loads(json.loads(text)["save"])["data"]["card"] == [2, 0]  # the rules' own to_json()
+    back = game.deserialize_state(text)
+    assert str(back) == str(s) and back.legal_actions() == s.legal_actions()
+    both = pyspiel.serialize_game_and_state(game, s)  # OpenSpiel's own format (pickles the same save)
+    _, again = pyspiel.deserialize_game_and_state(both)
+    assert again.information_state_string(1) == s.information_state_string(1)
+    with pytest.raises(ValueError, match="not a saved state of Kuhn Poker") as err:
+        game.deserialize_state('{"save": "{}", "picks": [], "length": 0, "truncated": false}')
+    assert "\n" not in str(err.value)
 
 
 # ---------------------------------------------------------------------------------------------- search

@@ -6,9 +6,7 @@ game; a changed hidden value leaves the other seats' observations equal; `max_de
 """
 from __future__ import annotations
 
-import functools
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,26 +14,10 @@ import pytest
 pytest.importorskip("pettingzoo")
 pytest.importorskip("gymnasium")
 
-import rulelang  # noqa: E402
 from pettingzoo.test import api_test  # noqa: E402
 from rulelang.pettingzoo import env, raw_env  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-GAMES = ROOT / "games"
-FILES = sorted(GAMES.glob("*.rules")) + sorted((GAMES / "examples").glob("*.rules"))
-
-
-@functools.lru_cache(maxsize=None)
-def ruleset(name):
-    return rulelang.load(str(next(f for f in FILES if f.name == name)))
-
-
-def cases():
-    out = []
-    for f in FILES:
-        for n in rulelang.load(str(f)).player_counts if f.parent.name == "examples" else (2, 3, 4):
-            out.append((f.name, n))
-    return out
+from tests.adapter_games import cases, ruleset  # noqa: E402
 
 
 @pytest.mark.parametrize("name,players", cases())
