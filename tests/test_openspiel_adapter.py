@@ -24,6 +24,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
+import rulelang  # noqa: E402
 from rulelang.action_space import ActionSpace, ActionSpaceError  # noqa: E402
 from rulelang.openspiel import load_game  # noqa: E402
 
@@ -287,3 +288,67 @@ def test_an_id_always_stands_for_the_same_decision(name):
             full = [o for _, o, _ in opts if o is not None]
             g.apply(rng.choice(full) if full else rng.choice(g.legal_actions()))
             steps += 1
+
+
+# ---------------------------------------------------------------------------------------------- bounds
+PICK = """
+game "Pick" { players 2 }
+var total: int = 0
+var last: int = 0
+action pick(a in 0..99, b in 0..99) {
+  require a < 3 and b < 2
+  effect { total += a * 10 + b  last = a * 10 + b }
+}
+action pass { effect { last = 0 } }
+flow { repeat 2 times { for p in players { turn p { offer [pick, pass] to p } } } }
+score p = total
+payoff p = if p == 0 then total else 0
+"""
+
+
+def test_a_large_action_is_taken_in_steps_with_stable_ids():
+    rs = rulelang.loads(PICK)
+    space = ActionSpace(rs)
+    assert space.stepwise("pick") and not space.stepwise("pass")  # 10,000 combinations > DIRECT_LIMIT
+    game = load_game(rs)
+    s = game.new_initial_state()
+    ids = s.legal_actions()
+    names = {s.action_to_string(0, a): a for a in ids}
+    assert set(names) == {"pick(...)", "pass"}
+    s.apply_action(names["pick(...)"])
+    assert s.current_player() == 0  # the same seat picks the parameters
+    assert [s.action_to_string(0, a) for a in s.legal_actions()] == ["0", "1", "2"]  # a < 3
+    assert "picks:pick" in s.information_state_string(0)
+    assert "picks" not in s.information_state_string(1)  # another seat's decision in progress
+    s.apply_action(space.value_id(2))
+    assert [s.action_to_string(0, a) for a in s.legal_actions()] == ["0", "1"]  # b < 2
+    s.apply_action(space.value_id(1))
+    assert s.current_player() == 1 and s._g.g.data["last"] == 21  # the whole action pick(2,1) ran once
+    assert rs.new_game(2).legal_actions()  # the rules still see whole actions
+
+
+def test_max_game_length_ends_the_game_with_returns_zero():
+    game = load_game(ruleset("tictactoe.rules"), max_game_length=3)
+    s = game.new_initial_state()
+    for a in (0, 3, 1):
+        s.apply_action(a)
+    assert s.is_terminal() and s.returns() == [0.0, 0.0]
+    assert not s._g.g.over
+
+
+def _pick_game(payoff, **kw):
+    rs = rulelang.loads(PICK.replace("payoff p = if p == 0 then total else 0", payoff))
+    game = load_game(rs, **kw)
+    s = game.new_initial_state()
+    while not s.is_terminal():
+        s.apply_action(s.legal_actions()[0])
+    return s
+
+
+def test_payoffs_are_checked_against_the_declared_bounds_and_zero_sum():
+    assert _pick_game("payoff p = if p == 0 then 5 else -5", zero_sum=True).returns() == [5.0, -5.0]
+    with pytest.raises(ValueError, match="do not sum to 0"):
+        _pick_game("payoff p = 5", zero_sum=True).returns()
+    with pytest.raises(ValueError, match="payoff_bounds"):
+        _pick_game("payoff p = 5000").returns()
+    assert _pick_game("payoff p = 5000", payoff_bounds=(0, 10_000)).returns() == [5000.0, 5000.0]
