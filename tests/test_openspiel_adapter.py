@@ -268,6 +268,26 @@ def test_mars_a_changed_private_goal_leaves_the_other_seats_information_equal():
     assert s.information_state_string(1) != other.information_state_string(1)  # the owner sees the change
 
 
+def test_vega_a_changed_face_down_object_leaves_every_seat_information_equal():
+    game = load_game(ruleset("vega.rules"), players=2)
+    s = game.new_initial_state()
+    rng = random.Random(5)
+    for _ in range(60):  # setup: objects placed face down on the map
+        s.apply_action(rng.choice([a for a, _ in s.chance_outcomes()] if s.is_chance_node() else s.legal_actions()))
+    g = s._g.g
+    unknown = [k for k in g.data["object_at"]
+               if all(str(k).replace(" ", "") not in json.dumps(g.view(p)["vars"]["object_at"]) for p in (0, 1))]
+    assert unknown, "the test needs a face-down object nobody knows"
+    other = s.clone()
+    objects = dict(other._g.g.data["object_at"])
+    objects[unknown[0]] = next(v for v in objects.values() if v != objects[unknown[0]])
+    other._g.g.data["object_at"] = objects
+    assert str(other) != str(s)  # the full state differs
+    for p in (0, 1):
+        assert other.information_state_string(p) == s.information_state_string(p)
+        assert other.observation_string(p) == s.observation_string(p)
+
+
 # ---------------------------------------------------------------------------------------------- stable ids
 @pytest.mark.parametrize("name", ["station.rules", "vega.rules", "connect4.rules"])
 def test_an_id_always_stands_for_the_same_decision(name):
