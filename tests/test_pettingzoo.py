@@ -6,6 +6,7 @@ game; a changed hidden value leaves the other seats' observations equal; `max_de
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -27,6 +28,15 @@ def test_api_test(name, players):
         # PettingZoo suggests Box observations; a dict with an action mask is what its own board games use
         warnings.simplefilter("ignore", UserWarning)
         api_test(e, num_cycles=10 if name in ("tictactoe.rules", "connect4.rules", "kuhn_poker.rules") else 2)
+
+
+@pytest.mark.parametrize("name,players", [("kuhn_poker.rules", 2), ("station.rules", 3)])
+def test_seed_test(name, players):
+    """PettingZoo's own determinism check: two environments reset with one seed play identically."""
+    from pettingzoo.test import seed_test
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        seed_test(functools.partial(env, ruleset(name), players=players), num_cycles=10)
 
 
 def _play(e, choose):
