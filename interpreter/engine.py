@@ -240,6 +240,8 @@ class Ruleset:
         self.invariants = tuple(d.name for d in getattr(program, "invariants", ()))
         self.score_fn = (program.score.param, xc.compile(program.score.value)) if program.score else None
         self.tiebreak_fn = (program.tiebreak.param, xc.compile(program.tiebreak.value)) if program.tiebreak else None
+        payoff = getattr(program, "payoff", None)
+        self.payoff_fn = (payoff.param, xc.compile(payoff.value)) if payoff is not None else None
         self.placeholders = []
         self.warnings = []
         if backend == "generated":
@@ -1063,13 +1065,47 @@ class Game:
         best = max(key.values())
         return [p for p in alive if key[p] == best]
 
-    def returns(self):
+    def returns(self, scheme="zero_sum"):
+        """Each seat's utility at the end (all 0.0 before). With a `payoff p = EXPR` declaration: its value
+        for each seat. Otherwise ("zero_sum"): every seat outside winners() gets -1 and the k winners share
+        what the losers lose, (n - k) / k each; so one winner of two gets +1 and the loser -1, and the
+        returns always sum to 0 (a victory shared by all: 0 each). scheme="legacy" is the rule before
+        payoffs: one winner +1 and the rest -1; on a shared victory the winners 0 and the rest -1."""
+        if scheme not in ("zero_sum", "legacy"):
+            raise ValueError(f"scheme is \"zero_sum\" or \"legacy\", not {scheme!r}")
         if not self.over:
             return [0.0] * self.n
+        if self.rs.payoff_fn is not None and scheme == "zero_sum":
+            return [float(v) for v in self.payoffs()]
         w = self.winners()
-        if len(w) == 1:
-            return [1.0 if p == w[0] else -1.0 for p in range(self.n)]
-        return [0.0 if p in w else -1.0 for p in range(self.n)]
+        if scheme == "legacy":
+            if len(w) == 1:
+                return [1.0 if p == w[0] else -1.0 for p in range(self.n)]
+            return [0.0 if p in w else -1.0 for p in range(self.n)]
+        if not w:
+            return [0.0] * self.n
+        share = (self.n - len(w)) / len(w)
+        return [share if p in w else -1.0 for p in range(self.n)]
+
+    def payoffs(self):
+        """The `payoff p = EXPR` declaration's value for each seat (whole numbers), or None without one."""
+        if self.rs.payoff_fn is None:
+            return None
+        start_work(self)
+        self.fdepth = 0
+        param, f = self.rs.payoff_fn
+        where = self.rs.program.payoff.span.where()
+        try:
+            out = [f(self, {param: p}) for p in range(self.n)]
+        except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
+            raise GameError(f"{where}: while computing the payoffs: {e}") from None
+        except RecursionError:
+            raise GameError(f"{where}: while computing the payoffs: the payoff nests too deeply (a function "
+                            "calling itself without end?)") from None
+        for p, v in enumerate(out):
+            if v.__class__ is not int:
+                raise GameError(f"{where}: the payoff of P{p} is {fmt(v)}, not a number")
+        return out
 
     def clone(self):
         g = Game.__new__(Game)

@@ -572,6 +572,7 @@ class ScoreDecl(Decl):
     param: str = "p"
     value: Expr = None
     tiebreak: bool = False
+    payoff: bool = False  # `payoff p = EXPR`: each seat's utility at the end (Game.returns(), the adapters)
     kind = "score"
 
 

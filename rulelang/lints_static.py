@@ -29,7 +29,7 @@ def _where(span):
 def _game_roots(prog):
     """Everything that runs in a game (not scenarios): declarations, triggers, endings, score."""
     roots = list(prog.decls.values()) + list(prog.triggers) + list(prog.endings)
-    roots += [s for s in (prog.score, prog.tiebreak) if s is not None]
+    roots += [s for s in (prog.score, prog.tiebreak, prog.payoff) if s is not None]
     return roots
 
 
@@ -559,13 +559,14 @@ def variants_changing_nothing(c, code):
         if isinstance(item, A.EndingDecl):
             return next((e for e in prog.endings if e.name == item.name), None)
         if isinstance(item, A.ScoreDecl):
-            return prog.tiebreak if item.tiebreak else prog.score
+            return prog.payoff if item.payoff else prog.tiebreak if item.tiebreak else prog.score
         return prog.decls.get(item.name)
 
     def report(item, old):
         noop.add(id(item))
         what = f"ending \"{item.name}\"" if isinstance(item, A.EndingDecl) else (
             "tiebreak" if isinstance(item, A.ScoreDecl) and item.tiebreak else
+            "payoff" if isinstance(item, A.ScoreDecl) and item.payoff else
             "score" if isinstance(item, A.ScoreDecl) else f"{item.kind} '{item.name}'")
         c.warn(item.span, code, f"this override of {what} is identical to the declaration it replaces "
                                 f"({old.span.path}:{_where(old.span)}): it changes nothing",
@@ -616,7 +617,7 @@ def _empty_house_rule(c, code):
         return
     own = [d for d in list(prog.decls.values()) + prog.triggers + prog.endings + prog.scenarios
            + list(prog.variants.values()) + [n for _, n in prog.replaced] + prog.extensions
-           + [s for s in (prog.score, prog.tiebreak) if s is not None] if d.span.path == prog.path]
+           + [s for s in (prog.score, prog.tiebreak, prog.payoff) if s is not None] if d.span.path == prog.path]
     if own:
         return
     line = src.text.count("\n", 0, m.start()) + 1

@@ -24,7 +24,7 @@ MAX_NUMBER = (1 << 62) - 1  # the largest number a literal may write (the run-ti
 MAX_PLAYERS = 100  # the most seats a game header may ask for
 MAX_DEPTH = 200  # operators chained in one expression (a + b + ... ): deeper trees are refused, with the place
 DECL_WORDS = {"game", "extends", "const", "enum", "record", "table", "var", "per", "board", "setup", "flow", "phase",
-              "procedure", "function", "action", "event", "ending", "score", "tiebreak", "variant", "override",
+              "procedure", "function", "action", "event", "ending", "score", "tiebreak", "payoff", "variant", "override",
               "extend", "scenario", "invariant", "@rule"}
 
 TOKEN_WORDS = {
@@ -591,6 +591,10 @@ class _Builder:
     @v_args(meta=True)
     def tiebreak_decl(self, meta, c):
         return A.ScoreDecl(name="tiebreak", span=self._span(meta), param=str(c[0]), value=c[1], tiebreak=True)
+
+    @v_args(meta=True)
+    def payoff_decl(self, meta, c):
+        return A.ScoreDecl(name="payoff", span=self._span(meta), param=str(c[0]), value=c[1], payoff=True)
 
     @v_args(meta=True)
     def variant_decl(self, meta, c):

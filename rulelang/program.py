@@ -35,6 +35,7 @@ class Program:
     invariants: list = attrs.Factory(list)  # InvariantDecl, in declaration order
     score: Optional[A.ScoreDecl] = None
     tiebreak: Optional[A.ScoreDecl] = None
+    payoff: Optional[A.ScoreDecl] = None  # `payoff p = EXPR` (see "Payoffs" in docs/language.md)
     scenarios: list = attrs.Factory(list)
     variants: dict = attrs.Factory(dict)  # name -> VariantDecl (declared anywhere in the files)
     active_variants: tuple = ()
@@ -309,7 +310,7 @@ class Merger:
             prog.invariants.append(item)
             return
         if isinstance(item, A.ScoreDecl):
-            attr = "tiebreak" if item.tiebreak else "score"
+            attr = "payoff" if item.payoff else "tiebreak" if item.tiebreak else "score"
             old = getattr(prog, attr)
             if old is not None and item.mode != "override":
                 self.err(item, "E101", f"'{attr}' is declared twice",

@@ -211,7 +211,7 @@ def map_program(program, f, replace=None):
         new = [each(x) for x in old]
         if any(a is not b for a, b in zip(new, old)):
             parts[field] = new
-    for field in ("score", "tiebreak"):
+    for field in ("score", "tiebreak", "payoff"):
         old = getattr(program, field)
         new = each(old)
         if new is not old:
