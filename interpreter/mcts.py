@@ -21,8 +21,9 @@ One playout:
 3. **Expand** one untried legal action (chosen at random), unless the tree holds ``max_nodes``.
 4. **Roll out**: uniformly random legal actions (chance by its probabilities) until the game is
    over or ``max_rollout`` decisions were taken after the tree.
-5. **Back up** the rewards per seat, from ``Game.returns()``: a sole win 1, a shared win 0.5, a
-   loss 0 (returns +1 / 0 / -1, mapped to [0, 1]). A rollout cut at ``max_rollout`` is scored as
+5. **Back up** the rewards per seat, from ``Game.returns("legacy")``: a sole win 1, a shared win 0.5, a
+   loss 0 (returns +1 / 0 / -1, mapped to [0, 1]; the rules' own payoffs, if declared, are not used:
+   UCT's exploration constant assumes rewards in [0, 1]). A rollout cut at ``max_rollout`` is scored as
    the game stands: the seats with the highest current score share the win (a sole leader gets 1).
    A playout that hits an error of the rules (``GameError``) scores 0.5 for every seat and is
    counted in ``stats["errors"]``, as is a determinization that fails (that playout is skipped).
@@ -83,7 +84,7 @@ def _sample_chance(game, rng):
 def _rewards(game, n):
     """Reward per seat in [0, 1]: from returns() at the end, from the current scores otherwise."""
     if game.is_over():
-        return [(float(r) + 1.0) / 2.0 for r in game.returns()]
+        return [(float(r) + 1.0) / 2.0 for r in game.returns("legacy")]
     try:
         scores = game.scores()
     except GameError:
