@@ -262,7 +262,9 @@ def _space(a: _El, b: _El) -> str:
         return ""
     if av in (",", ":"):
         return " "
-    if "." in (av, bv) or ".." in (av, bv) or a.unary:
+    if a.unary:
+        return " " if av == bv == "-" else ""  # '- -x', never '--x' (which reads as a board edge)
+    if "." in (av, bv) or ".." in (av, bv):
         return ""
     if bv in ("(", "["):
         if a.type in OPERANDS or av in (")", "]", "}", "true", "false", "none"):
@@ -380,7 +382,12 @@ def format_text(text: str, path: str = "<string>") -> str:
     toks, groups = _tokens(text, path)
     els = sorted(toks + _comments(text), key=lambda e: e.start)
     out = _layout(text, els, groups)
-    if out != text and _signature(out, path) != ([(t.type, t.value) for t in toks], [c.value for c in _comments(text)]):
+    if out != text:
+        try:
+            same = _signature(out, path) == ([(t.type, t.value) for t in toks], [c.value for c in _comments(text)])
+        except FormatError:  # the output does not even parse
+            same = False
+    if out != text and not same:
         raise FormatError(f"{path}: the formatter would change this file's tokens or comments; it is left as it "
                           f"is (a bug in rulelang fmt: please report it)")
     return out
