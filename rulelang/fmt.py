@@ -9,7 +9,8 @@ same tokens and comments, in the same order, with the white space between them d
   ``:`` ``.`` or after a unary ``-`` / ``?``, none around ``..``; a call's (and a table row's) ``(`` and
   an index's ``[`` stand next to what they apply to; a body in braces has spaces inside (``{ a, b }``),
   a set or map none (``{a: 1}``), an empty one is ``{}``; two spaces before a trailing comment and
-  between two statements on one line;
+  between two statements on one line; the trailing comments of consecutive lines line up (two spaces
+  after the longest code among them, as gofmt does);
 * indentation: two spaces per block (``{`` of a block, action, table, record, enum, game, variant,
   scenario or board); a line inside brackets opened on an earlier line one level deeper than the line that
   opened them; a line that continues a statement or declaration one level deeper than the statement;
@@ -344,6 +345,7 @@ def _layout(text: str, els, groups) -> str:
         body = els[opened[-1][0]].body
         return inner + 1 if body and not e.starter else inner
 
+    trailing = {}  # output line number -> its trailing comment
     for i, e in enumerate(els):
         if i == 0 or nl[i]:
             if line:
@@ -352,8 +354,10 @@ def _layout(text: str, els, groups) -> str:
                 out.append("")
             cur = indent_for(i)
             line = [INDENT * cur, e.value]
+        elif e.comment:
+            trailing[len(out)] = e.value
         else:
-            line.append("  " if e.comment else _space(els[i - 1], e))
+            line.append(_space(els[i - 1], e))
             line.append(e.value)
         line_indent[i] = cur
         if e.comment:
@@ -367,6 +371,19 @@ def _layout(text: str, els, groups) -> str:
             opened.pop()
     if line:
         out.append("".join(line).rstrip())
+    # trailing comments of consecutive lines line up, two spaces after the longest code among them
+    k = 0
+    while k < len(out):
+        if k not in trailing:
+            k += 1
+            continue
+        run = k
+        while run + 1 in trailing:
+            run += 1
+        width = max(len(out[j]) for j in range(k, run + 1))
+        for j in range(k, run + 1):
+            out[j] = out[j].ljust(width) + "  " + trailing[j]
+        k = run + 1
     return "\n".join(out) + "\n" if out else ""
 
 
