@@ -556,7 +556,7 @@ def run(paths, check: bool = False, show_diff: bool = False, echo=print, echo_er
         elif not show_diff:
             from .atomic import write_text_atomic
 
-            write_text_atomic(path, new)
+            write_text_atomic(os.path.realpath(path), new)  # through a symbolic link, not over it
             echo_err(f"reformatted {path}")
     verb = "would be reformatted" if (check or show_diff) else "reformatted"
     parts = []

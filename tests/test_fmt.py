@@ -462,3 +462,18 @@ def test_the_repository_is_formatted():
     finally:
         os.chdir(cwd)
     assert result.exit_code == 0, result.output
+
+
+def test_crlf_and_tabs_become_newlines_and_spaces():
+    text = "action a {\r\n\teffect {  # c\r\n\t\tx = 1\r\n\t}\r\n}\r\n"
+    assert fmt.format_text(text) == "action a {\n  effect {  # c\n    x = 1\n  }\n}\n"
+    assert ast_of(fmt.format_text(text)) == ast_of(text)
+
+
+def test_a_symbolic_link_is_formatted_through_not_replaced(tmp_path):
+    real = tmp_path / "real.rules"
+    real.write_text("const a=1\n")
+    link = tmp_path / "link.rules"
+    link.symlink_to(real)
+    assert run(link).exit_code == 0
+    assert link.is_symlink() and real.read_text() == "const a = 1\n"
