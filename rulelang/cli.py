@@ -935,4 +935,4 @@ def fmt_command(ctx, paths, check, show_diff):
     from rulelang.fmt import run
 
     ctx.exit(run(paths, check=check, show_diff=show_diff, echo=click.echo,
-                 echo_err=lambda message: click.echo(printable(message), err=True)))
+                 echo_err=lambda message: click.echo(message, err=True)))

@@ -36,7 +36,7 @@ import os
 import re
 from pathlib import Path
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, printable
 
 INDENT = "  "
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -533,7 +533,7 @@ def run(paths, check: bool = False, show_diff: bool = False, echo=print, echo_er
     files, problems = collect(paths)
     failed = bool(problems)
     for p in problems:
-        echo_err(f"rulelang: {p}")
+        echo_err(f"rulelang: {printable(p)}")
     changed = unchanged = errors = 0
     for path in files:
         try:
@@ -542,8 +542,8 @@ def run(paths, check: bool = False, show_diff: bool = False, echo=print, echo_er
             errors += 1
             for d in exc.diagnostics:
                 echo_err(d.render() if isinstance(d, Diagnostic) else str(d))
-            echo_err(f"rulelang: {exc} (left unchanged)" if not exc.diagnostics else
-                     f"rulelang: {path}: not formatted: it has syntax errors (left unchanged)")
+            echo_err(f"rulelang: {printable(exc)} (left unchanged)" if not exc.diagnostics else
+                     f"rulelang: {printable(path)}: not formatted: it has syntax errors (left unchanged)")
             continue
         if old == new:
             unchanged += 1
@@ -552,12 +552,12 @@ def run(paths, check: bool = False, show_diff: bool = False, echo=print, echo_er
         if show_diff:
             echo(diff(old, new, path).rstrip("\n"))
         if check:
-            echo_err(f"would reformat {path}")
+            echo_err(f"would reformat {printable(path)}")
         elif not show_diff:
             from .atomic import write_text_atomic
 
             write_text_atomic(os.path.realpath(path), new)  # through a symbolic link, not over it
-            echo_err(f"reformatted {path}")
+            echo_err(f"reformatted {printable(path)}")
     verb = "would be reformatted" if (check or show_diff) else "reformatted"
     parts = []
     if changed:

@@ -417,6 +417,7 @@ def test_a_syntax_error_is_reported_with_its_position_and_the_file_left_alone(tm
     result = run(bad)
     assert result.exit_code == 1
     assert f"{bad}:2:19: error[E004]" in result.output
+    assert ' 2 | ending "x" when a = 3\n   |                   ^\n' in result.output  # the line and a caret
     assert "Traceback" not in result.output
     assert bad.read_text() == text
 
