@@ -94,15 +94,22 @@ def repo_rule_files():
     out = []
     for base in ("games", "tests", "docs"):
         out += sorted((ROOT / base).rglob("*.rules"))
-    return [p for p in out if parse(p.read_text(encoding="utf-8"), str(p))[0] is not None]
+    return out
 
 
 # ------------------------------------------------------------------------------------------ the properties
 @pytest.mark.parametrize("path", repo_rule_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_repository_file_formats_safely(path, parse_once):
     """Also the files the repository excludes from formatting (tests/consistency ...): fmt must be safe
-    on them, it is only not applied there so that their line and column expectations stay put."""
-    assert_formats_safely(path.read_text(encoding="utf-8"))
+    on them, it is only not applied there so that their line and column expectations stay put. A file
+    that does not parse (a deliberate syntax error) is refused with its diagnostics."""
+    text = path.read_text(encoding="utf-8")
+    if parse(text, str(path))[0] is None:
+        with pytest.raises(fmt.FormatError) as refused:
+            fmt.format_text(text, str(path))
+        assert refused.value.diagnostics
+        return
+    assert_formats_safely(text)
 
 
 def test_every_docs_block_formats_safely(parse_once):
