@@ -140,19 +140,19 @@ def _cst_parse(text: str):
 class _El:
     """A token or a comment of the file, with what the layout needs to know about it."""
     __slots__ = ("value", "type", "start", "end", "comment", "starter", "stmt_start", "body", "owner",
-                 "unary", "row_paren", "match")
+                 "unary", "match")
 
     def __init__(self, value, type_, start, end, comment=False):
         self.value, self.type, self.start, self.end, self.comment = value, type_, start, end, comment
-        self.starter = self.stmt_start = self.body = self.unary = self.row_paren = False
+        self.starter = self.stmt_start = self.body = self.unary = False
         self.owner = None  # for a body '{': the token that starts the node owning the body
         self.match = None  # for a bracket: the index of its partner
 
 
 def _tokens(text: str, path: str, checked: bool = False):
-    """(elements, items): the tokens of ``text`` with their roles, and the groups of declarations
-    (the top level) as lists of (first token, first token of the declaration, last token),
-    all as token objects. Raises FormatError on a syntax error."""
+    """(tokens, groups): the tokens of ``text`` with their roles, and the top-level declarations as a
+    group (a list) of (first token, first token after its citations, last token). The tree is walked
+    without recursion. Raises FormatError on a syntax error."""
     from lark import Token, Tree
 
     from .parser import parse
@@ -167,7 +167,6 @@ def _tokens(text: str, path: str, checked: bool = False):
         raise FormatError(f"{path}: cannot format this file ({type(exc).__name__})") from None
     toks = []
     groups = []
-    marks = []  # (node, parent name, grandparent node) worked out below, without recursion
     stack = [(tree, None, None)]
     first_of = {}  # id(node) -> first token element
     last_of = {}
@@ -182,8 +181,6 @@ def _tokens(text: str, path: str, checked: bool = False):
                 el.owner = grand if pname == "block" else parent
             if el.value == "-" and pname == "neg_op" or el.value == "?" and pname == "placeholder":
                 el.unary = True
-            if el.value == "(" and pname == "row":
-                el.row_paren = True
             toks.append(el)
             continue
         order.append(node)
