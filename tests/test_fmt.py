@@ -189,7 +189,7 @@ def blocks(draw, depth=2):
 @st.composite
 def statements(draw, depth=1):
     e = exprs(1)
-    kind = draw(st.integers(0, 10))
+    kind = draw(st.integers(0, 11))
     cites = draw(CITES)
     if kind == 0:
         s = ["let", draw(NAMES), "=", *draw(e)]
@@ -215,6 +215,12 @@ def statements(draw, depth=1):
         s = ["emit", draw(NAMES), "(", *draw(e), ")"]
     elif kind == 9:
         s = ["move", *draw(e), "from", draw(NAMES), "to", draw(NAMES)]
+    elif kind == 10:
+        s = draw(st.sampled_from([
+            ["repeat", "3", "times", "{", "shuffle", "pile", "}"], ["while", "x", "{", "return", "-", "1", "}"],
+            ["draw", "2", "from", "pile", "into", "hand", "[", "me", "]"],
+            ["let", "r", "=", "roll", "one", "of", "[", "1", ",", "2", "]"],
+            ["reveal", "card", "to", "all_players"], ["expect", "x", "==", "1", '"msg"']]))
     else:
         s = [draw(st.sampled_from(["break", "continue", "end_game"]))]
     return cites + s
@@ -225,7 +231,7 @@ TYPES = st.sampled_from([["int"], ["map", "[", "Kind", ",", "int", "]"], ["1", "
 
 @st.composite
 def declarations(draw):
-    kind = draw(st.integers(0, 11))
+    kind = draw(st.integers(0, 13))
     name = draw(NAMES)
     e = exprs(2)
     if kind == 0:
@@ -254,8 +260,19 @@ def declarations(draw):
              "expect", *draw(e), "}", "}"]
     elif kind == 10:
         d = ["board", name, "{", "x", "--", "y", "--", "z", "node", "x", "(", "gems", ":", "3", ")", "}"]
-    else:
+    elif kind == 11:
         d = ["when", name, "(", "p", ")", "if", *draw(e), "then", *draw(blocks())]
+    elif kind == 12:
+        d = ["variant", name, '"short"', "{", "const", "x", "=", *draw(e), *draw(CITES), "override", "var", "y", ":",
+             "int", "=", "2", "extend", "setup", *draw(blocks()), "}"]
+    else:
+        d = draw(st.sampled_from([
+            ["ending", '"e"', "when", "x", ">", "3"], ["score", "p", "=", "vp", "[", "p", "]"],
+            ["tiebreak", "p", "=", "-", "gems", "[", "p", "]"], ["invariant", '"i"', ":", "x", ">=", "0"],
+            ["piece", "Ship", "{", "hp", ":", "int", "=", "3", "visible", "to", "owner", ",", "at", ":", "node", "}"],
+            ["event", "scored", "(", "p", ":", "player", ")"], ["game", '"G"', "{", "players", "2", "..", "4", "}"],
+            ["board", "g", "=", "hex_grid", "(", "2", ")", "{", "node", "(", "0", ",", "1", ")", "(", "start", ":",
+             "true", ")", "}"], ["extends", '"base.rules"']]))
     return draw(CITES) + d
 
 
@@ -279,6 +296,19 @@ def test_generated_programs_format_safely(text):
     assert module is not None, "the generator must build valid programs:\n" + text + "\n".join(
         d.render() for d in diags)
     assert_formats_safely(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["const", "a", "=", "1", "{", "}", "(", ")", "[", "]", ",", "-", "\"s", '"t"',
+                                 "# c", "\n", " ", "@rule", "if", "$", "\x00", "action", "effect", ".."]), max_size=40))
+def test_any_text_is_formatted_or_refused_never_a_crash(parts):
+    text = " ".join(parts)
+    try:
+        out = fmt.format_text(text, "<fuzz>")
+    except fmt.FormatError as exc:
+        assert exc.diagnostics, str(exc)  # refused for its syntax errors, not by a formatter failure
+    else:
+        assert fmt.format_text(out, "<fuzz>") == out
 
 
 # ------------------------------------------------------------------------------------------ the layout
