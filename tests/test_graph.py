@@ -3,10 +3,11 @@ Graphviz draws of Station."""
 from __future__ import annotations
 
 import os
-import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
+
+from tests.system_tools import require_dot
 from click.testing import CliRunner
 
 import rulelang
@@ -129,8 +130,7 @@ def test_cascades_pieces_phases_and_endings_of_a_small_game():
 
 
 def test_svg_renders_with_a_title_per_node(station, tmp_path):
-    if shutil.which("dot") is None:
-        pytest.skip("Graphviz's dot is not installed (CI installs the Debian package graphviz)")
+    require_dot()
     out = tmp_path / "station.svg"
     r = run("graph", STATION, "--format", "svg", "-o", out)
     assert r.exit_code == 0, r.output

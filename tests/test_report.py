@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html.parser
 import os
-import shutil
 import tempfile
 
 import pytest
@@ -21,7 +20,7 @@ from interpreter.runner import run_games
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUHN = os.path.join(ROOT, "games", "examples", "kuhn_poker.rules")
 ARTIFACTS = os.path.join(ROOT, "tests", "artifacts")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.system_tools import CHROMIUM, require_chromium
 PLOTS = ("decisions", "rounds", "wins", "margin", "end_reasons", "actions", "branching", "restricted")
 
 
@@ -124,10 +123,7 @@ def _browser_or_skip():
         if os.environ.get("CI"):
             pytest.fail("playwright is not installed (it is in the `test` extra)")
         pytest.skip("playwright is not installed")
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is not installed: apt-get install -y chromium")
-        pytest.skip("Chromium is not installed (apt-get install -y chromium)")
+    require_chromium()
     return sync_playwright
 
 

@@ -10,7 +10,6 @@ the Station table is kept in tests/artifacts/ (git-ignored).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ try:
 except ImportError:  # tests/ as a package
     from tests.test_web import KUHN, STATION, replayed, shared_server, tokens
 
-CHROMIUM = os.environ.get("RULELANG_CHROMIUM", "/usr/bin/chromium")
+from tests.system_tools import CHROMIUM, require_chromium
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -36,8 +35,7 @@ def server(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (CI installs it in .ci/run)")
+    require_chromium()
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)  # a fresh profile each launch
         yield b
