@@ -106,7 +106,7 @@ class ActionSpace:
             plan.append((name, universes, direct, combos if direct else 1))
         self.values = [values[k] for k in sorted(values)]
         self._value_id = {k: i for i, k in enumerate(sorted(values))}
-        # `done` only where a choose may offer it: tic-tac-toe's nine cells are ids 0..8, as in OpenSpiel
+        # `done` only where a choose may offer it: a file without one numbers its first action's options from 0
         self.done_id = len(self.values) if chooses else None
         base = len(self.values) + (1 if chooses else 0)
         self._by_base = []
