@@ -7,7 +7,7 @@ come from, in declaration order:
 
 * a `map[node, X]` variable: the value at the node (a player shows as P0, P1 ...);
 * a `set[node]` or `list[node]` variable: its name, at each node it holds;
-* a `node` variable: its name at that node (per player: with the seat, e.g. `rover P1`);
+* a `node` variable: its name at that node (per player: with the seat, e.g. `marker P1`);
 * a `map[K, node]` variable: `name[K]` at the node;
 * a piece with a field of type `node`: `kind#id` at the node.
 

@@ -380,7 +380,7 @@ def _split_args(s: str) -> list:
 
 def _field_owner(index, an, path, line_text: str, line: int) -> str:
     """The record or piece whose fields may follow the '.' that ends ``line_text`` (text before the
-    cursor), or "": ``row.``, ``ships[i].``, ``first(xs).`` is not followed (only names, indexing and
+    cursor), or "": ``row.``, ``xs[i].``, ``first(xs).`` is not followed (only names, indexing and
     fields)."""
     text = line_text[:-1].rstrip()
     steps = []  # what is applied to the name, innermost first: "[]" or a field name

@@ -277,18 +277,7 @@ _DECL_KIND = {
 }
 
 
-class _Scope:
-    def __init__(self, parent=None):
-        self.parent = parent
-        self.names = {}
-
-    def lookup(self, name):
-        s = self
-        while s is not None:
-            if name in s.names:
-                return s.names[name]
-            s = s.parent
-        return None
+from .checker import Scope as _Scope  # noqa: E402  (the checker's nested scopes: names -> what they mean)
 
 
 class _Builder:
