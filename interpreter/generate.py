@@ -255,15 +255,38 @@ class Fn:
     def __init__(self, mod, has_L, env=None):
         self.mod = mod
         self.lines = []
-        self.depth = 1
+        self.cache = {}  # what a generated name already holds here: key -> (name, depth where it was set)
+        self._depth = 1
         self.n = 0
         self.has_L = has_L
         self.env = dict(env or {})
         self.inlined = 0  # rule function bodies being written inline here
         self.known = {}  # a generated name -> the class its value surely has (from how it was made)
 
+    # The cache of values already computed (a variable read, an index, a field of a row): a name set at
+    # some indentation holds its value for every line written after it at that indentation or deeper,
+    # until the block ends (going back out forgets what was set inside: the other branch of an `if`,
+    # the lines after a loop, must not use a name that may not be set there). Statements clear it all
+    # (they write variables and locals): only the reads of one statement's expressions are shared.
+    @property
+    def depth(self):
+        return self._depth
+
+    @depth.setter
+    def depth(self, d):
+        if d < self._depth and self.cache:
+            self.cache = {key: v for key, v in self.cache.items() if v[1] <= d}
+        self._depth = d
+
+    def cached(self, key):
+        got = self.cache.get(key)
+        return got[0] if got is not None else None
+
+    def remember(self, key, name):
+        self.cache[key] = (name, self._depth)
+
     def emit(self, line):
-        self.lines.append("    " * self.depth + line)
+        self.lines.append("    " * self._depth + line)
 
     def tmp(self, prefix="t"):
         self.n += 1
@@ -414,6 +437,7 @@ class ExprGenerator:
         fn.emit("try:")
         fn.depth += 1
         if pys:
+            self.preload(fn, *requires)  # read once for all the candidates
             fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
@@ -520,12 +544,38 @@ class ExprGenerator:
         py = fn.env.get(n)
         if py is not None:
             return py
+        if fn.has_L:
+            got = fn.cached(("local", n))
+            if got is not None:
+                return got
         t = fn.tmp()
         if fn.has_L:
             fn.emit(f"{t} = L[{self.mod.const(n)}]")
+            fn.remember(("local", n), t)
         else:  # a rule function sees only its parameters (as the closures' dict of them)
             fn.emit(f"raise KeyError({self.mod.const(n)})")
         return t
+
+    def read_var(self, n, fn):
+        """The value of variable n: a name already holding it here, else a read (remembered). Reading a
+        variable cannot fail (start values cannot read variables, so every one exists when rules run),
+        and within one statement's expressions no variable changes."""
+        got = fn.cached(("var", n))
+        if got is not None:
+            return got
+        t = fn.tmp()
+        fn.emit(f"{t} = G.data[{self.mod.const(n)}]")
+        fn.remember(("var", n), t)
+        return t
+
+    def preload(self, fn, *trees):
+        """Read, before a loop, every variable its body reads (once, instead of once per round)."""
+        for tree in trees:
+            if tree is None:
+                continue
+            for x in A.walk(tree):
+                if x.__class__ is A.Name and x.ref == "var" and not self.cl.is_constant(x):
+                    self.read_var(x.ident, fn)
 
     def g_Name(self, e, fn):
         n = e.ident
@@ -533,10 +583,10 @@ class ExprGenerator:
         k = self.mod.const
         if ref == "local":
             return self.local(n, fn)
-        t = fn.tmp()
         if ref == "var":
-            fn.emit(f"{t} = G.data[{k(n)}]")
-        elif ref == "const":
+            return self.read_var(n, fn)
+        t = fn.tmp()
+        if ref == "const":
             if self.cl.const_is_fixed(n):
                 return k(self.cl.const_value(n)(None, {}))
             fn.emit(f"{t} = G.consts[{k(n)}]")
@@ -554,8 +604,12 @@ class ExprGenerator:
             if not fn.has_L:
                 fn.emit("raise no_me()")
             else:
+                got = fn.cached(("me",))
+                if got is not None:
+                    return got
                 fn.emit(f"if 'me' in L: {t} = L['me']")
                 fn.emit("else: raise no_me()")
+                fn.remember(("me",), t)
         elif ref == "builtin" and n == "current":
             fn.emit(f"{t} = G.current")
         elif ref == "builtin" and n == "players":
@@ -669,6 +723,7 @@ class ExprGenerator:
         return t
 
     def g_Lambda(self, e, fn):
+        self.preload(fn, e.body)  # a function value is called once per item: its reads come first
         name = fn.tmp("lam")
         saved = fn.env
         fn.env = dict(saved)
@@ -746,6 +801,7 @@ class ExprGenerator:
         the loop: the same work (the built-in's charge, then 1 per test), result and errors as the call."""
         k = self.mod.const
         xs = self.expr(source, fn)
+        self.preload(fn, lam.body)
         t = fn.tmp()
         fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
         fn.emit("if G.work > G.work_mark: over(G)")
@@ -822,7 +878,11 @@ class ExprGenerator:
     def g_Index(self, e, fn):
         c = self.expr(e.target, fn)
         i = self.expr(e.index, fn)
+        got = fn.cached(("index", c, i))
+        if got is not None:  # the same look-up, already made here (it did not fail then)
+            return got
         t = fn.tmp()
+        fn.remember(("index", c, i), t)
         fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
         if self.mod.class_test(i, int, fn) != "False":
             fn.emit(f"elif {c}.__class__ is tuple and {self.mod.class_test(i, int, fn)} and 0 <= {i} < len({c}): "
@@ -837,6 +897,10 @@ class ExprGenerator:
         if e.target.ty is not None and e.target.ty.kind == "piece":
             fn.emit(f"{t} = read_field(G, {v}, {k(e.name)})")
             return t
+        got = fn.cached(("field", v, e.name))
+        if got is not None:
+            return got
+        fn.remember(("field", v, e.name), t)
         by_row = self._fields.get(e.name)
         if by_row is None:
             by_row = self._fields[e.name] = {}
@@ -900,6 +964,7 @@ class ExprGenerator:
 
     def g_Comprehension(self, e, fn):
         s = self.expr(e.source, fn)
+        self.preload(fn, e.element, e.condition, getattr(e, "value", None))
         names = e.names
         saved = fn.env
         fn.env = dict(saved)
@@ -1145,6 +1210,7 @@ def make_stmt_generator(rs, xc):
         def stmt(self, st, fn, ops):
             k = self.mod.const
             x = self.xc
+            fn.cache.clear()  # a statement may write what earlier ones read
             if isinstance(st, A.Let) and not isinstance(st.value, A.New):
                 self.at(fn, st.span)
                 v = x.expr(st.value, fn)
