@@ -760,6 +760,11 @@ class ExprGenerator:
         if (name in ("any", "all") and len(e.args) == 2 and all(a.name is None for a in e.args)
                 and isinstance(e.args[1].value, A.Lambda)):
             return self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
+        if name in ("count", "sum") and len(e.args) == 1 and e.args[0].name is None:
+            c = e.args[0].value
+            if (isinstance(c, A.Comprehension) and c.kind == "list" and len(c.names) == 1
+                    and (name == "sum" or isinstance(c.element, A.Name) and c.element.ident == c.names[0])):
+                return self.count_sum_loop(name, c, fn)
         # positional arguments first, then the named ones (the closures' order)
         pos = [self.expr(a.value, fn) for a in e.args if a.name is None]
         kws = [(a.name, self.expr(a.value, fn)) for a in e.args if a.name is not None]
@@ -828,6 +833,77 @@ class ExprGenerator:
         fn.emit(f"    raise builtin_error({k(name)}, ({xs}, ), err) from None")
         fn.known[t] = bool
         return t
+
+    def count_sum_loop(self, name, c, fn):
+        """`count([x for x in xs if c])` / `sum([e for x in xs if c])` as one loop that counts or adds
+        as it goes, without the list: the same work for the walk of xs, the same result, the same errors
+        (a sum's elements are all computed; a sum that meets a non-number or grows too large is handed
+        to the built-in with the list, which fails as it always did)."""
+        k = self.mod.const
+        s = self.expr(c.source, fn)
+        self.preload(fn, c.element, c.condition)
+        saved = fn.env
+        fn.env = dict(saved)
+        items = self._walked_items(s, fn)
+        acc = fn.tmp("n")
+        fn.emit(f"{acc} = 0")
+        if name == "sum":
+            out, bad = fn.tmp("out"), fn.tmp("w")
+            fn.emit(f"{out} = []")
+            fn.emit(f"{bad} = False")
+        x0 = fn.bind(c.names[0], "x")
+        fixed = self.mod.values.get(s) if s in self.mod.values else None
+        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
+            fn.known[x0] = int
+        fn.emit(f"for {x0} in {items}:")
+        fn.depth += 1
+        opened = self._open_cond(c, fn)
+        if name == "count":  # only [x for x in xs if c]: its items are xs's, so never measured
+            fn.emit(f"{acc} += 1")
+        else:
+            x = self.expr(c.element, fn)
+            fn.emit(f"{out}.append({x})")
+            fn.emit(f"if {self.mod.class_test(x, int, fn)}:")
+            fn.emit(f"    {acc} += {x}")
+            fn.emit(f"    if not {-MAX_INT} < {acc} < {MAX_INT}: {bad} = True")
+            fn.emit(f"else: {bad} = True")
+        fn.depth -= 1 + opened
+        fn.env = saved
+        t = fn.tmp()
+        fn.known[t] = int
+        if name == "count":  # count of a list is only its length (no charge of its own)
+            fn.emit(f"{t} = {acc}")
+            return t
+        fn.emit(f"G.work += len({out}) + 1")  # the built-in's charge: its list walked once
+        fn.emit("if G.work > G.work_mark: over(G)")
+        fn.emit(f"if not {bad}: {t} = {acc}")
+        fn.emit("else:")
+        fn.depth += 1
+        lst = fn.tmp()
+        fn.emit(f"{lst} = check_list(G, tuple({out}))")
+        fn.emit("try:")
+        fn.emit(f"    {t} = {k(IMPLS[name])}(G, {lst})")
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k(name)}, ({lst}, ), err) from None")
+        fn.depth -= 1
+        return t
+
+    def _walked_items(self, s, fn):
+        """The items a comprehension walks, its source charged as walked once (len + 1)."""
+        fixed = self.mod.values.get(s) if s in self.mod.values else None
+        if fixed.__class__ is tuple:  # a constant list: its length is known now
+            fn.emit(f"G.work += {len(fixed) + 1}")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            return s
+        items = fn.tmp("items")
+        fn.emit(f"if {s}.__class__ is tuple:")
+        fn.emit(f"    {items} = {s}")
+        fn.emit(f"    G.work += len({s}) + 1")
+        fn.emit("    if G.work > G.work_mark: over(G)")
+        fn.emit("else:")
+        fn.emit(f"    charge(G, cost_of({s}))")
+        fn.emit(f"    {items} = items_of({s})")
+        return items
 
     def inlinable(self, name):
         """A rule function that never calls itself (through others neither) and is small: its body is
@@ -1001,20 +1077,8 @@ class ExprGenerator:
         # the common case, [f(x) for x in xs if test(x)]: a plain loop
         n0 = names[0]
         same_items = isinstance(e.element, A.Name) and e.element.ident == n0  # cannot outgrow its source
-        items = fn.tmp("items")
         fixed = self.mod.values.get(s) if s in self.mod.values else None
-        if fixed.__class__ is tuple:  # a constant list: its length is known now
-            items = s
-            fn.emit(f"G.work += {len(fixed) + 1}")
-            fn.emit("if G.work > G.work_mark: over(G)")
-        else:
-            fn.emit(f"if {s}.__class__ is tuple:")
-            fn.emit(f"    {items} = {s}")
-            fn.emit(f"    G.work += len({s}) + 1")
-            fn.emit("    if G.work > G.work_mark: over(G)")
-            fn.emit("else:")
-            fn.emit(f"    charge(G, cost_of({s}))")
-            fn.emit(f"    {items} = items_of({s})")
+        items = self._walked_items(s, fn)
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
         if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):

@@ -183,6 +183,13 @@ ERRORS = {
                                            "flow { loop { for i in 0..2 { n += i } offer [a] to 0  "
                                            "let y = [1][n / 3] } }",
     "a missing map key read as a list": "var m: map[int, list[int]] = {}\nflow { let y = m[1][0] }",
+    # count([x for x in xs if c]) and sum([e for x in xs if c]) run as loops without the list
+    "an error in a summed element": "var xs: list[any] = [1, \"a\"]\nflow { let y = sum([-x for x in xs]) }",
+    "a sum of texts": "var xs: list[any] = [\"a\", \"b\"]\nflow { let y = sum([x for x in xs]) }",
+    "a sum of lists": "var xs: list[any] = [[1], [2]]\nflow { let y = sum([x for x in xs if x != [3]]) }",
+    "a sum too large": "var n: int = 4611686018427387903\nflow { let y = sum([n for x in 1..3]) }",
+    "an error in a counted condition": "var xs: list[any] = [1, \"a\"]\n"
+                                       "flow { let y = count([x for x in xs if -x < 0]) }",
 }
 
 
@@ -202,6 +209,22 @@ def test_rule_errors_read_the_same_in_both_backends(case):
         assert got.startswith("GameError:") and "<string>:" in got, got  # positioned
 
 
+SAME_RESULT = {
+    "count and sum of comprehensions": "var xs: list[any] = [3, true, 5, -2]\nvar r: list[any] = []\n"
+        "flow { r = [count([x for x in xs if x != 5]), sum([x for x in xs if x != true]), "
+        "sum([x * 2 for x in 1..4 if x > 1]), count([x for x in [] if x > 1]), sum([x for x in []]), "
+        "sum([if x then 1 else 0 for x in [true, false, true]]), count([x for x in {1: 2, 3: 4} if x > 1])] }",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAME_RESULT))
+def test_rules_without_errors_end_in_the_same_state_in_both_backends(case):
+    gen = rulelang.loads(HEAD + SAME_RESULT[case])
+    got = outcome(gen)
+    assert got.startswith("no error") and '"r"' in got, got
+    assert got == outcome(gen.with_backend("closures"))
+
+
 # ---------------------------------------------------------------------------------- budgets
 BUDGETS = {
     "an endless loop": ("flow { loop { let x = 1 } }", "budget"),
@@ -212,6 +235,8 @@ BUDGETS = {
                                  "flow { let y = [f(i) + f(i) for i in 1..900000] }", "work budget"),
     "many calls of a lambda": ("flow { let y = count(1..900000, x => x > 0) + count(1..900000, x => x > 0) }",
                                "work budget"),
+    "a huge count": ("flow { let y = [count([i for i in 1..1000000 if i > j]) for j in 1..1000] }", "work budget"),
+    "a huge sum": ("flow { let y = [sum([i for i in 1..1000000 if i > j]) for j in 1..1000] }", "work budget"),
     "a deep recursion": ("function f(n: int): int = if n > 0 then f(n - 1) + 1 else 0\n"
                          "flow { let y = f(100000) }", "deep"),
 }
