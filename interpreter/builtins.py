@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey
+from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey, sort_values
 
 WORK_BUDGET = 1_000_000  # units of work (items handled) between two decisions
 TIME_LIMIT = 10.0  # seconds of CPU time between two decisions (Ruleset.time_limit)
@@ -110,7 +110,23 @@ def measure(v):
 
     if v.__class__ not in CONTAINERS:
         return 1, 0
+    size = _flat_size(v)
+    if size is not None and size <= MAX_SIZE:
+        return size, (1 if size > 1 else 0)
     return walk(v, 0)
+
+
+def _flat_size(v):
+    """The size of a list, set or map that holds no list, set, map or pile (None for any other value):
+    what the walk of measure() finds for it, without the walk."""
+    c = v.__class__
+    if c is tuple or c is frozenset:
+        if CONTAINERS.isdisjoint(map(type, v)):
+            return len(v) + 1
+    elif c is dict:
+        if CONTAINERS.isdisjoint(map(type, v)) and CONTAINERS.isdisjoint(map(type, v.values())):
+            return 2 * len(v) + 1
+    return None
 
 
 def check_value(G, v):
@@ -140,6 +156,13 @@ def deep_cost(v):
 
 
 def _items(xs):
+    c = xs.__class__
+    if c is tuple:
+        return xs
+    if c is frozenset or c is dict:
+        return tuple(sort_values(xs))
+    if c is Pile:
+        return xs.items()
     if isinstance(xs, dict):
         return tuple(sorted(xs, key=skey))
     if isinstance(xs, (frozenset, set)):
@@ -215,7 +238,7 @@ def b_min_by(G, xs, f):
 
 def b_sorted(G, xs, key=None):
     if key is None:
-        return tuple(sorted(_items(xs), key=skey))
+        return tuple(sort_values(_items(xs)))
     return tuple(sorted(_items(xs), key=lambda x: skey(key(x))))
 
 
@@ -253,13 +276,13 @@ def b_index_of(G, xs, x):
 def b_keys(G, m):
     if not isinstance(m, dict):
         raise RuleRuntimeError("keys() needs a map")
-    return tuple(sorted(m, key=skey))
+    return tuple(sort_values(m))
 
 
 def b_values(G, m):
     if not isinstance(m, dict):
         raise RuleRuntimeError("values() needs a map")
-    return tuple(m[k] for k in sorted(m, key=skey))
+    return tuple([m[k] for k in sort_values(m)])
 
 
 def b_get(G, m, k, default):

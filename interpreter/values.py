@@ -19,7 +19,7 @@ class Pile:
     def __init__(self, kind: str, known=(), pool=()):
         self.kind = kind
         self.known = tuple(known)
-        self.pool = tuple(sorted(pool, key=skey))
+        self.pool = tuple(sort_values(tuple(pool)))
 
     def items(self):
         return self.known + self.pool
@@ -68,6 +68,11 @@ class Piece:
 
 def skey(v):
     """A total order over values of mixed kinds, used for every canonical sort."""
+    c = v.__class__
+    if c is int:  # the common kinds first (a bool's class is bool, not int)
+        return (2, v)
+    if c is str:
+        return (3, v)
     if v is None:
         return (0,)
     if v is True or v is False:
@@ -77,20 +82,34 @@ def skey(v):
     if isinstance(v, str):
         return (3, v)
     if isinstance(v, tuple):
-        return (4, tuple(skey(x) for x in v))
+        return (4, tuple(map(skey, v)))
     if isinstance(v, frozenset):
-        return (5, tuple(sorted(skey(x) for x in v)))
+        return (5, tuple(sorted(map(skey, v))))
     if isinstance(v, dict):
         return (6, tuple(sorted((skey(k), skey(x)) for k, x in v.items())))
     if isinstance(v, Pile):
-        return (7, v.kind, tuple(skey(x) for x in v.known), tuple(skey(x) for x in v.pool))
+        return (7, v.kind, tuple(map(skey, v.known)), tuple(map(skey, v.pool)))
     if v.__class__ is Piece:
         return (8, v.kind, v.id)
     return (9, repr(v))
 
 
+def sort_values(xs):
+    """sorted(xs, key=skey) for a collection (walked twice: not an iterator). When every item is an int
+    (no bool) or every item is a text, skey orders them as Python does, so they are sorted without it."""
+    kinds = set(map(type, xs))
+    if len(kinds) == 1 and (int in kinds or str in kinds):
+        return sorted(xs)
+    return sorted(xs, key=skey)
+
+
 def fmt(v) -> str:
     """The canonical compact text of a value, used in action ids: 3, teal, (0,2), {a,b}."""
+    c = v.__class__
+    if c is str:
+        return v
+    if c is int:
+        return str(v)
     if v is None:
         return "none"
     if v is True:
@@ -102,7 +121,7 @@ def fmt(v) -> str:
     if isinstance(v, tuple):
         return "(" + ",".join(fmt(x) for x in v) + ")" if len(v) != 1 else "(" + fmt(v[0]) + ",)"
     if isinstance(v, frozenset):
-        return "{" + ",".join(fmt(x) for x in sorted(v, key=skey)) + "}"
+        return "{" + ",".join(map(fmt, sort_values(v))) + "}"
     if isinstance(v, dict):
         return "{" + ",".join(fmt(k) + ":" + fmt(x) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))) + "}"
     if isinstance(v, Pile):
@@ -130,7 +149,7 @@ def encode(v):
     if isinstance(v, tuple):
         return [encode(x) for x in v]
     if isinstance(v, frozenset):
-        return {"$set": [encode(x) for x in sorted(v, key=skey)]}
+        return {"$set": [encode(x) for x in sort_values(v)]}
     if isinstance(v, dict):
         return {"$map": [[encode(k), encode(x)] for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))]}
     if isinstance(v, Pile):
@@ -209,7 +228,7 @@ def to_plain(v, full=False):
     if isinstance(v, tuple):
         return [to_plain(x, full) for x in v]
     if isinstance(v, frozenset):
-        return [to_plain(x, full) for x in sorted(v, key=skey)]
+        return [to_plain(x, full) for x in sort_values(v)]
     if isinstance(v, dict):
         return {fmt(k): to_plain(x, full) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
     if isinstance(v, Pile):
