@@ -26,6 +26,8 @@ import linecache
 import types
 import warnings
 
+import attrs
+
 from rulelang import ast as A
 
 from .runtime import span_of
@@ -96,6 +98,20 @@ def depth_error(name, depth):
 BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
 
 
+class Unhoisted(Exception):
+    """A loop-invariant part computed before its loop met a case that charges work: it is left to the loop."""
+
+
+class Unset:
+    """The value of a loop-invariant part that could not be computed before its loop (UNSET)."""
+
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = Unset()
+
+
 def _runtime_names():
     from . import runtime as C
     from .pieces import live, read_field
@@ -108,14 +124,14 @@ def _runtime_names():
         "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
-        "long_id": C._long_id, "set_path": C._set_path,
+        "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
     }
 
 
 # the only built-ins the generated code can name
 SAFE_BUILTINS = {n: getattr(_py_builtins, n) for n in (
     "int", "str", "bool", "len", "tuple", "frozenset", "range", "isinstance", "dict", "sorted", "enumerate", "list",
-    "KeyError",
+    "KeyError", "Exception",
     "TypeError", "ValueError", "IndexError", "AttributeError", "hash", "None", "True", "False")
     if hasattr(_py_builtins, n)}
 
@@ -262,6 +278,8 @@ class Fn:
         self.env = dict(env or {})
         self.inlined = 0  # rule function bodies being written inline here
         self.known = {}  # a generated name -> the class its value surely has (from how it was made)
+        self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
+        self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -438,6 +456,7 @@ class ExprGenerator:
         fn.depth += 1
         if pys:
             self.preload(fn, *requires)  # read once for all the candidates
+            self.hoist(fn, act.param_names, *requires)
             fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
@@ -468,6 +487,11 @@ class ExprGenerator:
         checking = k(f"while checking action '{act.name}': ")
         errs = "(RuleRuntimeError, KeyError)"
         fn.emit("out = []")
+        if specs:  # what the candidates' tests read and compute alike, before the loops
+            later = [what for kind, what in specs[1:] if kind == "expr"]
+            trees = later + list(requires) + [x for pair in costs for x in pair]
+            self.preload(fn, *trees)
+            self.hoist(fn, act.param_names, *trees)
         pys = []
         for i, (kind, what) in enumerate(specs):
             d = fn.tmp("items")
@@ -528,6 +552,10 @@ class ExprGenerator:
 
     # ---- expressions: each returns a Python expression (a name or a constant) holding the value
     def expr(self, e, fn):
+        if fn.hoisted:
+            h = fn.hoisted.get(id(e))
+            if h is not None:
+                return self.use_hoisted(e, h, fn)
         if self.cl.is_constant(e):
             if isinstance(e, A.Literal):
                 return self.mod.const(e.value)
@@ -576,6 +604,123 @@ class ExprGenerator:
             for x in A.walk(tree):
                 if x.__class__ is A.Name and x.ref == "var" and not self.cl.is_constant(x):
                     self.read_var(x.ident, fn)
+
+    # ---- loop-invariant parts, computed once before their loop
+    # A part of a loop's body (a comprehension's element or condition, the test of an any/all loop, the
+    # requires of an action's candidates) that reads none of the names bound in the loop, and whose code
+    # charges no work (names, constants, indexes, fields of rows, numbers added, compared, multiplied,
+    # count(xs)), is computed once before the loop, inside a try. If that fails, or meets a case that
+    # would charge work (`+` of two lists, `==` of two lists), the part holds UNSET and the loop computes
+    # it in place as before: errors and charges stay where they were. Else the loop reads the value.
+    def hoist(self, fn, names, *trees):
+        """Compute before a loop the invariant parts of its body; returns what to forget after the loop."""
+        bound = set(names)
+        for tree in trees:
+            if tree is not None:
+                for x in A.walk(tree):
+                    c = x.__class__
+                    if c is A.Comprehension:
+                        bound.update(x.names)
+                    elif c is A.Lambda:
+                        bound.add(x.param)
+                    elif c is A.Bind:
+                        bound.add(x.name)
+        found = []
+        for tree in trees:
+            if tree is not None:
+                self._find_invariant(tree, bound, fn, found)
+        ids = []
+        for x in found:
+            h = fn.tmp("h")
+            fn.emit("try:")
+            fn.depth += 1
+            saved = fn.speculating
+            fn.speculating = True
+            r = self.expr(x, fn)
+            fn.speculating = saved
+            fn.emit(f"{h} = {r}")
+            fn.depth -= 1
+            fn.emit("except Exception:")
+            fn.emit(f"    {h} = UNSET")
+            fn.hoisted[id(x)] = h
+            ids.append(id(x))
+        return ids
+
+    @staticmethod
+    def unhoist(fn, ids):
+        for i in ids:
+            fn.hoisted.pop(i, None)
+
+    def use_hoisted(self, e, h, fn):
+        """A hoisted part in its loop: the value computed before the loop, or (UNSET) computed here."""
+        t = fn.tmp()
+        fn.emit(f"{t} = {h}")
+        fn.emit(f"if {t} is UNSET:")
+        fn.depth += 1
+        del fn.hoisted[id(e)]
+        try:
+            r = self.expr(e, fn)
+        finally:
+            fn.hoisted[id(e)] = h
+        fn.emit(f"{t} = {r}")
+        fn.depth -= 1
+        return t
+
+    def _find_invariant(self, e, bound, fn, found):
+        """The largest parts of e worth hoisting (a function value's body is not searched: it runs as its
+        own Python function, except the test of an any/all written as a loop)."""
+        if id(e) in fn.hoisted or self.cl.is_constant(e):
+            return
+        c = e.__class__
+        if c is A.Lambda:
+            return
+        if self._pure(e, bound):
+            if self._worth(e):
+                found.append(e)
+            return
+        if c is A.Call and _loop_call(e):
+            self._find_invariant(e.args[0].value, bound, fn, found)
+            self._find_invariant(e.args[1].value.body, bound, fn, found)
+            return
+        for child in _children(e):
+            self._find_invariant(child, bound, fn, found)
+
+    def _pure(self, e, bound):
+        """e reads none of `bound`, and its generated code charges no work and changes nothing."""
+        if self.cl.is_constant(e):
+            return True
+        c = e.__class__
+        if c is A.Name:
+            return e.ident not in bound and (e.ref in _PURE_REFS or e.ref == "builtin" and e.ident in _PURE_BUILTINS)
+        if c is A.Placeholder:
+            return self._pure(e.inner, bound)
+        if c is A.Unary:
+            return self._pure(e.operand, bound)
+        if c is A.Binary:
+            return e.op not in ("in", "not in", "..") and self._pure(e.left, bound) and self._pure(e.right, bound)
+        if c is A.Cond:
+            return self._pure(e.test, bound) and self._pure(e.then, bound) and self._pure(e.orelse, bound)
+        if c is A.Index:
+            return self._pure(e.target, bound) and self._pure(e.index, bound)
+        if c is A.Field:
+            return not (e.target.ty is not None and e.target.ty.kind == "piece") and self._pure(e.target, bound)
+        if c is A.Call:  # count(xs): a length
+            return (e.func.ref != "func" and e.func.ident == "count" and len(e.args) == 1 and e.args[0].name is None
+                    and self._pure(e.args[0].value, bound))
+        return False
+
+    def _worth(self, e):
+        """More work than reading a name: not a name, a constant, or a field or `not` of a name."""
+        c = e.__class__
+        if c is A.Placeholder:
+            return self._worth(e.inner)
+        if c is A.Name or c is A.Literal or self.cl.is_constant(e):
+            return False
+        if c is A.Field or c is A.Unary:
+            return self._worth(e.target if c is A.Field else e.operand)
+        if c is A.Binary and e.op in ("and", "or"):
+            return self._worth(e.left) or self._worth(e.right)
+        return True
 
     def g_Name(self, e, fn):
         n = e.ident
@@ -659,7 +804,8 @@ class ExprGenerator:
                 fn.emit(f"{t} = {a} {'is' if op == '==' else 'is not'} None")
                 return t
             if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
-                fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: charge(G, {deep_cost(v)})")
+                charging = "raise Unhoisted" if fn.speculating else f"charge(G, {deep_cost(v)})"
+                fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: {charging}")
             fn.emit(f"{t} = {a} {op} {kv}")
             return t
         if op in ("in", "not in"):  # the collection is computed first
@@ -676,13 +822,19 @@ class ExprGenerator:
         b = self.expr(e.right, fn)
         t = fn.tmp()
         if op in ("==", "!="):
-            fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
+            if fn.speculating:
+                fn.emit(f"if {a}.__class__ in CONTAINERS: raise Unhoisted")
+            else:
+                fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
             fn.emit(f"else: {t} = {a} {op} {b}")
+            fn.known[t] = bool
             return t
         ints = self._both_int(a, b, fn)
         if op in ("<", "<=", ">", ">="):
             if ints == "True":
                 fn.emit(f"{t} = {a} {op} {b}")
+            elif ints == "False":
+                fn.emit(f"{t} = compare({op!r}, {a}, {b})")
             else:
                 fn.emit(f"if {ints}: {t} = {a} {op} {b}")
                 fn.emit(f"else: {t} = compare({op!r}, {a}, {b})")
@@ -690,12 +842,27 @@ class ExprGenerator:
         if op == "..":
             fn.emit(f"{t} = span_of(G, {a}, {b})")
             return t
-        if op in ("+", "-"):
-            fn.emit(f"if {ints} and {-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: {t} = {a} {op} {b}")
-            fn.emit(f"else: {t} = arith({op!r}, {a}, {b}, G)")
+        slow = "raise Unhoisted" if fn.speculating else f"{t} = arith({op!r}, {a}, {b}, G)"
+        if op in ("+", "-", "*"):
+            if ints == "False":
+                fn.emit(slow)
+                return t
+            fn.emit(f"if {'' if ints == 'True' else ints + ' and '}{-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: "
+                    f"{t} = {a} {op} {b}")
+            fn.emit(f"else: {slow}")
+            if ints == "True":
+                fn.known[t] = int
             return t
-        if op in ("*", "/", "%"):
-            fn.emit(f"{t} = arith({op!r}, {a}, {b}, G)")
+        if op in ("/", "%"):  # two numbers, the divisor not 0: Python's // and %, as arith
+            if ints == "False":
+                fn.emit(slow)
+                return t
+            py = "//" if op == "/" else "%"
+            fn.emit(f"if {'' if ints == 'True' else ints + ' and '}{b} and {-MAX_INT} < ({a} {py} {b}) < {MAX_INT}: "
+                    f"{t} = {a} {py} {b}")
+            fn.emit(f"else: {slow}")
+            if ints == "True":
+                fn.known[t] = int
             return t
         raise RuleRuntimeError(f"cannot compile operator {op!r}")
 
@@ -757,8 +924,7 @@ class ExprGenerator:
                 return self.inline_call(name, params, args, fn)
             fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
             return t
-        if (name in ("any", "all") and len(e.args) == 2 and all(a.name is None for a in e.args)
-                and isinstance(e.args[1].value, A.Lambda)):
+        if _loop_call(e):
             return self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
         if name in ("count", "sum") and len(e.args) == 1 and e.args[0].name is None:
             c = e.args[0].value
@@ -807,8 +973,15 @@ class ExprGenerator:
         k = self.mod.const
         xs = self.expr(source, fn)
         self.preload(fn, lam.body)
+        hoisted = self.hoist(fn, [lam.param], lam.body)
         t = fn.tmp()
-        fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
+        fixed = self.mod.values.get(xs) if xs in self.mod.values else None
+        if fixed.__class__ in CONTAINERS:  # a constant list: its cost and items are known now
+            fn.emit(f"G.work += {_cost_of(fixed) + 1}")
+            items = self.mod.const(_items(fixed))
+        else:
+            fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
+            items = f"items_of({xs})"
         fn.emit("if G.work > G.work_mark: over(G)")
         fn.emit(f"{t} = {name == 'all'}")
         fn.emit("try:")
@@ -816,7 +989,9 @@ class ExprGenerator:
         saved = fn.env
         fn.env = dict(saved)
         x = fn.bind(lam.param, "x")
-        fn.emit(f"for {x} in items_of({xs}):")
+        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
+            fn.known[x] = int
+        fn.emit(f"for {x} in {items}:")
         fn.depth += 1
         fn.charge(1)
         r = self.expr(lam.body, fn)
@@ -831,6 +1006,7 @@ class ExprGenerator:
         fn.env = saved
         fn.emit("except BUILTIN_ERRORS as err:")
         fn.emit(f"    raise builtin_error({k(name)}, ({xs}, ), err) from None")
+        self.unhoist(fn, hoisted)
         fn.known[t] = bool
         return t
 
@@ -842,6 +1018,7 @@ class ExprGenerator:
         k = self.mod.const
         s = self.expr(c.source, fn)
         self.preload(fn, c.element, c.condition)
+        hoisted = self.hoist(fn, c.names, c.element, c.condition)
         saved = fn.env
         fn.env = dict(saved)
         items = self._walked_items(s, fn)
@@ -869,6 +1046,7 @@ class ExprGenerator:
             fn.emit(f"else: {bad} = True")
         fn.depth -= 1 + opened
         fn.env = saved
+        self.unhoist(fn, hoisted)
         t = fn.tmp()
         fn.known[t] = int
         if name == "count":  # count of a list is only its length (no charge of its own)
@@ -1041,6 +1219,7 @@ class ExprGenerator:
     def g_Comprehension(self, e, fn):
         s = self.expr(e.source, fn)
         self.preload(fn, e.element, e.condition, getattr(e, "value", None))
+        hoisted = self.hoist(fn, e.names, e.element, e.condition, getattr(e, "value", None))
         names = e.names
         saved = fn.env
         fn.env = dict(saved)
@@ -1069,6 +1248,7 @@ class ExprGenerator:
                 fn.emit(f"{out}.append({x})")
             fn.depth -= 1 + opened
             fn.env = saved
+            self.unhoist(fn, hoisted)
             if e.kind == "map":
                 fn.emit(f"{t} = check_map(G, {out})")
             else:
@@ -1090,6 +1270,7 @@ class ExprGenerator:
         fn.emit(f"{out}.append({x})")
         fn.depth -= 1 + opened
         fn.env = saved
+        self.unhoist(fn, hoisted)
         fn.emit(f"{t} = tuple({out})")
         if not same_items:
             fn.emit(f"{t} = check_list(G, {t})")
@@ -1103,6 +1284,33 @@ class ExprGenerator:
         fn.emit(f"if {c}:")
         fn.depth += 1
         return 1
+
+
+# rule names whose reads are plain look-ups (no work, nothing changed)
+_PURE_REFS = frozenset({"local", "var", "const", "member", "enum_values", "table", "board"})
+_PURE_BUILTINS = frozenset({"me", "current", "player_count", "end_triggered"})
+
+
+def _loop_call(e):
+    """any(xs, x => test) / all(...): written as a loop in the calling function (see any_all_loop)."""
+    return (e.func.ident in ("any", "all") and e.func.ref != "func" and len(e.args) == 2
+            and all(a.name is None for a in e.args) and isinstance(e.args[1].value, A.Lambda))
+
+
+def _children(e):
+    """The expressions directly inside e."""
+    for f in attrs.fields(e.__class__):
+        v = getattr(e, f.name)
+        if isinstance(v, A.Expr):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                if isinstance(item, A.Arg):
+                    yield item.value
+                elif isinstance(item, A.Expr):
+                    yield item
+                elif isinstance(item, tuple):
+                    yield from (x for x in item if isinstance(x, A.Expr))
 
 
 # ============================================================================ statements: fused ops
