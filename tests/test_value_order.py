@@ -55,3 +55,18 @@ def test_a_flat_value_past_the_size_limit_is_stopped():
     with pytest.raises(RuleRuntimeError, match="size limit"):
         measure(tuple(range(MAX_SIZE)))
     assert measure(tuple(range(MAX_SIZE - 1))) == (MAX_SIZE, 1)
+
+
+def test_the_depth_limit_holds_for_flat_innermost_lists():
+    from interpreter.builtins import MAX_DEPTH
+
+    def nested(n):  # n lists, one in another, the innermost holding a number
+        v = (1,)
+        for _ in range(n - 1):
+            v = (v,)
+        return v
+
+    assert measure(nested(MAX_DEPTH + 1)) == (MAX_DEPTH + 2, MAX_DEPTH + 1)
+    with pytest.raises(RuleRuntimeError, match="depth limit"):
+        measure(nested(MAX_DEPTH + 2))
+    assert measure((nested(MAX_DEPTH), frozenset({1}), ())) == (MAX_DEPTH + 5, MAX_DEPTH + 1)
