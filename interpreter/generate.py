@@ -188,6 +188,14 @@ class Module:
             return "True" if fn.known[expr] is cls else "False"
         return f"{expr}.__class__ is {cls.__name__}"
 
+    def kind(self, expr, fn=None):
+        """The class the value of a generated expression surely has (a constant's, or known in fn), or None."""
+        if expr in self.values:
+            return self.values[expr].__class__
+        if fn is not None:
+            return fn.known.get(expr)
+        return None
+
     def name(self, prefix):
         self.counter += 1
         return f"{prefix}_{self.counter}"
@@ -629,22 +637,25 @@ class ExprGenerator:
         for tree in trees:
             if tree is not None:
                 self._find_invariant(tree, bound, fn, found)
-        ids = []
-        for x in found:
-            h = fn.tmp("h")
-            fn.emit("try:")
-            fn.depth += 1
-            saved = fn.speculating
-            fn.speculating = True
+        if not found:
+            return []
+        # one try for all (they share their reads; after one fails, the others are left to the loop too)
+        hs = [fn.tmp("h") for _ in found]
+        fn.emit(" = ".join(hs) + " = UNSET")
+        fn.emit("try:")
+        fn.depth += 1
+        saved = fn.speculating
+        fn.speculating = True
+        for x, h in zip(found, hs):
             r = self.expr(x, fn)
-            fn.speculating = saved
             fn.emit(f"{h} = {r}")
-            fn.depth -= 1
-            fn.emit("except Exception:")
-            fn.emit(f"    {h} = UNSET")
+        fn.speculating = saved
+        fn.depth -= 1
+        fn.emit("except Exception:")
+        fn.emit("    pass")
+        for x, h in zip(found, hs):
             fn.hoisted[id(x)] = h
-            ids.append(id(x))
-        return ids
+        return [id(x) for x in found]
 
     @staticmethod
     def unhoist(fn, ids):
@@ -778,6 +789,7 @@ class ExprGenerator:
         t = fn.tmp()
         if e.op == "not":
             fn.emit(f"{t} = not {v}")
+            fn.known[t] = bool
             return t
         fn.emit(f"if {v}.__class__ is not int: raise neg_error({v})")
         fn.emit(f"{t} = -{v}")
@@ -800,12 +812,14 @@ class ExprGenerator:
             v = e.right.value if isinstance(e.right, A.Literal) else self.cl.compile(e.right)(None, {})
             kv = self.mod.const(v)
             t = fn.tmp()
+            fn.known[t] = bool
             if v is None:  # no value of the rules equals none but none
                 fn.emit(f"{t} = {a} {'is' if op == '==' else 'is not'} None")
                 return t
-            if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
+            ka = self.mod.kind(a, fn)
+            if v.__class__ in CONTAINERS and ka in (None, v.__class__):  # a constant list: at most its size
                 charging = "raise Unhoisted" if fn.speculating else f"charge(G, {deep_cost(v)})"
-                fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: {charging}")
+                fn.emit(charging if ka is not None else f"if {a}.__class__ is {self.mod.const(v.__class__)}: {charging}")
             fn.emit(f"{t} = {a} {op} {kv}")
             return t
         if op in ("in", "not in"):  # the collection is computed first
@@ -814,23 +828,43 @@ class ExprGenerator:
             t = fn.tmp()
             neg = "not " if op == "not in" else ""
             # a set or map and a plain value: one look-up by hash, no work to charge (as in contains)
-            fn.emit(f"if ({c}.__class__ is frozenset or {c}.__class__ is dict) and {x}.__class__ not in CONTAINERS: "
-                    f"{t} = {neg}({x} in {c})")
-            fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
+            kc, kx = self.mod.kind(c, fn), self.mod.kind(x, fn)
+            if kc is None:
+                tests = [f"({c}.__class__ is frozenset or {c}.__class__ is dict)"]
+            else:
+                tests = [] if kc in (frozenset, dict) else ["False"]
+            if kx is None:
+                tests.append(f"{x}.__class__ not in CONTAINERS")
+            elif kx in CONTAINERS:
+                tests.append("False")
+            fn.known[t] = bool
+            if "False" in tests:
+                fn.emit(f"{t} = {neg}contains({c}, {x}, G)")
+            elif not tests:
+                fn.emit(f"{t} = {neg}({x} in {c})")
+            else:
+                fn.emit(f"if {' and '.join(tests)}: {t} = {neg}({x} in {c})")
+                fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
             return t
         a = self.expr(e.left, fn)
         b = self.expr(e.right, fn)
         t = fn.tmp()
         if op in ("==", "!="):
-            if fn.speculating:
-                fn.emit(f"if {a}.__class__ in CONTAINERS: raise Unhoisted")
-            else:
-                fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
-            fn.emit(f"else: {t} = {a} {op} {b}")
             fn.known[t] = bool
+            ka = self.mod.kind(a, fn)
+            if ka is not None and ka not in CONTAINERS:  # a number, text, ...: compared by Python alone
+                fn.emit(f"{t} = {a} {op} {b}")
+                return t
+            slow = "raise Unhoisted" if fn.speculating else f"{t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})"
+            if ka is not None:
+                fn.emit(slow)
+                return t
+            fn.emit(f"if {a}.__class__ in CONTAINERS: {slow}")
+            fn.emit(f"else: {t} = {a} {op} {b}")
             return t
         ints = self._both_int(a, b, fn)
         if op in ("<", "<=", ">", ">="):
+            fn.known[t] = bool
             if ints == "True":
                 fn.emit(f"{t} = {a} {op} {b}")
             elif ints == "False":
@@ -989,8 +1023,8 @@ class ExprGenerator:
         saved = fn.env
         fn.env = dict(saved)
         x = fn.bind(lam.param, "x")
-        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
-            fn.known[x] = int
+        if _item_kind(fixed) is not None:
+            fn.known[x] = _item_kind(fixed)
         fn.emit(f"for {x} in {items}:")
         fn.depth += 1
         fn.charge(1)
@@ -1030,8 +1064,8 @@ class ExprGenerator:
             fn.emit(f"{bad} = False")
         x0 = fn.bind(c.names[0], "x")
         fixed = self.mod.values.get(s) if s in self.mod.values else None
-        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
-            fn.known[x0] = int
+        if _item_kind(fixed) is not None:
+            fn.known[x0] = _item_kind(fixed)
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(c, fn)
@@ -1137,11 +1171,20 @@ class ExprGenerator:
             return got
         t = fn.tmp()
         fn.remember(("index", c, i), t)
-        fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
-        if self.mod.class_test(i, int, fn) != "False":
-            fn.emit(f"elif {c}.__class__ is tuple and {self.mod.class_test(i, int, fn)} and 0 <= {i} < len({c}): "
-                    f"{t} = {c}[{i}]")
-        fn.emit(f"else: {t} = get({c}, {i})")
+        kc = self.mod.kind(c, fn)
+        i_int = self.mod.class_test(i, int, fn)
+        if kc is dict:
+            fn.emit(f"{t} = {c}.get({i})")
+        elif kc is tuple and i_int != "False":
+            fn.emit(f"if {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): {t} = {c}[{i}]")
+            fn.emit(f"else: {t} = get({c}, {i})")
+        elif kc is not None:
+            fn.emit(f"{t} = get({c}, {i})")
+        else:
+            fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
+            if i_int != "False":
+                fn.emit(f"elif {c}.__class__ is tuple and {i_int} and 0 <= {i} < len({c}): {t} = {c}[{i}]")
+            fn.emit(f"else: {t} = get({c}, {i})")
         return t
 
     def g_Field(self, e, fn):
@@ -1261,8 +1304,8 @@ class ExprGenerator:
         items = self._walked_items(s, fn)
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
-        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
-            fn.known[x0] = int
+        if _item_kind(fixed) is not None:
+            fn.known[x0] = _item_kind(fixed)
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(e, fn)
@@ -1289,6 +1332,15 @@ class ExprGenerator:
 # rule names whose reads are plain look-ups (no work, nothing changed)
 _PURE_REFS = frozenset({"local", "var", "const", "member", "enum_values", "table", "board"})
 _PURE_BUILTINS = frozenset({"me", "current", "player_count", "end_triggered"})
+
+
+def _item_kind(v):
+    """The one class of all the items of a constant non-empty list (int, str or bool), or None."""
+    if v.__class__ is tuple and v:
+        c = v[0].__class__
+        if c in (int, str, bool) and all(x.__class__ is c for x in v):
+            return c
+    return None
 
 
 def _loop_call(e):
