@@ -91,6 +91,14 @@ def pairs_of(s):
     return tuple(enumerate(_items(s)))
 
 
+def distinct_items(xs):
+    """The items of a list, set or map without repeats, in order (runtime.distinct of items_of)."""
+    c = xs.__class__
+    if c is frozenset or c is dict:  # sorted, and never twice
+        return _items(xs)
+    return list(dict.fromkeys(_items(xs)))  # the first of equal items kept, as distinct()
+
+
 def depth_error(name, depth):
     return RuleRuntimeError(f"function '{name}' calls itself more than {depth} deep")
 
@@ -120,7 +128,8 @@ def _runtime_names():
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
         "items_of": _items, "skey": skey, "fmt": fmt,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
-        "check_list": check_list, "pairs_of": pairs_of, "depth_error": depth_error, "BUILTIN_ERRORS": BUILTIN_ERRORS,
+        "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
+        "BUILTIN_ERRORS": BUILTIN_ERRORS,
         "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
@@ -495,11 +504,9 @@ class ExprGenerator:
         checking = k(f"while checking action '{act.name}': ")
         errs = "(RuleRuntimeError, KeyError)"
         fn.emit("out = []")
-        if specs:  # what the candidates' tests read and compute alike, before the loops
-            later = [what for kind, what in specs[1:] if kind == "expr"]
-            trees = later + list(requires) + [x for pair in costs for x in pair]
-            self.preload(fn, *trees)
-            self.hoist(fn, act.param_names, *trees)
+        tests = list(requires) + [x for pair in costs for x in pair]
+        if specs:  # what the candidates' tests read, before the loops
+            self.preload(fn, *[what for kind, what in specs[1:] if kind == "expr"], *tests)
         pys = []
         for i, (kind, what) in enumerate(specs):
             d = fn.tmp("items")
@@ -508,15 +515,17 @@ class ExprGenerator:
             if kind == "fixed":
                 fn.emit(f"{d} = {k(tuple(what))}")
             elif kind == "fn":
-                fn.emit(f"{d} = distinct(items_of({k(what)}(G, {{}})))")
+                fn.emit(f"{d} = distinct_items({k(what)}(G, {{}}))")
             else:
                 v = self.expr(what, fn)
-                fn.emit(f"{d} = distinct(items_of({v}))")
+                fn.emit(f"{d} = distinct_items({v})")
             fn.emit(f"G.work += len({d})")
             fn.emit("if G.work > G.work_mark: over(G)")
             fn.depth -= 1
             fn.emit(f"except {errs} as err:")
             fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
+            # what the tests compute alike for every value of this parameter and the next ones
+            self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests)
             p = fn.bind(act.param_names[i], "p")
             pys.append(p)
             if kind == "fixed" and what and all(v.__class__ is int for v in what):
@@ -851,8 +860,9 @@ class ExprGenerator:
         t = fn.tmp()
         if op in ("==", "!="):
             fn.known[t] = bool
-            ka = self.mod.kind(a, fn)
-            if ka is not None and ka not in CONTAINERS:  # a number, text, ...: compared by Python alone
+            ka, kb = self.mod.kind(a, fn), self.mod.kind(b, fn)
+            if ka is not None and ka not in CONTAINERS or kb is not None and kb not in CONTAINERS:
+                # a number, text, ... on either side: compared by Python alone (equal() charges only two of a kind)
                 fn.emit(f"{t} = {a} {op} {b}")
                 return t
             slow = "raise Unhoisted" if fn.speculating else f"{t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})"
@@ -975,6 +985,20 @@ class ExprGenerator:
         t = fn.tmp()
         flat = name in FLAT_COST or (name == "count" and len(e.args) == 1)
         cost = COSTS[name]
+        if name == "get" and len(pos) == 3 and not kws:  # a map and a key: one look-up (the same charge)
+            m, key, default = pos
+            kk = self.mod.kind(key, fn)
+            if kk is int or kk is bool or key in ("None", "True", "False"):
+                fn.emit("G.work += 2")
+            else:
+                fn.emit(f"G.work += deep_cost({key}) + 1")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            fn.emit("try:")
+            fn.emit(f"    if {m}.__class__ is dict: {t} = {m}.get({key}, {default})")
+            fn.emit(f"    else: {t} = {impl}({call_args})")
+            fn.emit("except BUILTIN_ERRORS as err:")
+            fn.emit(f"    raise builtin_error({k(name)}, {argt}, err) from None")
+            return t
         if name in ("max", "min") and len(pos) == 2 and not kws:
             # two numbers: the work and the result without the general call (same charge, same result)
             a, b = pos
@@ -1013,6 +1037,9 @@ class ExprGenerator:
         if fixed.__class__ in CONTAINERS:  # a constant list: its cost and items are known now
             fn.emit(f"G.work += {_cost_of(fixed) + 1}")
             items = self.mod.const(_items(fixed))
+        elif self.mod.kind(xs, fn) is tuple:  # a list just made
+            fn.emit(f"G.work += len({xs}) + 2")
+            items = xs
         else:
             fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
             items = f"items_of({xs})"
