@@ -353,6 +353,8 @@ class ExprGenerator:
         self.functions = {}  # rule function name -> (generated identifier, params)
         self.auto_finish = False
         self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
+        self._field_kinds = None  # field name -> the one class of its values in every row (int, str, bool)
+        self._leaf = {}  # id(function body) -> whether it calls no rule function
         self._inline = {}  # rule function -> whether calls of it are written inline
         self._recursive = None  # the rule functions that can end up calling themselves (found once)
         self._lazy = []  # (AST, name, function) of every expression compiled, generated at its first call
@@ -448,9 +450,12 @@ class ExprGenerator:
         fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
         fn.emit(f"    raise depth_error({msg}, MAX_FUNCTION_DEPTH)")
         fn.charge(1)
-        fn.emit("G.fdepth += 1")
+        leaf = self.calls_none(body)
+        if not leaf:
+            fn.emit("G.fdepth += 1")
         r = self.expr(body, fn)
-        fn.emit("G.fdepth -= 1")
+        if not leaf:
+            fn.emit("G.fdepth -= 1")
         fn.emit(f"return {r}")
         return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
 
@@ -460,6 +465,7 @@ class ExprGenerator:
         Same candidates, order, work charge and errors as CompiledAction.legal."""
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
+        fn.known["who"] = int  # the seat an offer is made to (OfferOp checks it is one)
         pys = [fn.bind(p, "p") for p in act.param_names]
         for i, p in enumerate(pys):  # a parameter whose every candidate is a number
             if act.fixed_options and all(vals[i].__class__ is int for _, vals, _ in act.fixed_options):
@@ -499,6 +505,7 @@ class ExprGenerator:
         from .runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
+        fn.known["who"] = int  # the seat an offer is made to (OfferOp checks it is one)
         k = self.mod.const
         listing = k(f"while listing the choices of action '{act.name}': ")
         checking = k(f"while checking action '{act.name}': ")
@@ -1179,7 +1186,9 @@ class ExprGenerator:
         fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
         fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
         fn.charge(1)
-        fn.emit("G.fdepth += 1")
+        leaf = self.calls_none(d.body)
+        if not leaf:
+            fn.emit("G.fdepth += 1")
         saved = fn.env, fn.has_L
         fn.env = dict(zip(params, args))  # the body sees its parameters only, as in its own function
         fn.has_L = False
@@ -1187,8 +1196,18 @@ class ExprGenerator:
         r = self.expr(d.body, fn)
         fn.inlined -= 1
         fn.env, fn.has_L = saved
-        fn.emit("G.fdepth -= 1")
+        if not leaf:
+            fn.emit("G.fdepth -= 1")
         return r
+
+    def calls_none(self, body):
+        """A body that calls no rule function: nothing in it reads the depth, so a call of it need not count
+        itself in G.fdepth (its own check of the depth stays). An error ends the run, and every run starts
+        again at depth 0, so the depth left behind by an error is never read either."""
+        got = self._leaf.get(id(body))
+        if got is None:
+            got = self._leaf[id(body)] = not _calls(body)
+        return got
 
     def g_Index(self, e, fn):
         c = self.expr(e.target, fn)
@@ -1207,12 +1226,27 @@ class ExprGenerator:
             fn.emit(f"else: {t} = get({c}, {i})")
         elif kc is not None:
             fn.emit(f"{t} = get({c}, {i})")
+        elif i_int != "False" and self._likely_list(e.target):  # the same tests, the likelier first
+            fn.emit(f"if {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
+                    f"{t} = {c}[{i}]")
+            fn.emit(f"elif {c}.__class__ is dict: {t} = {c}.get({i})")
+            fn.emit(f"else: {t} = get({c}, {i})")
         else:
             fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
             if i_int != "False":
-                fn.emit(f"elif {c}.__class__ is tuple and {i_int} and 0 <= {i} < len({c}): {t} = {c}[{i}]")
+                fn.emit(f"elif {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
+                        f"{t} = {c}[{i}]")
             fn.emit(f"else: {t} = get({c}, {i})")
         return t
+
+    def _likely_list(self, target):
+        """A list by its declaration (a variable per player, or typed a list): only which test comes first."""
+        if target.__class__ is A.Name and target.ref == "var":
+            d = self.rs.program.decls.get(target.ident)
+            if getattr(d, "per_player", False):
+                return True
+        ty = target.ty
+        return ty is not None and ty.name in ("list", "tuple")
 
     def g_Field(self, e, fn):
         v = self.expr(e.target, fn)
@@ -1233,7 +1267,24 @@ class ExprGenerator:
         fn.emit(f"    {t} = {kb}[{v}]")
         fn.emit("except (KeyError, TypeError):")
         fn.emit(f"    {t} = field_slow(G, {v}, {k(e.name)}, {kb}, {k(self.rs.row_fields)})")
+        kind = self.field_kind(e.name)
+        if kind is not None:
+            fn.known[t] = kind
         return t
+
+    def field_kind(self, name):
+        """The class of every value a read of field `name` can give, when it is one (int, str or bool): the
+        field of every table row that has it holds one, and no piece has a field of that name."""
+        if self._field_kinds is None:
+            pieces = [d for d in self.rs.program.decls.values() if isinstance(d, A.PieceDecl)]
+            piece_fields = {f.name for d in pieces for f in d.fields} | ({"id"} if pieces else set())
+            found = {}
+            for fields in self.rs.row_fields.values():
+                for f, v in fields.items():
+                    found.setdefault(f, set()).add(v.__class__)
+            self._field_kinds = {f: next(iter(cs)) for f, cs in found.items()
+                                 if len(cs) == 1 and next(iter(cs)) in (int, str, bool) and f not in piece_fields}
+        return self._field_kinds.get(name)
 
     def g_TupleLit(self, e, fn):
         vs = [self.expr(x, fn) for x in e.items]
