@@ -7,6 +7,7 @@ the engine adds the rule-file position.
 from __future__ import annotations
 
 import time
+from itertools import chain
 
 from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey, sort_values
 
@@ -119,7 +120,48 @@ def measure(v):
     size = _flat_size(v)
     if size is not None and size <= MAX_SIZE:
         return size, (1 if size > 1 else 0)
+    got = _two_levels(v)
+    if got is not None and got[0] <= MAX_SIZE:
+        return got
     return walk(v, 0)
+
+
+_LISTS_OR_SETS = frozenset({tuple, frozenset})
+
+
+def _parts_of_lists(xs):
+    """(items in all, whether one is not empty) of a collection of flat lists and sets, else None."""
+    if not _LISTS_OR_SETS.issuperset(map(type, xs)):
+        return None
+    if not CONTAINERS.isdisjoint(map(type, chain.from_iterable(xs))):
+        return None
+    n = sum(map(len, xs))
+    return n, n > 0
+
+
+def _two_levels(v):
+    """measure() of a non-empty list or set of flat lists and sets (coordinates), or of a map whose keys
+    and values are each all plain values or all flat lists and sets; None for any other value."""
+    c = v.__class__
+    if c is dict:
+        if not v:
+            return None
+        size, depth = 2 * len(v) + 1, 1
+        for part in (v.keys(), v.values()):
+            if CONTAINERS.isdisjoint(map(type, part)):
+                continue
+            got = _parts_of_lists(part)
+            if got is None:
+                return None
+            size += got[0]
+            depth = 2 if got[1] else depth
+        return size, depth
+    if (c is tuple or c is frozenset) and v:
+        got = _parts_of_lists(v)
+        if got is None:
+            return None
+        return len(v) + 1 + got[0], 2 if got[1] else 1
+    return None
 
 
 def _flat_size(v):

@@ -70,3 +70,11 @@ def test_the_depth_limit_holds_for_flat_innermost_lists():
     with pytest.raises(RuleRuntimeError, match="depth limit"):
         measure(nested(MAX_DEPTH + 2))
     assert measure((nested(MAX_DEPTH), frozenset({1}), ())) == (MAX_DEPTH + 5, MAX_DEPTH + 1)
+
+
+@pytest.mark.parametrize("v", [
+    ((1, 2), (3, 4)), frozenset({(1, 2), (3, 4), ()}), ((), ()), ((1,), frozenset({2, 3})), {(1, 2): 0, (3, 4): 1},
+    {1: (2, 3), 4: ()}, {(1,): (2,)}, {(1,): ((2,),)}, ((1, 2), 3), (((1,),),), ({1: 2},), {1: {2: 3}}, {(): ()},
+])
+def test_measure_of_lists_of_coordinates_counts_as_the_plain_walk(v):
+    assert measure(v) == reference_measure(v)
