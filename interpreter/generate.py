@@ -901,7 +901,7 @@ class ExprGenerator:
             fn.emit(f"if {'' if ints == 'True' else ints + ' and '}{-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: "
                     f"{t} = {a} {op} {b}")
             fn.emit(f"else: {slow}")
-            if ints == "True":
+            if ints == "True" or op == "*":  # arith() multiplies numbers only
                 fn.known[t] = int
             return t
         if op in ("/", "%"):  # two numbers, the divisor not 0: Python's // and %, as arith
@@ -909,11 +909,16 @@ class ExprGenerator:
                 fn.emit(slow)
                 return t
             py = "//" if op == "/" else "%"
-            fn.emit(f"if {'' if ints == 'True' else ints + ' and '}{b} and {-MAX_INT} < ({a} {py} {b}) < {MAX_INT}: "
-                    f"{t} = {a} {py} {b}")
-            fn.emit(f"else: {slow}")
-            if ints == "True":
-                fn.known[t] = int
+            tests = [] if ints == "True" else [ints]
+            fixed = self.mod.values.get(b, 0) if b in self.mod.values else None
+            if fixed.__class__ is not int or not fixed or abs(fixed) >= MAX_INT:
+                tests.append(b)
+            if not (op == "%" and fixed.__class__ is int and fixed and abs(fixed) < MAX_INT):
+                tests.append(f"{-MAX_INT} < ({a} {py} {b}) < {MAX_INT}")  # (a % b is smaller than b)
+            fn.emit(f"if {' and '.join(tests)}: {t} = {a} {py} {b}" if tests else f"{t} = {a} {py} {b}")
+            if tests:
+                fn.emit(f"else: {slow}")
+            fn.known[t] = int  # arith() divides numbers only
             return t
         raise RuleRuntimeError(f"cannot compile operator {op!r}")
 
@@ -1005,6 +1010,20 @@ class ExprGenerator:
             fn.emit(f"    else: {t} = {impl}({call_args})")
             fn.emit("except BUILTIN_ERRORS as err:")
             fn.emit(f"    raise builtin_error({k(name)}, {argt}, err) from None")
+            return t
+        if name == "abs" and len(pos) == 1 and not kws and self.mod.class_test(pos[0], int, fn) != "False":
+            n = pos[0]  # a number: its size without the call (abs() charges no work of its own)
+            test = self.mod.class_test(n, int, fn)
+            fn.known[t] = int
+            if test == "True":
+                fn.emit(f"{t} = -{n} if {n} < 0 else {n}")
+                return t
+            fn.emit(f"if {test}: {t} = -{n} if {n} < 0 else {n}")
+            fn.emit("else:")
+            fn.emit("    try:")
+            fn.emit(f"        {t} = {impl}({call_args})")
+            fn.emit("    except BUILTIN_ERRORS as err:")
+            fn.emit(f"        raise builtin_error({k(name)}, {argt}, err) from None")
             return t
         if name in ("max", "min") and len(pos) == 2 and not kws:
             # two numbers: the work and the result without the general call (same charge, same result)

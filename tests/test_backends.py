@@ -207,6 +207,8 @@ ERRORS = {
                                    "flow { loop { offer [a] to 0 } }",
     "an invariant list concatenation": "var a: list[any] = [1, \"x\"]\n"
                                        "flow { let y = [x for x in 1..3 if x > 2 and -(a + a)[1] > 0] }",
+    "abs of a text": "var x: any = \"a\"\nflow { let y = abs(x) }",
+    "a text multiplied": "var x: any = \"a\"\nflow { let y = x * 2 }",
     "get with a map as the key": "var m: map[any, int] = {}\nvar k: any = {1: 2}\nflow { let y = get(m, k, 0) }",
     "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
                                      "flow { loop { offer [a] to 0 } }",
@@ -241,6 +243,9 @@ SAME_RESULT = {
         "any([1, 2], x => x < 2 or m[x] * 2 / n > 0), [x for x in 1..3 if x < 2 or m[1] + 1 > x], "
         "[m[1] * m[1] + x for x in 1..3], [x for x in [[1], [2]] if x != [m[1]]], "
         "[x for x in [[1], [2]] if [m[1] - 1] == x]] }",
+    "numbers divided, multiplied and made positive": "var xs: list[any] = [-7, 7, true, -1, 0]\n"
+        "var r: list[any] = []\nflow { let d = -2\n r = [[x / 2, x / d, x % 3, x % -3, x % d, abs(x), x * 3, abs(x - 9), "
+        "(x * x) / 3] for x in xs] }",
     "get and choices": "var m: map[any, int] = {1: 2, \"a\": 3}\nvar xs: list[any] = [3, 1, 3, true, 1, 2]\n"
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
