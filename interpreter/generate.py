@@ -1066,10 +1066,19 @@ class ExprGenerator:
         elif self.mod.kind(xs, fn) is tuple:  # a list just made
             fn.emit(f"G.work += len({xs}) + 2")
             items = xs
-        else:
-            fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
-            items = f"items_of({xs})"
-        fn.emit("if G.work > G.work_mark: over(G)")
+        else:  # COSTS[name]: the list walked once, plus the function value; then its items (which raises
+            # nothing the try below catches: the same error either side of it)
+            items = fn.tmp("items")
+            fn.emit(f"if {xs}.__class__ is tuple:")
+            fn.emit(f"    G.work += len({xs}) + 2")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit(f"    {items} = {xs}")
+            fn.emit("else:")
+            fn.emit(f"    G.work += cost_of({xs}) + 1")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit(f"    {items} = items_of({xs})")
+        if fixed.__class__ in CONTAINERS or self.mod.kind(xs, fn) is tuple:
+            fn.emit("if G.work > G.work_mark: over(G)")
         fn.emit(f"{t} = {name == 'all'}")
         fn.emit("try:")
         fn.depth += 1
