@@ -323,6 +323,17 @@ class Fn:
     def emit(self, line):
         self.lines.append("    " * self._depth + line)
 
+    def reusable(self, name):
+        """A temporary that nothing will read again but its one user (not remembered, not bound)."""
+        if not (name[:1] == "t" and name[1:].isdigit()):
+            return False
+        if name in self.env.values():
+            return False
+        for key, (held, _) in self.cache.items():
+            if held == name or name in key:
+                return False
+        return True
+
     def tmp(self, prefix="t"):
         self.n += 1
         return f"{prefix}{self.n}"
@@ -814,9 +825,13 @@ class ExprGenerator:
     def g_Binary(self, e, fn):
         op = e.op
         if op in ("and", "or"):
-            t = fn.tmp()
             a = self.expr(e.left, fn)
-            fn.emit(f"{t} = {a}")
+            if fn.reusable(a):  # the left value's own name holds the result (nothing else reads it)
+                t = a
+                fn.known.pop(t, None)
+            else:
+                t = fn.tmp()
+                fn.emit(f"{t} = {a}")
             fn.emit(f"if {'' if op == 'and' else 'not '}{t}:")
             fn.depth += 1
             b = self.expr(e.right, fn)
@@ -964,8 +979,13 @@ class ExprGenerator:
         v = self.expr(e.value, fn)
         saved = fn.env
         fn.env = dict(saved)
-        b = fn.bind(e.name, "b")
-        fn.emit(f"{b} = {v}")
+        if fn.reusable(v) or v in self.mod.values:  # the name or constant holding it is the bound name
+            fn.env[e.name] = v
+        else:
+            b = fn.bind(e.name, "b")
+            fn.emit(f"{b} = {v}")
+            if v in fn.known:
+                fn.known[b] = fn.known[v]
         r = self.expr(e.body, fn)
         fn.env = saved
         return r
