@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
-from .builtins import charge
-from .values import skey
+from .builtins import charge, over
+from .values import skey, sort_values
 
 if TYPE_CHECKING:
     import networkx
@@ -67,29 +67,37 @@ class Board:
         cost = n * n.bit_length()
         if cost < len(self.nodes):
             charge(G, cost + 1)
-            return tuple(sorted((x for x in found if x != leave_out), key=skey))
+            return tuple(sort_values([x for x in found if x != leave_out]))
         charge(G, len(self.nodes))
         return tuple(x for x in self.nodes if x in found and x != leave_out)
 
     def distance(self, a, b, through=None, G=None):
         """Shortest number of steps from a to b; every node strictly between passes `through`."""
-        if a not in self.adj or b not in self.adj:
+        adj = self.adj
+        if a not in adj or b not in adj:
             return None
         if a == b:
             return 0
         dist = {a: 0}
         q = deque([a])
+        pop = q.popleft
+        push = q.append
         while q:
-            n = q.popleft()
-            charge(G, len(self.adj[n]) + 1)
-            for m in self.adj[n]:
+            n = pop()
+            near = adj[n]
+            if G is not None:  # charge(G, len(near) + 1), inline
+                G.work += len(near) + 1
+                if G.work > G.work_mark:
+                    over(G)
+            d = dist[n] + 1
+            for m in near:
                 if m in dist:
                     continue
                 if m == b:
-                    return dist[n] + 1
+                    return d
                 if through is None or through(m):
-                    dist[m] = dist[n] + 1
-                    q.append(m)
+                    dist[m] = d
+                    push(m)
         return None
 
     def group(self, n, where=None, G=None):

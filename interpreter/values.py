@@ -6,6 +6,8 @@ makes a new dict), and Pile (decks and bags). Players are ints (seats, 0-based).
 """
 from __future__ import annotations
 
+from itertools import chain
+
 MAX_SIZE = 1_000_000  # the most items one value may hold in all, shared parts counted each time they appear
 MAX_DEPTH = 100  # the deepest a value may nest (a list in a list in a list ...)
 
@@ -96,10 +98,16 @@ def skey(v):
 
 def sort_values(xs):
     """sorted(xs, key=skey) for a collection (walked twice: not an iterator). When every item is an int
-    (no bool) or every item is a text, skey orders them as Python does, so they are sorted without it."""
+    (no bool), or every item is a text, or every item a list of ints only (or of texts only), skey orders
+    them as Python does, so they are sorted without it."""
     kinds = set(map(type, xs))
-    if len(kinds) == 1 and (int in kinds or str in kinds):
-        return sorted(xs)
+    if len(kinds) == 1:
+        if int in kinds or str in kinds:
+            return sorted(xs)
+        if tuple in kinds:  # lists (coordinates) of ints only, or of texts only: compared item by item alike
+            inner = set(map(type, chain.from_iterable(xs)))
+            if len(inner) <= 1 and inner <= {int, str}:
+                return sorted(xs)
     return sorted(xs, key=skey)
 
 

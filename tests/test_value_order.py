@@ -16,7 +16,10 @@ values = st.recursive(scalars, lambda inner: st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.lists(st.integers()), st.lists(st.text(max_size=3)), st.lists(scalars), st.lists(values)))
+@given(st.one_of(st.lists(st.integers()), st.lists(st.text(max_size=3)), st.lists(scalars), st.lists(values),
+                 st.lists(st.lists(st.integers(-3, 3), max_size=3).map(tuple)),
+                 st.lists(st.lists(st.one_of(st.integers(-3, 3), st.booleans()), max_size=2).map(tuple)),
+                 st.lists(st.lists(st.text(max_size=2), max_size=3).map(tuple))))
 def test_sort_values_is_sorting_by_skey(xs):
     assert [skey(x) for x in sort_values(xs)] == [skey(x) for x in sorted(xs, key=skey)]
 
