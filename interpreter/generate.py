@@ -106,6 +106,11 @@ def depth_error(name, depth):
 BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
 
 
+class Scalar:
+    """In Fn.known: a value surely not a list, set, map or pile (a number, text, bool or none), its class
+    not known."""
+
+
 class Unhoisted(Exception):
     """A loop-invariant part computed before its loop met a case that charges work: it is left to the loop."""
 
@@ -193,7 +198,7 @@ class Module:
         name whose class is known in `fn`."""
         if expr in self.values:
             return "True" if self.values[expr].__class__ is cls else "False"
-        if fn is not None and expr in fn.known:
+        if fn is not None and expr in fn.known and fn.known[expr] is not Scalar:
             return "True" if fn.known[expr] is cls else "False"
         return f"{expr}.__class__ is {cls.__name__}"
 
@@ -1321,8 +1326,9 @@ class ExprGenerator:
         return t
 
     def field_kind(self, name):
-        """The class of every value a read of field `name` can give, when it is one (int, str or bool): the
-        field of every table row that has it holds one, and no piece has a field of that name."""
+        """The class of every value a read of field `name` can give, when it is one (int, str or bool), or
+        Scalar when they are all numbers, texts, bools or none: the field of every table row that has it
+        holds one, and no piece has a field of that name."""
         if self._field_kinds is None:
             pieces = [d for d in self.rs.program.decls.values() if isinstance(d, A.PieceDecl)]
             piece_fields = {f.name for d in pieces for f in d.fields} | ({"id"} if pieces else set())
@@ -1330,8 +1336,9 @@ class ExprGenerator:
             for fields in self.rs.row_fields.values():
                 for f, v in fields.items():
                     found.setdefault(f, set()).add(v.__class__)
-            self._field_kinds = {f: next(iter(cs)) for f, cs in found.items()
-                                 if len(cs) == 1 and next(iter(cs)) in (int, str, bool) and f not in piece_fields}
+            plain = {int, str, bool, type(None)}
+            self._field_kinds = {f: next(iter(cs)) if len(cs) == 1 and cs <= {int, str, bool} else Scalar
+                                 for f, cs in found.items() if cs <= plain and f not in piece_fields}
         return self._field_kinds.get(name)
 
     def g_TupleLit(self, e, fn):
@@ -1343,7 +1350,7 @@ class ExprGenerator:
             fn.emit(f"{t} = ({a}, {b})")
             # a list or set inside: measured (a value known to be a number or a constant list is not)
             maybe = [f"{v}.__class__ in CONTAINERS" for v in vs
-                     if v not in self.mod.values and fn.known.get(v) not in (int, str, bool)]
+                     if v not in self.mod.values and fn.known.get(v) not in (int, str, bool, Scalar)]
             if maybe:
                 fn.emit(f"if {' or '.join(maybe)}: check_value(G, {t})")
             elif any(v in self.mod.values and self.mod.values[v].__class__ in CONTAINERS for v in vs):
