@@ -246,6 +246,11 @@ SAME_RESULT = {
     "numbers divided, multiplied and made positive": "var xs: list[any] = [-7, 7, true, -1, 0]\n"
         "var r: list[any] = []\nflow { let d = -2\n r = [[x / 2, x / d, x % 3, x % -3, x % d, abs(x), x * 3, abs(x - 9), "
         "(x * x) / 3] for x in xs] }",
+    "fields of rows of one kind, and of pieces": "record R { a: int, c: Kind = none }\nenum Kind { k1, k2 }\n"
+        "table T: R { r1(1, k1)  r2(2) }\npiece P { a: list[int] = [5] }\nvar r: list[any] = []\n"
+        "var xs: list[any] = []\nflow { let p = new P()  xs = [r1, r2, p]\n"
+        "r = [[x.a == [5], x.a != 1, x.a + x.a, [x.a] == [[5]], x.a in [1, [5]]] for x in xs] + "
+        "[[y.c == k1, y.c != none, y.c in [k2], [y.c] == [k1]] for y in [r1, r2]] }",
     "get and choices": "var m: map[any, int] = {1: 2, \"a\": 3}\nvar xs: list[any] = [3, 1, 3, true, 1, 2]\n"
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
