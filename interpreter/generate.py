@@ -874,12 +874,22 @@ class ExprGenerator:
             elif kx in CONTAINERS:
                 tests.append("False")
             fn.known[t] = bool
+            # a list of at most 8 items: searched with no work to charge (as in contains)
+            short = f"{c}.__class__ is tuple and len({c}) < 9" if kc in (None, tuple) else None
+            if kc is tuple:
+                short = f"len({c}) < 9"
             if "False" in tests:
-                fn.emit(f"{t} = {neg}contains({c}, {x}, G)")
+                if short:
+                    fn.emit(f"if {short}: {t} = {neg}({x} in {c})")
+                    fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
+                else:
+                    fn.emit(f"{t} = {neg}contains({c}, {x}, G)")
             elif not tests:
                 fn.emit(f"{t} = {neg}({x} in {c})")
             else:
                 fn.emit(f"if {' and '.join(tests)}: {t} = {neg}({x} in {c})")
+                if short:
+                    fn.emit(f"elif {short}: {t} = {neg}({x} in {c})")
                 fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
             return t
         a = self.expr(e.left, fn)

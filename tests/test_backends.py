@@ -251,6 +251,11 @@ SAME_RESULT = {
         "var xs: list[any] = []\nflow { let p = new P()  xs = [r1, r2, p]\n"
         "r = [[x.a == [5], x.a != 1, x.a + x.a, [x.a] == [[5]], x.a in [1, [5]]] for x in xs] + "
         "[[y.c == k1, y.c != none, y.c in [k2], [y.c] == [k1]] for y in [r1, r2]] }",
+    "in and not in": "var r: list[any] = []\nvar xs: list[any] = [1, [2], {3}, \"a\"]\n"
+        "var short: list[any] = [1, 2, [3]]\nvar long: list[any] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, [2], [13]]\n"
+        "flow { let s = {1, 2}  let m = {1: 2}\n"
+        "r = [[x in short, x in long, x not in short, x not in long, x in s, x not in m, [x] in long, "
+        "x in [x], 13 in long, [13] in long] for x in xs] }",
     "get and choices": "var m: map[any, int] = {1: 2, \"a\": 3}\nvar xs: list[any] = [3, 1, 3, true, 1, 2]\n"
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
@@ -283,6 +288,8 @@ BUDGETS = {
     # an invariant part that charges work (lists added, compared) is computed in the loop, charged each time
     "an invariant list concatenation": ("flow { let a = [1, 2, 3]  let y = count([x for x in 1..400000 "
                                         "if count(a + a) > 0]) }", "work budget"),
+    "many searches of a long list": ("flow { let big = to_list(1..20)  let y = count(1..60000, i => i in big) }",
+                                     "work budget"),
     "an invariant comparison of lists": ("flow { let a = [1, 2, 3]  let y = all(1..400000, x => a + [x] != a "
                                          "and [3, 2, 1] != a) }", "work budget"),
 }
