@@ -300,6 +300,7 @@ class Fn:
         self.env = dict(env or {})
         self.inlined = 0  # rule function bodies being written inline here
         self.known = {}  # a generated name -> the class its value surely has (from how it was made)
+        self.items_kind = {}  # a generated name holding a list -> the class every item of it has
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
         self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
 
@@ -802,8 +803,10 @@ class ExprGenerator:
             fn.emit(f"{t} = G.current")
         elif ref == "builtin" and n == "players":
             fn.emit(f"{t} = G.active_players()")
+            fn.known[t], fn.items_kind[t] = tuple, int
         elif ref == "builtin" and n == "all_players":
             fn.emit(f"{t} = tuple(range(G.n))")
+            fn.known[t], fn.items_kind[t] = tuple, int
         elif ref == "builtin" and n == "player_count":
             fn.emit(f"{t} = G.n")
         elif ref == "builtin" and n == "end_triggered":
@@ -834,6 +837,7 @@ class ExprGenerator:
             if fn.reusable(a):  # the left value's own name holds the result (nothing else reads it)
                 t = a
                 fn.known.pop(t, None)
+                fn.items_kind.pop(t, None)
             else:
                 t = fn.tmp()
                 fn.emit(f"{t} = {a}")
@@ -1120,8 +1124,8 @@ class ExprGenerator:
         saved = fn.env
         fn.env = dict(saved)
         x = fn.bind(lam.param, "x")
-        if _item_kind(fixed) is not None:
-            fn.known[x] = _item_kind(fixed)
+        if _item_kind(fixed) is not None or xs in fn.items_kind:
+            fn.known[x] = _item_kind(fixed) or fn.items_kind[xs]
         fn.emit(f"for {x} in {items}:")
         fn.depth += 1
         fn.charge(1)
@@ -1161,8 +1165,8 @@ class ExprGenerator:
             fn.emit(f"{bad} = False")
         x0 = fn.bind(c.names[0], "x")
         fixed = self.mod.values.get(s) if s in self.mod.values else None
-        if _item_kind(fixed) is not None:
-            fn.known[x0] = _item_kind(fixed)
+        if _item_kind(fixed) is not None or s in fn.items_kind:
+            fn.known[x0] = _item_kind(fixed) or fn.items_kind[s]
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(c, fn)
@@ -1447,8 +1451,8 @@ class ExprGenerator:
         items = self._walked_items(s, fn)
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
-        if _item_kind(fixed) is not None:
-            fn.known[x0] = _item_kind(fixed)
+        if _item_kind(fixed) is not None or s in fn.items_kind:
+            fn.known[x0] = _item_kind(fixed) or fn.items_kind[s]
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(e, fn)
