@@ -882,7 +882,11 @@ class ExprGenerator:
             short = f"{c}.__class__ is tuple and len({c}) < 9" if kc in (None, tuple) else None
             if kc is tuple:
                 short = f"len({c}) < 9"
-            if "False" in tests:
+                if c in self.mod.values:
+                    short = "True" if len(self.mod.values[c]) < 9 else None
+            if short == "True":
+                fn.emit(f"{t} = {neg}({x} in {c})")
+            elif "False" in tests:
                 if short:
                     fn.emit(f"if {short}: {t} = {neg}({x} in {c})")
                     fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
@@ -891,9 +895,14 @@ class ExprGenerator:
             elif not tests:
                 fn.emit(f"{t} = {neg}({x} in {c})")
             else:
-                fn.emit(f"if {' and '.join(tests)}: {t} = {neg}({x} in {c})")
-                if short:
-                    fn.emit(f"elif {short}: {t} = {neg}({x} in {c})")
+                hashed = f"if {' and '.join(tests)}: {t} = {neg}({x} in {c})"
+                if short and self._likely_list(e.right):  # the same tests, the likelier first
+                    fn.emit(f"if {short}: {t} = {neg}({x} in {c})")
+                    fn.emit("el" + hashed)
+                else:
+                    fn.emit(hashed)
+                    if short:
+                        fn.emit(f"elif {short}: {t} = {neg}({x} in {c})")
                 fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
             return t
         a = self.expr(e.left, fn)
