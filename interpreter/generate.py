@@ -303,6 +303,7 @@ class Fn:
         self.items_kind = {}  # a generated name holding a list -> the class every item of it has
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
         self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
+        self.guards = {}  # a name indexed in a loop -> (tuple or dict, the local holding its class test)
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -496,12 +497,12 @@ class ExprGenerator:
         fn.depth += 1
         if pys:
             self.preload(fn, *requires)  # read once for all the candidates
-            self.hoist(fn, act.param_names, *requires)
+            self.hoist(fn, act.param_names, *requires, rounds=len(act.fixed_options))
             fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
         for test in requires:
-            t = self.expr(test, fn)
+            t = self.test(test, fn)
             fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
         fn.emit("out.append((aid, opt))" if pys else f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
         fn.depth -= 1 + (1 if pys else 0)
@@ -561,7 +562,7 @@ class ExprGenerator:
         fn.emit("pass")
         skip = "continue" if pys else "return out"
         for test in requires:
-            t = self.expr(test, fn)
+            t = self.test(test, fn)
             fn.emit(f"if not {t}: {skip}")
         for target, amount in costs:
             have = self.expr(target, fn)
@@ -602,6 +603,15 @@ class ExprGenerator:
                 return self.mod.const(e.value)
             return self.mod.const(self.cl.compile(e)(None, {}))
         return getattr(self, "g_" + type(e).__name__)(e, fn)
+
+    def test(self, e, fn):
+        """e as the test of an `if`: a Python condition with its truth (`x is None` written in the test
+        itself, not kept in a name first), else the name holding e."""
+        if (e.__class__ is A.Binary and e.op in ("==", "!=") and e.right.__class__ is A.Literal
+                and e.right.value is None and not (fn.hoisted and id(e) in fn.hoisted) and not self.cl.is_constant(e)):
+            a = self.expr(e.left, fn)
+            return f"({a} {'is' if e.op == '==' else 'is not'} None)"
+        return self.expr(e, fn)
 
     def g_Placeholder(self, e, fn):
         return self.expr(e.inner, fn)
@@ -653,8 +663,10 @@ class ExprGenerator:
     # count(xs)), is computed once before the loop, inside a try. If that fails, or meets a case that
     # would charge work (`+` of two lists, `==` of two lists), the part holds UNSET and the loop computes
     # it in place as before: errors and charges stay where they were. Else the loop reads the value.
-    def hoist(self, fn, names, *trees):
-        """Compute before a loop the invariant parts of its body; returns what to forget after the loop."""
+    def hoist(self, fn, names, *trees, rounds=0):
+        """Compute before a loop the invariant parts of its body; returns what to forget after the loop.
+        rounds: how many times the loop surely runs, when known (a constant list): with 3 or more, the
+        class tests of the variables it indexes are made before it too."""
         bound = set(names)
         for tree in trees:
             if tree is not None:
@@ -670,8 +682,9 @@ class ExprGenerator:
         for tree in trees:
             if tree is not None:
                 self._find_invariant(tree, bound, fn, found)
+        guarded = self._guard_targets(fn, bound, trees) if rounds >= 3 else []
         if not found:
-            return []
+            return guarded
         # one try for all (they share their reads; after one fails, the others are left to the loop too)
         hs = [fn.tmp("h") for _ in found]
         fn.emit(" = ".join(hs) + " = UNSET")
@@ -688,12 +701,48 @@ class ExprGenerator:
         fn.emit("    pass")
         for x, h in zip(found, hs):
             fn.hoisted[id(x)] = h
-        return [id(x) for x in found]
+        return guarded + [id(x) for x in found]
+
+    def _guard_targets(self, fn, bound, trees):
+        """The class test of a variable or a parameter indexed in the loop, made once before it (only
+        the test: the index is made in the loop as before)."""
+        made = []
+        for tree in trees:
+            if tree is None:
+                continue
+            for x in A.walk(tree):
+                if x.__class__ is not A.Index or x.target.__class__ is not A.Name:
+                    continue
+                target = x.target
+                if target.ident in bound or self.cl.is_constant(target):
+                    continue
+                if target.ref == "var":
+                    c = self.read_var(target.ident, fn)
+                elif target.ref == "local" and target.ident in fn.env:
+                    c = fn.env[target.ident]
+                else:
+                    continue
+                if c in fn.guards or self.mod.kind(c, fn) is not None:
+                    continue
+                cls = tuple if self._likely_list(target) else dict
+                g = fn.tmp("g")
+                fn.emit(f"{g} = {c}.__class__ is {cls.__name__}")
+                fn.guards[c] = (cls, g)
+                made.append(("guard", c))
+        return made
+
+    def _rounds(self, source):
+        """The number of items of a constant list, set or map (0 for any other value)."""
+        v = self.mod.values.get(source) if source in self.mod.values else None
+        return len(v) if v.__class__ in (tuple, frozenset, dict) else 0
 
     @staticmethod
     def unhoist(fn, ids):
         for i in ids:
-            fn.hoisted.pop(i, None)
+            if i.__class__ is tuple:
+                fn.guards.pop(i[1], None)
+            else:
+                fn.hoisted.pop(i, None)
 
     def use_hoisted(self, e, h, fn):
         """A hoisted part in its loop: the value computed before the loop, or (UNSET) computed here."""
@@ -1105,7 +1154,7 @@ class ExprGenerator:
         k = self.mod.const
         xs = self.expr(source, fn)
         self.preload(fn, lam.body)
-        hoisted = self.hoist(fn, [lam.param], lam.body)
+        hoisted = self.hoist(fn, [lam.param], lam.body, rounds=self._rounds(xs))
         t = fn.tmp()
         fixed = self.mod.values.get(xs) if xs in self.mod.values else None
         if fixed.__class__ in CONTAINERS:  # a constant list: its cost and items are known now
@@ -1138,7 +1187,7 @@ class ExprGenerator:
         fn.emit(f"for {x} in {items}:")
         fn.depth += 1
         fn.charge(1)
-        r = self.expr(lam.body, fn)
+        r = self.test(lam.body, fn)
         if name == "any":
             fn.emit(f"if {r}:")
             fn.emit(f"    {t} = True")
@@ -1162,7 +1211,7 @@ class ExprGenerator:
         k = self.mod.const
         s = self.expr(c.source, fn)
         self.preload(fn, c.element, c.condition)
-        hoisted = self.hoist(fn, c.names, c.element, c.condition)
+        hoisted = self.hoist(fn, c.names, c.element, c.condition, rounds=self._rounds(s))
         saved = fn.env
         fn.env = dict(saved)
         items = self._walked_items(s, fn)
@@ -1295,7 +1344,22 @@ class ExprGenerator:
         fn.remember(("index", c, i), t)
         kc = self.mod.kind(c, fn)
         i_int = self.mod.class_test(i, int, fn)
-        if kc is dict:
+        guard = fn.guards.get(c) if kc is None else None
+        if guard is not None:  # its class test made before the loop
+            cls, g = guard
+            tup = f"{'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c})"
+            if cls is tuple:
+                if i_int != "False":
+                    fn.emit(f"if {g} and {tup}: {t} = {c}[{i}]")
+                    fn.emit(f"elif {c}.__class__ is dict: {t} = {c}.get({i})")
+                else:
+                    fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
+            else:
+                fn.emit(f"if {g}: {t} = {c}.get({i})")
+                if i_int != "False":
+                    fn.emit(f"elif {c}.__class__ is tuple and {tup}: {t} = {c}[{i}]")
+            fn.emit(f"else: {t} = get({c}, {i})")
+        elif kc is dict:
             fn.emit(f"{t} = {c}.get({i})")
         elif kc is tuple and i_int != "False":
             fn.emit(f"if {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): {t} = {c}[{i}]")
@@ -1418,7 +1482,7 @@ class ExprGenerator:
     def g_Comprehension(self, e, fn):
         s = self.expr(e.source, fn)
         self.preload(fn, e.element, e.condition, getattr(e, "value", None))
-        hoisted = self.hoist(fn, e.names, e.element, e.condition, getattr(e, "value", None))
+        hoisted = self.hoist(fn, e.names, e.element, e.condition, getattr(e, "value", None), rounds=self._rounds(s))
         names = e.names
         saved = fn.env
         fn.env = dict(saved)
@@ -1479,7 +1543,7 @@ class ExprGenerator:
     def _open_cond(self, e, fn):
         if e.condition is None:
             return 0
-        c = self.expr(e.condition, fn)
+        c = self.test(e.condition, fn)
         fn.emit(f"if {c}:")
         fn.depth += 1
         return 1

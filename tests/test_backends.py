@@ -209,6 +209,9 @@ ERRORS = {
                                        "flow { let y = [x for x in 1..3 if x > 2 and -(a + a)[1] > 0] }",
     "abs of a text": "var x: any = \"a\"\nflow { let y = abs(x) }",
     "a text multiplied": "var x: any = \"a\"\nflow { let y = x * 2 }",
+    "an index of a number in a loop": "var m: any = 3\nflow { let y = [x for x in [1, 2, 3] if m[x] == 1] }",
+    "an index of a list by a text in a loop": "var m: any = [1]\nvar ks: list[any] = [\"a\", \"b\", \"c\"]\n"
+                                              "flow { let y = any(ks, x => m[x] == 1) }",
     "get with a map as the key": "var m: map[any, int] = {}\nvar k: any = {1: 2}\nflow { let y = get(m, k, 0) }",
     "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
                                      "flow { loop { offer [a] to 0 } }",
@@ -256,6 +259,12 @@ SAME_RESULT = {
         "flow { let s = {1, 2}  let m = {1: 2}\n"
         "r = [[x in short, x in long, x not in short, x not in long, x in s, x not in m, [x] in long, "
         "x in [x], 13 in long, [13] in long] for x in xs] }",
+    "indexes in loops over constant lists": "var m: map[int, int] = {1: 5}\nvar l: list[int] = [7, 8, 9]\n"
+        "per player var q: list[int] = [4, 5, 6]\nvar r: list[any] = []\n"
+        "action a(k: 0..2) { require l[k] != 9 and m[k] == none  effect { r = r + [k] } }\n"
+        "flow { let t = true\n r = [[x for x in [0, 1, 2] if l[x] == 8 or m[x + 1] == 5], any([1, 2, 3], x => l[x - 1] > 8), "
+        "[m[x] for x in [1, 2, 3]], [q[0][x] for x in [0, 1, 2]], [q[x % 2] == [4, 5, 6] for x in [0, 1, 2]]]\n"
+        "repeat 2 times { offer [a] to 0 } }",
     "get and choices": "var m: map[any, int] = {1: 2, \"a\": 3}\nvar xs: list[any] = [3, 1, 3, true, 1, 2]\n"
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
