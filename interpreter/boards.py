@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 SQUARE_DIRS = [(0, 1), (1, 0)]
 SQUARE_DIAG_DIRS = [(0, 1), (1, 0), (1, 1), (1, -1)]
 HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- these
+DISTANCE_TABLE_ENTRIES = 500_000  # per board: the most remembered distances (some 80 MB at worst)
 
 
 def _nx():
@@ -35,6 +36,8 @@ class Board:
         self.nodes = tuple(sorted(graph.nodes, key=skey))
         self.adj = {n: tuple(sorted(graph.neighbors(n), key=skey)) for n in self.nodes}
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
+        self._distance_tables = {}  # start node -> see _distances_from
+        self._distance_entries = 0
 
     def attr(self, n, name, default=None):
         if n not in self.graph:
@@ -77,6 +80,16 @@ class Board:
             return None
         if a == b:
             return 0
+        if through is None:
+            table = self._distances_from(a)
+            if table is not None:  # the walk's result and work, looked up
+                found, whole = table
+                hit = found.get(b)
+                if hit is None:
+                    charge(G, whole)
+                    return None
+                charge(G, hit[1])
+                return hit[0]
         dist = {a: 0}
         q = deque([a])
         while q:
@@ -91,6 +104,32 @@ class Board:
                     dist[m] = dist[n] + 1
                     q.append(m)
         return None
+
+    def _distances_from(self, a):
+        """For a walk from `a` with no `through` test: node -> (steps, work the walk in distance() charges
+        until it meets that node), and the work of the whole walk (for nodes it never meets). Boards never
+        change, so each table is made once; None when the tables of this board already hold
+        DISTANCE_TABLE_ENTRIES entries (a huge board is walked each time instead)."""
+        table = self._distance_tables.get(a)
+        if table is not None or self._distance_entries > DISTANCE_TABLE_ENTRIES:
+            return table
+        adj = self.adj
+        steps = {a: 0}
+        found = {}
+        spent = 0
+        q = deque([a])
+        while q:  # the walk of distance(), to its end, noting the work spent when each node is met
+            n = q.popleft()
+            spent += len(adj[n]) + 1
+            d = steps[n] + 1
+            for m in adj[n]:
+                if m not in steps:
+                    steps[m] = d
+                    found[m] = (d, spent)
+                    q.append(m)
+        self._distance_tables[a] = table = (found, spent)
+        self._distance_entries += len(found) + 1
+        return table
 
     def group(self, n, where=None, G=None):
         if n not in self.adj or (where is not None and not where(n)):

@@ -164,3 +164,58 @@ def test_line_length_stops_at_the_work_budget():
     G.work = G.work_mark = WORK_BUDGET - 5
     with pytest.raises(RuleRuntimeError):
         board.line_length((4, 4), None, G)  # 32 steps walked, 5 units of work left
+
+
+# ---------------------------------------------------------------------------------- distance
+def _reference_distance(board, a, b, G):
+    """Breadth-first search from a, charging each node taken from the queue its neighbours + 1, stopping
+    when b is first seen: the walk distance() does for every call when it keeps no tables."""
+    if a not in board.adj or b not in board.adj:
+        return None
+    if a == b:
+        return 0
+    seen = {a: 0}
+    queue = [a]
+    for n in queue:
+        G.work += len(board.adj[n]) + 1
+        for m in board.adj[n]:
+            if m not in seen:
+                if m == b:
+                    return seen[n] + 1
+                seen[m] = seen[n] + 1
+                queue.append(m)
+    return None
+
+
+DISTANCE_BOARDS = BOARDS + [B.line("l", 6), B.from_edges("g", [["a", "b", "c"], ["d", "e"], ["c", "f", "a"]], {})]
+
+
+@pytest.mark.parametrize("which", range(len(DISTANCE_BOARDS)))
+def test_distance_gives_and_charges_what_a_fresh_search_does(which):
+    """Every pair, twice (the second time from the remembered table): the length networkx finds, and the
+    work of a search from scratch; a `through` test still searches."""
+    import networkx as nx
+
+    board = DISTANCE_BOARDS[which]
+    nodes = list(board.nodes) + [(99, 99)]
+    for _ in range(2):
+        for a in nodes:
+            for b in nodes:
+                got, ref = _Work(), _Work()
+                d = board.distance(a, b, None, got)
+                assert d == _reference_distance(board, a, b, ref)
+                assert got.work == ref.work
+                if a in board.adj and b in board.adj:
+                    want = nx.shortest_path_length(board.graph, a, b) if nx.has_path(board.graph, a, b) else None
+                    assert d == want
+                    assert board.distance(a, b, lambda m: True, _Work()) == want
+
+
+def test_distance_tables_stop_growing_at_their_limit(monkeypatch):
+    monkeypatch.setattr(B, "DISTANCE_TABLE_ENTRIES", 10)
+    board = B.square_grid("s", 4, 4)
+    for a in board.nodes:
+        got, ref = _Work(), _Work()
+        assert board.distance(a, (3, 3), None, got) == _reference_distance(board, a, (3, 3), ref)
+        assert got.work == ref.work
+    assert len(board._distance_tables) == 1  # the first table (16 entries) went past the limit
