@@ -264,6 +264,23 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
     return callback
 
 
+@functools.lru_cache(maxsize=1)
+def _loop():
+    """The quick parser loop over the same tables and lexers (rulelang/lalr_loop.py)."""
+    from .lalr_loop import Loop
+
+    plans = _plans()
+    passing = [rule for rule, _, _, _, include, _, expand1 in plans
+               if expand1 and include is None and len(rule.expansion) == 1]  # see _pass_through
+    return Loop(_frontend(), [plan[0] for plan in plans], passing)
+
+
+def _parse_quickly(builder, text):
+    """As _parse_building, for text without syntax errors; raises lalr_loop.NotParsed at the first error
+    (``builder`` may then hold part of a parse: parse again with a new one)."""
+    return _loop().parse(text, _callbacks(builder))
+
+
 def _parse_building(builder, text, on_error):
     """Parse ``text`` with the rule callbacks of ``builder`` (a parser of its own: the shared one is
     never changed, so that parses may run side by side). Returns the value of the start rule."""
@@ -1180,9 +1197,17 @@ def parse(text: str, path: str = "<string>"):
             return False  # a draw statement without 'into': skipping tokens would only repeat the error
         return len(errors) < MAX_ERRORS
 
+    from .lalr_loop import NotParsed
+
     builder = _Builder(path, source)
     try:
-        tree = _parse_building(builder, text, on_error)
+        tree = _parse_quickly(builder, text)
+    except (NotParsed, RecursionError):  # Lark parses it again: its errors, recovery and messages
+        builder = None
+    try:
+        if builder is None:
+            builder = _Builder(path, source)
+            tree = _parse_building(builder, text, on_error)
     except UnexpectedInput as e:
         errors.append(e)
         tree = None
