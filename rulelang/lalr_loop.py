@@ -19,6 +19,8 @@ from __future__ import annotations
 from lark import Token
 from lark.parsers.lalr_analysis import Shift
 
+from .lalr_lexers import Scanners
+
 _new_str = str.__new__
 
 
@@ -41,7 +43,6 @@ class Loop:
         self.end_state = table.end_states[start]
         if not isinstance(self.start_state, int) or set(self.states) != set(range(len(self.states))):
             raise NotParsed("the parse table does not number its states 0, 1, ...")
-        self.lexers = frontend.lexer.lexers  # parser state -> Lark's lexer for it
         self.rules = list(rules)
         self.rule_index = {id(r): i for i, r in enumerate(self.rules)}
         passing = {id(r) for r in passing}
@@ -54,8 +55,8 @@ class Loop:
         # parser state -> {symbol: next state (>= 0) or ~index of the rule to reduce by}; symbols are
         # plain str here (Lark's are often its Token, whose == runs Python code at every lookup)
         self.rows = [None] * len(self.states)
-        self.scans = [None] * len(self.states)  # parser state -> what the lexer needs (see _scan)
-        self.by_lexer = {}  # id(Lark's lexer) -> the same, shared by the states that share the lexer
+        self.scanners = Scanners(frontend.lexer)
+        self.scans = [None] * len(self.states)  # parser state -> what its lexer needs (Scanners.for_state)
 
     def _row(self, state):
         row = {}
@@ -84,39 +85,7 @@ class Loop:
         return state
 
     def _scan(self, state):
-        """For the lexer of ``state``: its matcher (Lark's scanner, built on first use as Lark does),
-        the keywords its names may be ({terminal: {text: keyword terminal}}: Lark's test, a full match
-        of the name against the keyword strings), its other callbacks by terminal, the terminals that
-        may hold a newline, the ignored terminals."""
-        from lark.lexer import UnlessCallback
-
-        lexer = self.lexers[state]
-        found = self.by_lexer.get(id(lexer))
-        if found is None:
-            scanner = lexer.scanner  # builds lexer.callback too
-            mres = scanner._mres
-            if len(mres) == 1:
-                match = mres[0].match
-            else:
-                def match(text, pos, _mres=mres):
-                    for mre in _mres:
-                        m = mre.match(text, pos)
-                        if m:
-                            return m
-                    return None
-            keywords, others = {}, {}
-            for kind, callback in lexer.callback.items():
-                words = _keyword_table(callback, lexer) if callback.__class__ is UnlessCallback else None
-                if words is None:
-                    others[str(kind)] = callback
-                else:
-                    keywords[str(kind)] = words
-            found = (match, keywords, others, frozenset(map(str, lexer.newline_types)),
-                     frozenset(map(str, lexer.ignore_types)))
-            self.by_lexer[id(lexer)] = (lexer, found)
-        else:
-            found = found[1]
-        self.scans[state] = found
+        found = self.scans[state] = self.scanners.for_state(state)
         return found
 
     def parse(self, text: str, callbacks: dict):
@@ -129,7 +98,7 @@ class Loop:
         chains, chain_of = self.chains, self._chain
         token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
         rows, row_of = self.rows, self._row
-        scans, scan_of = self.scans, self._scan
+        scans, scan_of, own_scan = self.scans, self._scan, self.scanners.own
         end_state = self.end_state
         states = [self.start_state]
         values = []
@@ -141,12 +110,19 @@ class Loop:
             scan = scans[state]
             if scan is None:
                 scan = scan_of(state)
-            match, keywords, lexer_callbacks, newline_types, ignore_types = scan
+            match, alternatives, keywords, lexer_callbacks, newline_types, ignore_types = scan
             m = match(text, pos)
             if m is None:
                 raise NotParsed("no terminal matches")
-            value = m.group(0)
             kind = m.lastgroup
+            if alternatives is not None and kind not in alternatives:
+                # the shared scanner found a terminal this state does not try: its own scanner reads
+                match, keywords, lexer_callbacks = own_scan(state)
+                m = match(text, pos)
+                if m is None:
+                    raise NotParsed("no terminal matches")
+                kind = m.lastgroup
+            value = m.group(0)
             end = m.end()
             end_line, end_start = line, line_start
             if kind in newline_types:
@@ -244,18 +220,3 @@ class Loop:
 
 def _only_child(children):
     return children[0]
-
-
-def _keyword_table(callback, lexer):
-    """Lark's keyword test of a lexer (an UnlessCallback: a name that fully matches one of the keyword
-    strings takes the keyword's terminal) as a dictionary {keyword text: terminal}, when every keyword
-    is a plain string (no flags: a full match is then equality); None otherwise."""
-    if lexer.g_regex_flags or lexer.use_bytes:
-        return None
-    words = {}
-    for term in callback.scanner.terminals:
-        pattern = term.pattern
-        if pattern.type != "str" or pattern.flags:
-            return None
-        words.setdefault(str(pattern.value), str(term.name))
-    return words

@@ -126,6 +126,10 @@ def test_errors_give_the_messages_lark_gives(text, monkeypatch):
         same(got[0].items, want[0].items)
 
 
+WORDS = ["in", "into", "inx", " in ", "not", "none", "nonex", "all", "owner", "then", "else", "elif", "elsex",
+         "=>", "==", "+=", "-=", "--", "..", "@rule", "ordered", "optional", "sampled", " if ", "for"]
+
+
 def test_damaged_files_read_as_with_lark(monkeypatch):
     """Characters deleted, doubled or swapped at seeded random places in small rule files: the same
     diagnostics (or the same AST) as Lark gives, whether the quick loop parsed or gave way."""
@@ -139,13 +143,15 @@ def test_damaged_files_read_as_with_lark(monkeypatch):
         for _ in range(60):
             i = rng.randrange(len(text))
             j = min(len(text), i + rng.randrange(1, 4))
-            how = rng.randrange(3)
+            how = rng.randrange(4)
             if how == 0:
                 texts.append(text[:i] + text[j:])
             elif how == 1:
                 texts.append(text[:j] + text[i:])
-            else:
+            elif how == 2:
                 texts.append(text[:i] + rng.choice("{}()[]\"#=.,:-+ \nxy1") + text[i:])
+            else:  # keywords, names that start like them, operators that start like others
+                texts.append(text[:i] + rng.choice(WORDS) + text[i:])
     got = [rendered(t, "d.rules") for t in texts]
     lark_only(monkeypatch)
     for text, (module, diags) in zip(texts, got):
