@@ -1,25 +1,24 @@
-"""A quicker run of the LALR parser that rulelang/parser.py gets from Lark, for text without errors.
+"""A quick run of the LALR parser that rulelang/parser.py gets from Lark, for text without errors,
+over that parser's tables as plain data (rulelang/lalr_tables.py), without importing Lark.
 
-It reads Lark's own parse table and lexers and does what Lark's parser loop does (lark/parsers/
-lalr_parser.py, lalr_parser_state.py and the contextual lexer in lark/lexer.py), in one tight loop:
+It does what Lark's parser loop does (lark/parsers/lalr_parser.py, lalr_parser_state.py and the
+contextual lexer in lark/lexer.py), in one tight loop:
 
-* the same tokens: in each parser state, the scanner of the lexer Lark keeps for that state (only the
-  terminals the state accepts, tried in Lark's order; keywords told from names by Lark's own rule),
-  with the same type, value and positions (start, line, column, end line, end column, end);
+* the same tokens: in each parser state, the first terminal of that state's scanner that matches
+  (lalr_tables.py says when the root scanner stands in for it), with Lark's keyword test, the same type,
+  text and positions (start, line, column, end line, end column, end) as Lark's tokens;
 * the same callbacks, called in the same order with the same children: a token callback when a token
-  is shifted, a rule callback at each reduction, then the end of the text.
+  is shifted, a rule callback at each reduction (except for the rules that pass their only child on,
+  which leave it as it is), then the end of the text.
 
-So the value it returns is the one Lark's parser would return. It never reports an error: at the
-first character no terminal of the state matches, or the first token the table has no action for, it
-raises `NotParsed`, and the caller parses the text again with Lark (whose error recovery and
-messages stay the only ones a user sees).
+So the value it returns is the one Lark's parser would build. It never reports an error: at the first
+character no terminal of the state matches, or the first token the table has no action for, it raises
+`NotParsed`, and the caller parses the text again with Lark (whose error recovery and messages stay
+the only ones a user sees).
 """
 from __future__ import annotations
 
-from lark import Token
-from lark.parsers.lalr_analysis import Shift
-
-from .lalr_lexers import Scanners
+import re
 
 _new_str = str.__new__
 
@@ -28,45 +27,56 @@ class NotParsed(Exception):
     """The text has a lexing or parsing error, or uses something this loop does not cover: Lark parses it."""
 
 
+class Token(str):
+    """A token, with the attributes of Lark's ``Token`` (``type`` its terminal's name; positions as
+    Lark counts them: lines and columns from 1, ``end_column`` just after the last character)."""
+    __slots__ = ("type", "start_pos", "value", "line", "column", "end_line", "end_column", "end_pos")
+
+    def __new__(cls, type, value, start_pos=None, line=None, column=None, end_line=None, end_column=None,
+                end_pos=None):
+        inst = _new_str(cls, value)
+        inst.type = type
+        inst.start_pos = start_pos
+        inst.value = value
+        inst.line = line
+        inst.column = column
+        inst.end_line = end_line
+        inst.end_column = end_column
+        inst.end_pos = end_pos
+        return inst
+
+    @classmethod
+    def new_borrow_pos(cls, type_, value, borrow_t):
+        return cls(type_, value, borrow_t.start_pos, borrow_t.line, borrow_t.column, borrow_t.end_line,
+                   borrow_t.end_column, borrow_t.end_pos)
+
+    def __repr__(self):
+        return f"Token({self.type!r}, {self.value!r})"
+
+
 class Loop:
-    """The parse table and lexers of one Lark ``ParsingFrontend`` (parser "lalr", lexer "contextual"),
-    put in the shapes the loop reads quickly, state by state as the parses reach them.
+    """The parser of ``tables`` (lalr_tables.from_lark), its regular expressions compiled on first use.
+    ``passing``: the numbers of the rules whose value is their only child, unchanged."""
 
-    ``rules``: every rule the table reduces by (the keys of the callbacks ``parse`` gets); ``passing``:
-    those of them whose value is their only child, unchanged (the callback ``parse`` gets for them is
-    never called: the child stays where it is on the stack)."""
-
-    def __init__(self, frontend, rules, passing=(), start: str = "start"):
-        table = frontend.parser._parse_table
-        self.states = table.states
-        self.start_state = table.start_states[start]
-        self.end_state = table.end_states[start]
-        if not isinstance(self.start_state, int) or set(self.states) != set(range(len(self.states))):
-            raise NotParsed("the parse table does not number its states 0, 1, ...")
-        self.rules = list(rules)
-        self.rule_index = {id(r): i for i, r in enumerate(self.rules)}
-        passing = {id(r) for r in passing}
-        self.passing = [id(r) in passing and len(r.expansion) == 1 for r in self.rules]
-        self.origins = [str(r.origin.name) for r in self.rules]
+    def __init__(self, tables: dict, passing=()):
+        self.start_state = tables["start"]
+        self.end_state = tables["end"]
+        self.rows = tables["rows"]  # state -> {symbol: next state (>= 0) or ~number of the rule to reduce by}
+        self.rules = tables["rules"]  # (length, nonterminal, ...)
+        self.origins = [rule[1] for rule in self.rules]
+        passing = set(passing)
+        self.passing = [i in passing and rule[0] == 1 for i, rule in enumerate(self.rules)]
+        self.flags = tables["flags"]
+        self.root = tables["root"]  # the root scanner's expression (None: never used)
+        self.root_match = None
+        self.lexers = tables["lexers"]
+        self.lexer_of_state = tables["lexer_of_state"]
+        self.scans = [None] * len(self.rows)  # state -> what the loop reads tokens with (see _scan)
+        self.own_scans = {}  # lexer number -> (match, keywords) of its own scanner
         # (state below, state, next terminal) -> the state after the reductions by passing rules
         # that terminal leads to from there (these chains, `?sum: term` and the like, are most of the
         # reductions of an expression grammar: one look-up instead of two per rule)
         self.chains = {}
-        # parser state -> {symbol: next state (>= 0) or ~index of the rule to reduce by}; symbols are
-        # plain str here (Lark's are often its Token, whose == runs Python code at every lookup)
-        self.rows = [None] * len(self.states)
-        self.scanners = Scanners(frontend.lexer)
-        self.scans = [None] * len(self.states)  # parser state -> what its lexer needs (Scanners.for_state)
-
-    def _row(self, state):
-        row = {}
-        for symbol, (action, arg) in self.states[state].items():
-            if action is Shift:
-                row[str(symbol)] = arg
-            else:
-                row[str(symbol)] = ~self.rule_index[id(arg)]
-        self.rows[state] = row
-        return row
 
     def _chain(self, below, state, kind):
         """The state reached from ``state`` (``below`` under it on the stack) by reducing by passing
@@ -74,31 +84,65 @@ class Loop:
         key = (below, state, kind)
         rows, passing, origins = self.rows, self.passing, self.origins
         while True:
-            row = rows[state] or self._row(state)
-            act = row.get(kind)
+            act = rows[state].get(kind)
             if act is None or act >= 0 or not passing[~act]:
                 break
-            state = (rows[below] or self._row(below)).get(origins[~act], -1)
+            state = rows[below].get(origins[~act], -1)
             if state < 0:
                 raise NotParsed("no goto")
         self.chains[key] = state
         return state
 
-    def _scan(self, state):
-        found = self.scans[state] = self.scanners.for_state(state)
+    def _compile(self, patterns):
+        mres = [re.compile(p, self.flags) for p in patterns]
+        if len(mres) == 1:
+            return mres[0].match
+
+        def match(text, pos):
+            for mre in mres:
+                m = mre.match(text, pos)
+                if m:
+                    return m
+            return None
+        return match
+
+    def _own(self, state):
+        """(match, keywords) of the state's own scanner (compiled on first use)."""
+        number = self.lexer_of_state[state]
+        found = self.own_scans.get(number)
+        if found is None:
+            lexer = self.lexers[number]
+            found = self.own_scans[number] = (self._compile(lexer[0]), lexer[3])
         return found
 
-    def parse(self, text: str, callbacks: dict):
-        """The value of the start rule for ``text``, built by ``callbacks`` (terminal name or rule ->
-        function, as Lark's parser takes them). Raises NotParsed where Lark would report an error."""
+    def _scan(self, state):
+        """(match, alternatives, keywords, newline terminals, ignored terminals) for ``state``:
+        ``alternatives`` is None when ``match`` is the state's own scanner, else the terminals the state
+        tries (a match of another terminal is read again with ``_own``)."""
+        lexer = self.lexers[self.lexer_of_state[state]]
+        if lexer is None:
+            raise NotParsed("a lexer this loop does not run")
+        patterns, shared, alternatives, keywords, newline, ignore = lexer
+        if shared and self.root is not None:
+            if self.root_match is None:
+                self.root_match = self._compile([self.root])
+            found = (self.root_match, alternatives, keywords, newline, ignore)
+        else:
+            found = (self._own(state)[0], None, keywords, newline, ignore)
+        self.scans[state] = found
+        return found
+
+    def parse(self, text: str, rule_callbacks, token_callbacks):
+        """The value of the start rule for ``text``, built by ``rule_callbacks`` (by rule number; those
+        of passing rules are not called) and ``token_callbacks`` (terminal -> function of the token,
+        called as the token is shifted). Raises NotParsed where Lark would report an error."""
         if not isinstance(text, str):
             raise NotParsed("not text")
-        rules = [(-1 if passes else len(r.expansion), None if passes else callbacks[r], origin)
-                 for r, passes, origin in zip(self.rules, self.passing, self.origins)]
+        rules = [(-1 if passes else n, None if passes else callback, origin)
+                 for (n, origin, *_), passes, callback in zip(self.rules, self.passing, rule_callbacks)]
         chains, chain_of = self.chains, self._chain
-        token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
-        rows, row_of = self.rows, self._row
-        scans, scan_of, own_scan = self.scans, self._scan, self.scanners.own
+        rows = self.rows
+        scans, scan_of, own_scan = self.scans, self._scan, self._own
         end_state = self.end_state
         states = [self.start_state]
         values = []
@@ -110,15 +154,14 @@ class Loop:
             scan = scans[state]
             if scan is None:
                 scan = scan_of(state)
-            match, alternatives, keywords, lexer_callbacks, newline_types, ignore_types = scan
+            match, alternatives, keywords, newline_types, ignore_types = scan
             m = match(text, pos)
             if m is None:
                 raise NotParsed("no terminal matches")
             kind = m.lastgroup
             if alternatives is not None and kind not in alternatives:
-                # the shared scanner found a terminal this state does not try: its own scanner reads
-                match, keywords, lexer_callbacks = own_scan(state)
-                m = match(text, pos)
+                # the root scanner found a terminal this state does not try: its own scanner reads
+                m = own_scan(state)[0](text, pos)
                 if m is None:
                     raise NotParsed("no terminal matches")
                 kind = m.lastgroup
@@ -130,11 +173,11 @@ class Loop:
                 if newlines:
                     end_line = line + newlines
                     end_start = pos + value.rindex("\n") + 1
-            if kind in ignore_types and kind not in lexer_callbacks:
+            if kind in ignore_types:
                 pos, line, line_start = end, end_line, end_start
                 continue
             tok = _new_str(Token, value)
-            tok.type = keywords[kind].get(value, kind) if kind in keywords else kind
+            tok.type = kind = keywords[kind].get(value, kind) if kind in keywords else kind
             tok.start_pos = pos
             tok.value = value
             tok.line = line
@@ -143,19 +186,9 @@ class Loop:
             tok.end_column = end - end_start + 1
             tok.end_pos = end
             pos, line, line_start = end, end_line, end_start
-            if kind in lexer_callbacks:
-                tok = lexer_callbacks[kind](tok)
-                if kind in ignore_types:
-                    continue
-                if not isinstance(tok, Token):
-                    raise NotParsed("a lexer callback returned no token")
-            kind = tok.type
             # ---- feed it: reduce as the table says, then shift
             while True:
-                row = rows[state]
-                if row is None:
-                    row = row_of(state)
-                act = row.get(kind)
+                act = rows[state].get(kind)
                 if act is None:
                     raise NotParsed("unexpected token")
                 if act >= 0:
@@ -180,20 +213,13 @@ class Loop:
                 else:
                     children = []
                 values.append(callback(children))
-                below = states[-1]
-                row = rows[below]
-                if row is None:
-                    row = row_of(below)
-                state = row.get(origin, -1)
+                state = rows[states[-1]].get(origin, -1)
                 if state < 0:
                     raise NotParsed("no goto")
                 states.append(state)
         # ---- the end of the text (Lark's '$END' token: it is never shifted)
         while True:
-            row = rows[state]
-            if row is None:
-                row = row_of(state)
-            act = row.get("$END")
+            act = rows[state].get("$END")
             if act is None or act >= 0:
                 raise NotParsed("unexpected end")
             n, callback, origin = rules[~act]
@@ -206,11 +232,7 @@ class Loop:
             else:
                 children = []
             values.append(callback(children))
-            below = states[-1]
-            row = rows[below]
-            if row is None:
-                row = row_of(below)
-            state = row.get(origin, -1)
+            state = rows[states[-1]].get(origin, -1)
             if state < 0:
                 raise NotParsed("no goto")
             states.append(state)

@@ -69,10 +69,8 @@ def values(x):
     return x.value if isinstance(x, parser._Node) else x
 
 
-@pytest.mark.parametrize("rel", FILES)
-def test_every_rule_file_parses_to_the_same_tree_as_with_lark(rel):
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
-        text = f.read()
+def same_as_lark(text, rel):
+    """The quick loop builds what Lark's loop builds, or gives way where Lark finds a syntax error."""
     got, want, errors = both(text, rel)
     if errors:
         assert isinstance(got, NotParsed), "the quick loop accepted text Lark rejects"
@@ -85,6 +83,12 @@ def test_every_rule_file_parses_to_the_same_tree_as_with_lark(rel):
     assert (got[2] is None) == (want[2] is None)
     module, diags = parser.parse(text, rel)  # the whole parse, the quick way
     assert (module is None) == bool([d for d in diags if d.severity == "error"])
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_every_rule_file_parses_to_the_same_tree_as_with_lark(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        same_as_lark(f.read(), rel)
 
 
 def lark_only(monkeypatch):
@@ -117,6 +121,7 @@ BROKEN = [
 
 @pytest.mark.parametrize("text", BROKEN)
 def test_errors_give_the_messages_lark_gives(text, monkeypatch):
+    same_as_lark(text, "b.rules")
     got = rendered(text, "b.rules")
     lark_only(monkeypatch)
     want = rendered(text, "b.rules")
@@ -153,6 +158,11 @@ def test_damaged_files_read_as_with_lark(monkeypatch):
             else:  # keywords, names that start like them, operators that start like others
                 texts.append(text[:i] + rng.choice(WORDS) + text[i:])
     got = [rendered(t, "d.rules") for t in texts]
+    for text in texts:  # the quick loop parses or gives way, nothing else
+        try:
+            parser._parse_quickly(parser._Builder("d.rules", Source(text, "d.rules")), text)
+        except NotParsed:
+            pass
     lark_only(monkeypatch)
     for text, (module, diags) in zip(texts, got):
         want_module, want_diags = rendered(text, "d.rules")
@@ -160,3 +170,20 @@ def test_damaged_files_read_as_with_lark(monkeypatch):
         assert (module is None) == (want_module is None)
         if module is not None:
             same(module.items, want_module.items)
+
+
+def test_a_file_without_errors_is_parsed_without_importing_lark():
+    """The stored tables hold the parser as plain data: parsing text without errors needs no Lark; a
+    syntax error brings Lark in, and its message."""
+    import subprocess
+    import sys
+
+    parser._frontend()  # the test run's tables are stored
+    code = ("import sys\nfrom rulelang import parser\n"
+            "m, d = parser.parse(open('games/examples/tictactoe.rules').read(), 't.rules')\n"
+            "print(m is not None, d, 'lark' in sys.modules)\n"
+            "m, d = parser.parse('game \"x\" { players 2 }\\nflow { $ }\\n', 'b.rules')\n"
+            "print(m is None, [x.code for x in d], 'lark' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env=dict(os.environ))
+    assert r.stdout.splitlines() == ["True [] False", "True ['E001'] True"], r.stdout + r.stderr
