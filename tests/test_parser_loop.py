@@ -187,3 +187,63 @@ def test_a_file_without_errors_is_parsed_without_importing_lark():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        env=dict(os.environ))
     assert r.stdout.splitlines() == ["True [] False", "True ['E001'] True"], r.stdout + r.stderr
+
+
+# --- against plain Lark: its own parse tree (positions propagated), then the builder's methods --------
+
+@pytest.fixture(scope="module")
+def plain_lark():
+    """Lark built from the grammar as a user of Lark would build it: a parse tree with positions, then
+    the AST built from it node by node with the builder's methods (rulelang's own callbacks left out)."""
+    from lark import Lark, Token as LarkToken, Tree as LarkTree
+
+    holder = {}
+
+    def on_token(kind):
+        return lambda tok: getattr(holder["builder"], kind)(tok)
+
+    with open(os.path.join(ROOT, "rulelang", "grammar.lark"), encoding="utf-8") as f:
+        grammar = f.read()
+    lark = Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True,
+                lexer_callbacks={"INT": on_token("INT"), "STRING": on_token("STRING")})
+
+    def build(text, path):
+        builder = holder["builder"] = parser._Builder(path, Source(text, path))
+        tree = lark.parse(text)
+        done = {}
+        stack = [(tree, False)]
+        while stack:  # bottom up, without recursion
+            node, ready = stack.pop()
+            if not ready:
+                stack.append((node, True))
+                stack.extend((c, False) for c in node.children if isinstance(c, LarkTree))
+                continue
+            kids = [done.pop(id(c)) if isinstance(c, LarkTree) else c for c in node.children]
+            method = getattr(builder, node.data, None)
+            if method is None or str(node.data).startswith("_"):
+                done[id(node)] = LarkTree(node.data, kids)
+            elif getattr(method, "with_meta", False):
+                done[id(node)] = method(node.meta, kids)
+            else:
+                done[id(node)] = method(kids)
+        assert not any(isinstance(t, LarkToken) for t in done)
+        return done[id(tree)], builder.diags
+    return build
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_every_rule_file_parses_as_plain_lark_builds_it(rel, plain_lark):
+    from lark.exceptions import UnexpectedInput
+
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        text = f.read()
+    quick = parser._Builder(rel, Source(text, rel))
+    try:
+        want, want_diags = plain_lark(text, rel)
+    except UnexpectedInput:  # a syntax error: the quick loop gives way
+        with pytest.raises(NotParsed):
+            parser._parse_quickly(quick, text)
+        return
+    got = parser._parse_quickly(quick, text)
+    same(values(got), want)
+    assert [d.render() for d in quick.diags] == [d.render() for d in want_diags]
