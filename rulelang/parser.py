@@ -248,6 +248,8 @@ def _callbacks(builder, plans) -> dict:
 
 
 def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
+    if include is None and not expand1 and fn is not None:
+        return _building_callback(builder, fn, with_meta)
     tree_name = None if name.startswith("_") else name  # an inlined rule has no value of its own
 
     def callback(raw):
@@ -333,6 +335,43 @@ def _parse_quickly(builder, text):
     loop, plans = quick
     callbacks = _callbacks(builder, plans)
     return loop.parse(text, [callbacks[plan[0]] for plan in plans], {"INT": builder.INT, "STRING": builder.STRING})
+
+
+def _building_callback(builder, fn, with_meta):
+    """What _rule_callback makes for the commonest rules (every child kept, a builder method), in one
+    pass over the children; a lone token (a name, a number) placed directly."""
+    def callback(raw):
+        if len(raw) == 1 and raw[0].__class__ is not _Node:  # a token: the node spans it
+            tok = raw[0]
+            node = _Node(None)
+            node.line = node.cline = tok.line
+            node.column = node.ccolumn = tok.column
+            node.end_line = node.cend_line = tok.end_line
+            node.end_column = node.cend_column = tok.end_column
+            node.empty = False
+            depth = 0
+            values = [tok]
+        else:
+            node = _Node(None)
+            _place(node, raw)
+            depth = 0
+            values = []
+            for k in raw:  # an inlined child carries the depth of all it holds
+                if k.__class__ is _Node:
+                    if k.depth > depth:
+                        depth = k.depth
+                    values.append(k.value)
+                else:
+                    values.append(k)
+        try:
+            node.value = value = fn(node, values) if with_meta else fn(values)
+        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
+            if builder.failed is None:
+                builder.failed = _BuildFailed(e, node.line or 1)
+            return node
+        node.depth = depth + 1 if isinstance(value, A.Expr) else depth
+        return node
+    return callback
 
 
 def _parse_building(builder, text, on_error):
