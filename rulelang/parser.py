@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast as pyast
 import copy
 import functools
-import hashlib
 import re
 from pathlib import Path
 
@@ -79,11 +78,11 @@ def _tables_key() -> str:
     layout of the file (so that versions of rulelang that store it differently keep a file each)."""
     import sys
 
-    from .cache import TABLES_FORMAT
+    from .cache import TABLES_FORMAT, _sha256  # the built-in SHA-256: hashlib's OpenSSL takes longer to load
     from .lalr_tables import FORMAT
 
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    return hashlib.sha256(f"{_lark_version()}\n{sys.version_info[:2]}\n{_OPTIONS}\n{TABLES_FORMAT} {FORMAT}\n"
+    return _sha256(f"{_lark_version()}\n{sys.version_info[:2]}\n{_OPTIONS}\n{TABLES_FORMAT} {FORMAT}\n"
                           f"{grammar}".encode()).hexdigest()
 
 
