@@ -2,6 +2,11 @@
 
 Syntax errors become diagnostics (`E001`..`E009`) with the offending line, a caret and a hint; the
 parser recovers and keeps going so that one run reports several errors.
+
+Two runs of the same LALR parser (Lark's tables and lexers, built once and kept in the cache folder),
+with the same callbacks building the AST: first the quick loop of rulelang/lalr_loop.py over the tables
+as plain data (no Lark import); at the first syntax error it gives way and Lark's own parser parses the
+text again, with its error recovery, for the diagnostics.
 """
 from __future__ import annotations
 
