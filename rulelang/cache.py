@@ -409,9 +409,23 @@ def tables_usable() -> bool:
     return _private(top)
 
 
-def _tables_parts(key: str):
+_last_tables = {}  # key -> its parts, read for the plain part and kept until the pickle is asked for
+
+
+def _tables_parts(key: str, keep: bool = False):
     """(plain part, pickle part) of the tables file of ``key``, or None (no such file, not the user's
-    own, damaged, another layout)."""
+    own, damaged, another layout). ``keep``: keep them for the next call (which takes them)."""
+    found = _last_tables.pop(key, None)
+    if found is not None:
+        return found
+    found = _read_tables_parts(key)
+    if keep and found is not None:
+        _last_tables.clear()
+        _last_tables[key] = found
+    return found
+
+
+def _read_tables_parts(key: str):
     file = _tables_file(key)
     if file is None or not _private(os.path.dirname(file)) or not _private(os.path.dirname(os.path.dirname(file))):
         return None
@@ -427,8 +441,9 @@ def _tables_parts(key: str):
 
 
 def load_plain_tables(key: str):
-    """The plain part of the tables file of ``key`` (a dict), or None."""
-    parts = _tables_parts(key)
+    """The plain part of the tables file of ``key`` (a dict), or None. The file's parts are kept for a
+    load_tables that may follow (a file with a syntax error: Lark parses it), so that it is read once."""
+    parts = _tables_parts(key, keep=True)
     if parts is None or not parts[0]:
         return None
     import marshal
