@@ -7,6 +7,7 @@ import glob
 import os
 
 import attrs
+from hypothesis import given, settings, strategies as st
 import pytest
 from lark import Token, Tree
 
@@ -247,3 +248,22 @@ def test_every_rule_file_parses_as_plain_lark_builds_it(rel, plain_lark):
     got = parser._parse_quickly(quick, text)
     same(values(got), want)
     assert [d.render() for d in quick.diags] == [d.render() for d in want_diags]
+
+
+FRAGMENTS = WORDS + ["x", "y1", "_z", "0", "42", '"s"', '"a\\\\"b"', "#c\n", "\n", " ", "\t", "(", ")", "[", "]",
+                     "{", "}", ",", ":", ".", "=", "-", "+", "*", "/", "%", "<", ">=", "!=", "?", "@rule \"A-1\"",
+                     "let", "var", "and", "or", "true", "none", "new", "one", "by", "prompt", "visible", "to",
+                     "explicit", "players", "turn", "offer", "eliminate", "emit", "log"]
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(data=st.data())
+def test_fragments_spliced_into_a_rule_file_read_as_with_lark(data):
+    """Keywords, names, operators, strings and comments spliced into a small rule file at any place:
+    the quick loop builds what Lark builds, or gives way where Lark finds a syntax error."""
+    with open(os.path.join(ROOT, "games/examples/tictactoe.rules"), encoding="utf-8") as f:
+        text = f.read()
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(text)))
+        text = text[:at] + "".join(data.draw(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3))) + text[at:]
+    same_as_lark(text, "f.rules")
