@@ -89,7 +89,10 @@ def from_lark(frontend, shapes, start: str = "start"):
            for x in (root, *lexer.lexers.values())):
         return None
     root_mres = root.scanner._mres
-    shared = len(root_mres) == 1
+    # (a terminal that refers back to a numbered group would match differently inside another
+    # alternation, where its groups have other numbers)
+    shared = len(root_mres) == 1 and not any(re.search(r"\\[1-9]|\(\?P=", t.pattern.to_regexp())
+                                            for t in root.terminals)
     root_names = frozenset(str(t.name) for t in root.scanner.terminals)
     lexers, index, of_state = [], {}, []
     for state in range(len(states)):
