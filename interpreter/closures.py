@@ -763,21 +763,29 @@ class StmtCompiler:
         who = self.hidden("turn")
         end_holder = []
 
+        triggered = {t.event for t in self.rs.program.triggers}  # events with no trigger are not emitted
+
         def start(G, L):
             p = pf(G, L)
-            if not isinstance(p, int) or not 0 <= p < G.n:
+            if p.__class__ is not int and not isinstance(p, int) or not 0 <= p < G.n:
                 raise RuleRuntimeError(f"turn of {fmt(p)}, which is not a player")
             if G.eliminated[p]:
                 return end_holder[0]
             L[who] = p
             G.current = p
             G.turns += 1
-            return G.emit_event("turn_start", (p,))
+            if announce_start:
+                return G.emit_event("turn_start", (p,))
+        announce_start = "turn_start" in triggered
         c.emit(start, s.span)
         self.block(c, s.body)
 
-        def finish(G, L):
-            return G.emit_event("turn_end", (L[who],))
+        if "turn_end" in triggered:
+            def finish(G, L):
+                return G.emit_event("turn_end", (L[who],))
+        else:
+            def finish(G, L):
+                L[who]  # what emit_event would read
         c.emit(finish, s.span)
         end_holder.append(len(c.ops))
 
