@@ -407,8 +407,13 @@ def distinct(xs):
 class Pending:
     """The decision the game waits for. Plain data (serializes as a dict)."""
 
-    __slots__ = ("kind", "player", "options", "probs", "prompt", "target", "need", "acc", "single",
-                 "low", "start", "ordered", "pool")
+    # what choose and roll/draw set for themselves: until then a decision reads these (an offer never sets them)
+    need = 1
+    single = True
+    low = 1
+    start = 0
+    ordered = False
+    pool = ()
 
     def __init__(self, kind, player, options, prompt="", target="", probs=None):
         self.kind = kind  # action | choose | chance
@@ -417,13 +422,14 @@ class Pending:
         self.probs = probs
         self.prompt = prompt
         self.target = target
-        self.need = 1
         self.acc = []
-        self.single = True
-        self.low = 1
-        self.start = 0
-        self.ordered = False
-        self.pool = ()
+
+    def copy(self):
+        p = Pending.__new__(Pending)
+        p.__dict__.update(self.__dict__)
+        p.acc = list(self.acc)
+        p.options = list(self.options)
+        return p
 
     def to_dict(self):
         from .values import encode
