@@ -525,6 +525,7 @@ class StmtCompiler:
     # `back_jumps` (a list) receives (code, op index, target) for each jump back to a loop's head.
     on_stmt = None
     back_jumps = None
+    _plain_finish = None  # (code, op index, hidden local) of the last turn end emitted without an event
 
     def __init__(self, rs, xc):
         self.rs = rs
@@ -661,6 +662,12 @@ class StmtCompiler:
     def _loop_body(self, c, body, head):
         self.loops.append((head, []))
         self.block(c, body)
+        last = self._plain_finish
+        if last is not None and last[0] is c and last[1] == len(c.ops) - 1 >= head and self.back_jumps is None:
+            # the body ends with a turn whose end no trigger waits for: its last op goes on at the loop's head
+            # itself (the jump back stays in its place, and is still taken by a seat's skipped turn)
+            c.ops[-1] = _finish_then(last[2], head)
+        self._plain_finish = None
         back = c.emit(_jump(head), body.span)
         if self.back_jumps is not None:
             self.back_jumps.append((c, back, head))
@@ -786,6 +793,7 @@ class StmtCompiler:
         else:
             def finish(G, L):
                 L[who]  # what emit_event would read
+            self._plain_finish = (c, len(c.ops), who)  # see _loop_body
         c.emit(finish, s.span)
         end_holder.append(len(c.ops))
 
@@ -960,6 +968,14 @@ class StmtCompiler:
 
 def _jump(target):
     return lambda G, L: target
+
+
+def _finish_then(who, target):
+    """The end of a turn that no trigger waits for, followed by a jump to `target` (see _loop_body)."""
+    def finish(G, L):
+        L[who]  # what emit_event would read
+        return target
+    return finish
 
 
 def _jump_unless(test, target):

@@ -223,16 +223,19 @@ class Ruleset:
                         params, lambda G, L, fn=fn, params=params: fn(G, *[L[p] for p in params]))
                 else:
                     self.functions[d.name] = CompiledFunction(params, xc.compile(d.body))
+        triggered = {t.event for t in program.triggers}
+        # the end of setup: the game_start event (an op that does nothing when no trigger waits for it)
+        start = (lambda G, L: G.emit_event("game_start", ())) if "game_start" in triggered else _no_event
         for d in program.decls.values():
             if isinstance(d, A.ProcDecl):
                 cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
                 epi = None
                 if d.proc_kind == "setup":
-                    epi = lambda c: c.emit(lambda G, L: G.emit_event("game_start", ()), d.span)  # noqa: E731
+                    epi = lambda c: c.emit(start, d.span)  # noqa: E731
                 self.codes[cid] = sc.code(cid, d.body, name=d.name, epilogue=epi)
         if "setup" not in self.codes:
             c = Code("setup", "setup")
-            c.emit(lambda G, L: G.emit_event("game_start", ()), game.span)
+            c.emit(start, game.span)
             self.codes["setup"] = c
         for d in program.decls.values():
             if isinstance(d, A.ActionDecl):
@@ -457,6 +460,10 @@ class Ruleset:
 def _no_action_done(G, L):
     """The end of an action when no trigger waits for "action_done" (what emit_event would do)."""
     L["me"]
+
+
+def _no_event(G, L):
+    """An event that no trigger waits for (what emit_event would do)."""
 
 
 _ACTIVE = {}  # eliminated flags (a tuple of bools) -> the seats still in the game, for active_players
@@ -724,7 +731,7 @@ class Game:
         frames = self.frames
         steps = 0
         # the clock is read every TIME_CHECK_STEPS steps: `limit` is the next step count to look at
-        limit = min(budget, TIME_CHECK_STEPS)
+        limit = budget if budget < TIME_CHECK_STEPS else TIME_CHECK_STEPS
         fr = None
         pc = 0
         try:
@@ -767,6 +774,15 @@ class Game:
                     if r is END:
                         frames.clear()
                         return
+                    if r[0] == "call" and len(frames) < MAX_FRAMES and not self.over:
+                        # a procedure: its frame runs at once (what _push and the loop above would do)
+                        fr = Frame(r[1], 0, r[2], fr.depth)
+                        frames.append(fr)
+                        ops = fr.code.ops
+                        L = fr.locals
+                        pc = 0
+                        n = len(ops)
+                        continue
                     self._push(r, fr)
                     break
                 else:

@@ -485,7 +485,7 @@ def _choice_options(values):
     out = []
     seen = set()
     for v in values:
-        i = fmt(v)
+        i = v if v.__class__ is str else fmt(v)  # (fmt of a text is the text)
         if i in seen:
             continue
         seen.add(i)
@@ -698,6 +698,7 @@ class OfferOp:
         self.span = span
         self._rs = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
         self._acts = ()
+        self._one = None  # the legal function of the one action offered
 
     def __call__(self, G, L):
         rs = G.rs
@@ -708,13 +709,14 @@ class OfferOp:
             raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         if self._rs is not rs:
             self._acts = tuple(rs.actions[name] for name in self.actions)
+            one = self._acts[0] if len(self._acts) == 1 else None
+            self._one = None if one is None else one.fast_legal or one.legal
             self._rs = rs
-        acts = self._acts
-        if len(acts) == 1:
-            opts = acts[0].legal(G, who)  # a new list each time: it becomes the pending options
+        if self._one is not None:
+            opts = self._one(G, who)  # a new list each time: it becomes the pending options
         else:
             opts = []
-            for act in acts:
+            for act in self._acts:
                 opts.extend(act.legal(G, who))
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
