@@ -132,8 +132,14 @@ def _reference_line_length(board, n, where, G):
     return best
 
 
+def _without_rays(board):
+    board._ray_items = B.MAX_RAY_ITEMS  # no room for rays: every call walks step by step
+    return board
+
+
 BOARDS = [B.square_grid("s", 1, 1), B.square_grid("s", 3, 3), B.square_grid("s", 6, 7),
-          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3)]
+          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3),
+          _without_rays(B.square_grid("s", 6, 7)), _without_rays(B.hex_grid("h", 3))]
 
 
 @settings(max_examples=60, deadline=None)
