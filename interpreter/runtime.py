@@ -115,6 +115,11 @@ def _contains(coll, x, G=None):
 
 
 def _arith(op, a, b, G=None):
+    if a.__class__ is int and b.__class__ is int and (op == "+" or op == "-"):  # the common case, as below
+        r = a + b if op == "+" else a - b
+        if not -MAX_INT < r < MAX_INT:
+            raise RuleRuntimeError(f"{_short(a)} {op} {_short(b)} is too large a number")
+        return r
     if a.__class__ in CONTAINERS or a.__class__ is str:  # list + list copies both
         n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)
         if a.__class__ is str:
@@ -254,8 +259,12 @@ class Place:
                 L[self.name] = v
             return
         root = G.data[self.name] if self.is_var else L[self.name]
-        ks = [k(G, L) for k in self.keys]
-        new = _set_path(root, ks, v)
+        if len(self.keys) == 1:  # (what _set_path does with one key)
+            ks = (self.keys[0](G, L),)
+            new = _set(root, ks[0], v)
+        else:
+            ks = [k(G, L) for k in self.keys]
+            new = _set_path(root, ks, v)
         if self.is_var:
             G.data[self.name] = new
             if self.watch:
