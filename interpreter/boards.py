@@ -7,7 +7,7 @@ which line_length() follows.
 from __future__ import annotations
 
 from collections import deque
-from itertools import takewhile
+from itertools import count, takewhile
 from typing import TYPE_CHECKING
 
 from .builtins import charge
@@ -176,27 +176,15 @@ class Board:
 
     def _rays_of(self, n):
         """For each direction, the nodes from `n` onwards (not n itself) and backwards, to the board's edge."""
-        adj = self.adj
+        on_board = self.adj.__contains__
         r0, c0 = n
-        rays = []
-        size = 0
-        for dr, dc in self.directions:
-            pair = []
-            for sr, sc in ((dr, dc), (-dr, -dc)):
-                ray = []
-                r = r0 + sr
-                c = c0 + sc
-                while (r, c) in adj:
-                    ray.append((r, c))
-                    r += sr
-                    c += sc
-                pair.append(tuple(ray))
-                size += len(ray) + 1
-            rays.append(tuple(pair))
+        rays = tuple((tuple(takewhile(on_board, zip(count(r0 + dr, dr), count(c0 + dc, dc)))),
+                      tuple(takewhile(on_board, zip(count(r0 - dr, -dr), count(c0 - dc, -dc)))))
+                     for dr, dc in self.directions)
+        size = sum(len(a) + len(b) + 2 for a, b in rays)
         if self._ray_items + size > MAX_RAY_ITEMS:
             return None
         self._ray_items += size
-        rays = tuple(rays)
         self._rays[n] = rays
         return rays
 
