@@ -7,6 +7,7 @@ which line_length() follows.
 from __future__ import annotations
 
 from collections import deque
+from itertools import count, takewhile
 from typing import TYPE_CHECKING
 
 from .builtins import charge
@@ -19,6 +20,7 @@ SQUARE_DIRS = [(0, 1), (1, 0)]
 SQUARE_DIAG_DIRS = [(0, 1), (1, 0), (1, 1), (1, -1)]
 HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- these
 DISTANCE_TABLE_ENTRIES = 500_000  # per board: the most remembered distances (some 80 MB at worst)
+MAX_RAY_ITEMS = 200_000  # nodes a board keeps in the rays of line_length (beyond: it walks as before)
 
 
 def _nx():
@@ -38,6 +40,8 @@ class Board:
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
         self._distance_tables = {}  # start node -> see _distances_from
         self._distance_entries = 0
+        self._rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of)
+        self._ray_items = 0  # nodes held by _rays, at most MAX_RAY_ITEMS
 
     def attr(self, n, name, default=None):
         if n not in self.graph:
@@ -184,7 +188,47 @@ class Board:
 
     def _line_length_2(self, n, where, G):
         """line_length on a board of (x, y) nodes: the same walk, the same calls of `where` in the same
-        order and the same charge as the general loop, with plain numbers instead of tuples per step."""
+        order and the same charge as the general loop, along the node's rays (listed at its first walk)."""
+        rays = self._rays.get(n)
+        if rays is None:
+            rays = self._rays_of(n)
+            if rays is None:  # the rays kept for this board are at their limit
+                return self._walk_2(n, where, G)
+        best = 1
+        walked = 0
+        if where is None:
+            for ahead, behind in rays:
+                k = len(ahead) + len(behind)
+                walked += k
+                if k >= best:
+                    best = k + 1
+        else:
+            for ahead, behind in rays:
+                # takewhile asks `where` of each node in turn and stops at the first "no", as the walk does
+                k = len(tuple(takewhile(where, ahead))) + len(tuple(takewhile(where, behind)))
+                walked += k
+                if k >= best:
+                    best = k + 1
+        if walked > 8:
+            charge(G, walked)
+        return best
+
+    def _rays_of(self, n):
+        """For each direction, the nodes from `n` onwards (not n itself) and backwards, to the board's edge."""
+        on_board = self.adj.__contains__
+        r0, c0 = n
+        rays = tuple((tuple(takewhile(on_board, zip(count(r0 + dr, dr), count(c0 + dc, dc)))),
+                      tuple(takewhile(on_board, zip(count(r0 - dr, -dr), count(c0 - dc, -dc)))))
+                     for dr, dc in self.directions)
+        size = sum(len(a) + len(b) + 2 for a, b in rays)
+        if self._ray_items + size > MAX_RAY_ITEMS:
+            return None
+        self._ray_items += size
+        self._rays[n] = rays
+        return rays
+
+    def _walk_2(self, n, where, G):
+        """_line_length_2 without rays: the walk with plain numbers instead of tuples per step."""
         adj = self.adj
         r0, c0 = n
         best = 1

@@ -132,8 +132,14 @@ def _reference_line_length(board, n, where, G):
     return best
 
 
+def _without_rays(board):
+    board._ray_items = B.MAX_RAY_ITEMS  # no room for rays: every call walks step by step
+    return board
+
+
 BOARDS = [B.square_grid("s", 1, 1), B.square_grid("s", 3, 3), B.square_grid("s", 6, 7),
-          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3)]
+          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3),
+          _without_rays(B.square_grid("s", 6, 7)), _without_rays(B.hex_grid("h", 3))]
 
 
 @settings(max_examples=60, deadline=None)
@@ -219,3 +225,97 @@ def test_distance_tables_stop_growing_at_their_limit(monkeypatch):
         assert board.distance(a, (3, 3), None, got) == _reference_distance(board, a, (3, 3), ref)
         assert got.work == ref.work
     assert len(board._distance_tables) == 1  # the first table (16 entries) went past the limit
+
+# ---------------------------------------------------------------------------------- per-game and per-decision shortcuts
+STARTS = '''
+game "Starts" { players 2..4 }
+piece Token { owner: player, n: int = 0 }
+var scores: list[int] = [0 for p in players]
+var first: player = player_count - 1
+const half = player_count / 2
+var seen: int = half
+action make(k in 1..2) { effect { let t = new Token(owner: me, n: k)  scores = scores + [k] } }
+flow { repeat 3 times { for p in players { turn p { offer [make] to p } } } }
+'''
+
+
+def test_a_new_game_starts_as_the_first_game_of_its_player_count_did():
+    """Start values are computed by the first game of each player count and copied by the next ones:
+    each game starts exactly as the first game of a freshly loaded ruleset, and pieces made in one game
+    are not seen by another."""
+    rs = rulelang.loads(STARTS)
+    for players in (2, 3, 2, 4, 3, 2):
+        g = rs.new_game(players, seed=players)
+        fresh = rulelang.loads(STARTS).new_game(players, seed=players)
+        assert g.to_json() == fresh.to_json()
+        for _ in range(2):
+            g.apply(g.legal_actions()[-1])
+            fresh.apply(fresh.legal_actions()[-1])
+        assert g.to_json() == fresh.to_json()
+    assert rs.new_game(2, seed=2).view()["pieces"] == rulelang.loads(STARTS).new_game(2, seed=2).view()["pieces"]
+
+
+def test_a_start_value_that_fails_fails_in_every_game():
+    rs = rulelang.loads('game "S" { players 2..3 }\nvar p: player = player_count\nflow { }')
+    for _ in range(2):
+        with pytest.raises(rulelang.GameError, match="is not a player"):
+            rs.new_game(2, seed=0)
+
+
+TURNS = '''
+game "Turns" { players 3 }
+var moves: list[int] = []
+action go { effect { moves = moves + [me] } }
+action leave { effect { eliminate me } }
+flow { while count(moves) < 9 { for p in players { turn p { offer [go, leave] to p } } } }
+EVENT
+'''
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_turn_without_a_turn_end_trigger_plays_as_one_with_an_empty_trigger(seed):
+    """The end of a turn that no trigger waits for goes straight on at the loop's head: the same game as
+    when a trigger (doing nothing) waits for turn_end, eliminated seats (whose turns are skipped) included;
+    a save taken anywhere continues the same."""
+    plain = rulelang.loads(TURNS.replace("EVENT", ""))
+    ref = rulelang.loads(TURNS.replace("EVENT", "when turn_end(p) then { }"))
+    for rs in (plain, plain.with_backend("closures")):
+        a, b = rs.new_game(3, seed=seed), ref.new_game(3, seed=seed)
+        r = random.Random(seed)
+        while not a.is_over():
+            assert a.to_json() == b.to_json()
+            assert [x.id for x in a.legal_actions()] == [x.id for x in b.legal_actions()]
+            pick = r.choice(["go", "go", "leave"]) if len(a.legal_actions()) > 1 else "go"
+            a.apply(pick)
+            b.apply(pick)
+            a = rs.load_game(a.to_json())
+        assert a.to_json() == b.to_json()
+
+
+MAPS = '''
+game "Maps" { players 2 }
+var got: list[map[str, int]] = []
+action pick {
+  effect {
+    let m = choose one of [{"a": 1}, {"b": 2}, {"a": 1, "b": 2}, {"a": 1}]
+    got = got + [m]
+  }
+}
+action same(k in [1, "1", 2]) { effect { } }
+flow { repeat 3 times { for p in players { turn p { offer [pick, same] to p } } } }
+'''
+
+
+def test_options_that_cannot_be_keys_and_equal_ids_are_listed_and_applied_as_by_the_closures():
+    rs = rulelang.loads(MAPS)
+    ref = rs.with_backend("closures")
+    for seed in range(8):
+        a, b = rs.new_game(2, seed=seed), ref.new_game(2, seed=seed)
+        r = random.Random(seed)
+        while not a.is_over():
+            acts = a.legal_actions()
+            assert [(x.id, x.text) for x in acts] == [(x.id, x.text) for x in b.legal_actions()]
+            pick = r.choice(acts)
+            a.apply(pick if r.random() < 0.5 else pick.id)
+            b.apply(pick.id)
+            assert a.to_json() == b.to_json()
