@@ -10,8 +10,8 @@ from collections import deque
 from itertools import count, takewhile
 from typing import TYPE_CHECKING
 
-from .builtins import charge
-from .values import skey
+from .builtins import charge, over
+from .values import skey, sort_values
 
 if TYPE_CHECKING:
     import networkx
@@ -74,13 +74,14 @@ class Board:
         cost = n * n.bit_length()
         if cost < len(self.nodes):
             charge(G, cost + 1)
-            return tuple(sorted((x for x in found if x != leave_out), key=skey))
+            return tuple(sort_values([x for x in found if x != leave_out]))
         charge(G, len(self.nodes))
         return tuple(x for x in self.nodes if x in found and x != leave_out)
 
     def distance(self, a, b, through=None, G=None):
         """Shortest number of steps from a to b; every node strictly between passes `through`."""
-        if a not in self.adj or b not in self.adj:
+        adj = self.adj
+        if a not in adj or b not in adj:
             return None
         if a == b:
             return 0
@@ -96,17 +97,24 @@ class Board:
                 return hit[0]
         dist = {a: 0}
         q = deque([a])
+        pop = q.popleft
+        push = q.append
         while q:
-            n = q.popleft()
-            charge(G, len(self.adj[n]) + 1)
-            for m in self.adj[n]:
+            n = pop()
+            near = adj[n]
+            if G is not None:  # charge(G, len(near) + 1), inline
+                G.work += len(near) + 1
+                if G.work > G.work_mark:
+                    over(G)
+            d = dist[n] + 1
+            for m in near:
                 if m in dist:
                     continue
                 if m == b:
-                    return dist[n] + 1
+                    return d
                 if through is None or through(m):
-                    dist[m] = dist[n] + 1
-                    q.append(m)
+                    dist[m] = d
+                    push(m)
         return None
 
     def _distances_from(self, a):

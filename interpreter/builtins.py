@@ -7,8 +7,9 @@ the engine adds the rule-file position.
 from __future__ import annotations
 
 import time
+from itertools import chain
 
-from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey
+from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey, sort_values
 
 WORK_BUDGET = 1_000_000  # units of work (items handled) between two decisions
 TIME_LIMIT = 10.0  # seconds of CPU time between two decisions (Ruleset.time_limit)
@@ -93,11 +94,17 @@ def measure(v):
         size = 1
         depth = 0
         for y in parts:
-            if y.__class__ in CONTAINERS:
-                s, dd = walk(y, d + 1)
-                size += s
-                if dd >= depth:
-                    depth = dd + 1
+            c = y.__class__
+            if c in CONTAINERS:
+                if (c is tuple or c is frozenset) and d < MAX_DEPTH and CONTAINERS.isdisjoint(map(type, y)):
+                    size += len(y) + 1  # a flat list or set (a coordinate): what its walk would find
+                    if depth < 2:
+                        depth = 2 if y else 1
+                else:
+                    s, dd = walk(y, d + 1)
+                    size += s
+                    if dd >= depth:
+                        depth = dd + 1
             else:
                 size += 1
                 if depth == 0:
@@ -110,7 +117,64 @@ def measure(v):
 
     if v.__class__ not in CONTAINERS:
         return 1, 0
+    size = _flat_size(v)
+    if size is not None and size <= MAX_SIZE:
+        return size, (1 if size > 1 else 0)
+    got = _two_levels(v)
+    if got is not None and got[0] <= MAX_SIZE:
+        return got
     return walk(v, 0)
+
+
+_LISTS_OR_SETS = frozenset({tuple, frozenset})
+
+
+def _parts_of_lists(xs):
+    """(items in all, whether one is not empty) of a collection of flat lists and sets, else None."""
+    if not _LISTS_OR_SETS.issuperset(map(type, xs)):
+        return None
+    if not CONTAINERS.isdisjoint(map(type, chain.from_iterable(xs))):
+        return None
+    n = sum(map(len, xs))
+    return n, n > 0
+
+
+def _two_levels(v):
+    """measure() of a non-empty list or set of flat lists and sets (coordinates), or of a map whose keys
+    and values are each all plain values or all flat lists and sets; None for any other value."""
+    c = v.__class__
+    if c is dict:
+        if not v:
+            return None
+        size, depth = 2 * len(v) + 1, 1
+        for part in (v.keys(), v.values()):
+            if CONTAINERS.isdisjoint(map(type, part)):
+                continue
+            got = _parts_of_lists(part)
+            if got is None:
+                return None
+            size += got[0]
+            depth = 2 if got[1] else depth
+        return size, depth
+    if (c is tuple or c is frozenset) and v:
+        got = _parts_of_lists(v)
+        if got is None:
+            return None
+        return len(v) + 1 + got[0], 2 if got[1] else 1
+    return None
+
+
+def _flat_size(v):
+    """The size of a list, set or map that holds no list, set, map or pile (None for any other value):
+    what the walk of measure() finds for it, without the walk."""
+    c = v.__class__
+    if c is tuple or c is frozenset:
+        if CONTAINERS.isdisjoint(map(type, v)):
+            return len(v) + 1
+    elif c is dict:
+        if CONTAINERS.isdisjoint(map(type, v)) and CONTAINERS.isdisjoint(map(type, v.values())):
+            return 2 * len(v) + 1
+    return None
 
 
 def check_value(G, v):
@@ -132,7 +196,10 @@ def check_items(G, items):
 
 def deep_cost(v):
     """The work of reading every part of a value (hashing, comparing, printing it)."""
-    if v.__class__ in CONTAINERS:
+    c = v.__class__
+    if (c is tuple or c is frozenset) and len(v) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, v)):
+        return len(v) + 1  # a flat list or set: measure()'s size, without the call
+    if c in CONTAINERS:
         return measure(v)[0]
     if v.__class__ is str:
         return 1 + len(v) // 64
@@ -140,6 +207,13 @@ def deep_cost(v):
 
 
 def _items(xs):
+    c = xs.__class__
+    if c is tuple:
+        return xs
+    if c is frozenset or c is dict:
+        return tuple(sort_values(xs))
+    if c is Pile:
+        return xs.items()
     if isinstance(xs, dict):
         return tuple(sorted(xs, key=skey))
     if isinstance(xs, (frozenset, set)):
@@ -215,7 +289,7 @@ def b_min_by(G, xs, f):
 
 def b_sorted(G, xs, key=None):
     if key is None:
-        return tuple(sorted(_items(xs), key=skey))
+        return tuple(sort_values(_items(xs)))
     return tuple(sorted(_items(xs), key=lambda x: skey(key(x))))
 
 
@@ -253,13 +327,13 @@ def b_index_of(G, xs, x):
 def b_keys(G, m):
     if not isinstance(m, dict):
         raise RuleRuntimeError("keys() needs a map")
-    return tuple(sorted(m, key=skey))
+    return tuple(sort_values(m))
 
 
 def b_values(G, m):
     if not isinstance(m, dict):
         raise RuleRuntimeError("values() needs a map")
-    return tuple(m[k] for k in sorted(m, key=skey))
+    return tuple([m[k] for k in sort_values(m)])
 
 
 def b_get(G, m, k, default):

@@ -26,6 +26,8 @@ import linecache
 import types
 import warnings
 
+import attrs
+
 from rulelang import ast as A
 
 from .runtime import span_of
@@ -89,11 +91,38 @@ def pairs_of(s):
     return tuple(enumerate(_items(s)))
 
 
+def distinct_items(xs):
+    """The items of a list, set or map without repeats, in order (runtime.distinct of items_of)."""
+    c = xs.__class__
+    if c is frozenset or c is dict:  # sorted, and never twice
+        return _items(xs)
+    return list(dict.fromkeys(_items(xs)))  # the first of equal items kept, as distinct()
+
+
 def depth_error(name, depth):
     return RuleRuntimeError(f"function '{name}' calls itself more than {depth} deep")
 
 
 BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
+
+
+class Scalar:
+    """In Fn.known: a value surely not a list, set, map or pile (a number, text, bool or none), its class
+    not known."""
+
+
+class Unhoisted(Exception):
+    """A loop-invariant part computed before its loop met a case that charges work: it is left to the loop."""
+
+
+class Unset:
+    """The value of a loop-invariant part that could not be computed before its loop (UNSET)."""
+
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = Unset()
 
 
 def _runtime_names():
@@ -104,18 +133,19 @@ def _runtime_names():
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
         "items_of": _items, "skey": skey, "fmt": fmt,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
-        "check_list": check_list, "pairs_of": pairs_of, "depth_error": depth_error, "BUILTIN_ERRORS": BUILTIN_ERRORS,
+        "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
+        "BUILTIN_ERRORS": BUILTIN_ERRORS,
         "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
-        "long_id": C._long_id, "set_path": C._set_path,
+        "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
     }
 
 
 # the only built-ins the generated code can name
 SAFE_BUILTINS = {n: getattr(_py_builtins, n) for n in (
     "int", "str", "bool", "len", "tuple", "frozenset", "range", "isinstance", "dict", "sorted", "enumerate", "list",
-    "KeyError",
+    "KeyError", "Exception",
     "TypeError", "ValueError", "IndexError", "AttributeError", "hash", "None", "True", "False")
     if hasattr(_py_builtins, n)}
 
@@ -168,9 +198,17 @@ class Module:
         name whose class is known in `fn`."""
         if expr in self.values:
             return "True" if self.values[expr].__class__ is cls else "False"
-        if fn is not None and expr in fn.known:
+        if fn is not None and expr in fn.known and fn.known[expr] is not Scalar:
             return "True" if fn.known[expr] is cls else "False"
         return f"{expr}.__class__ is {cls.__name__}"
+
+    def kind(self, expr, fn=None):
+        """The class the value of a generated expression surely has (a constant's, or known in fn), or None."""
+        if expr in self.values:
+            return self.values[expr].__class__
+        if fn is not None:
+            return fn.known.get(expr)
+        return None
 
     def name(self, prefix):
         self.counter += 1
@@ -262,6 +300,9 @@ class Fn:
         self.env = dict(env or {})
         self.inlined = 0  # rule function bodies being written inline here
         self.known = {}  # a generated name -> the class its value surely has (from how it was made)
+        self.items_kind = {}  # a generated name holding a list -> the class every item of it has
+        self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
+        self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -287,6 +328,17 @@ class Fn:
 
     def emit(self, line):
         self.lines.append("    " * self._depth + line)
+
+    def reusable(self, name):
+        """A temporary that nothing will read again but its one user (not remembered, not bound)."""
+        if not (name[:1] == "t" and name[1:].isdigit()):
+            return False
+        if name in self.env.values():
+            return False
+        for key, (held, _) in self.cache.items():
+            if held == name or name in key:
+                return False
+        return True
 
     def tmp(self, prefix="t"):
         self.n += 1
@@ -318,6 +370,8 @@ class ExprGenerator:
         self.functions = {}  # rule function name -> (generated identifier, params)
         self.auto_finish = False
         self._fields = {}  # field name -> its by-row cache (a dict in the constants table)
+        self._field_kinds = None  # field name -> the one class of its values in every row (int, str, bool)
+        self._leaf = {}  # id(function body) -> whether it calls no rule function
         self._inline = {}  # rule function -> whether calls of it are written inline
         self._recursive = None  # the rule functions that can end up calling themselves (found once)
         self._lazy = []  # (AST, name, function) of every expression compiled, generated at its first call
@@ -413,9 +467,12 @@ class ExprGenerator:
         fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
         fn.emit(f"    raise depth_error({msg}, MAX_FUNCTION_DEPTH)")
         fn.charge(1)
-        fn.emit("G.fdepth += 1")
+        leaf = self.calls_none(body)
+        if not leaf:
+            fn.emit("G.fdepth += 1")
         r = self.expr(body, fn)
-        fn.emit("G.fdepth -= 1")
+        if not leaf:
+            fn.emit("G.fdepth -= 1")
         fn.emit(f"return {r}")
         return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
 
@@ -425,6 +482,7 @@ class ExprGenerator:
         Same candidates, order, work charge and errors as CompiledAction.legal."""
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
+        fn.known["who"] = int  # the seat an offer is made to (OfferOp checks it is one)
         pys = [fn.bind(p, "p") for p in act.param_names]
         for i, p in enumerate(pys):  # a parameter whose every candidate is a number
             if act.fixed_options and all(vals[i].__class__ is int for _, vals, _ in act.fixed_options):
@@ -438,6 +496,7 @@ class ExprGenerator:
         fn.depth += 1
         if pys:
             self.preload(fn, *requires)  # read once for all the candidates
+            self.hoist(fn, act.param_names, *requires)
             fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
@@ -463,11 +522,15 @@ class ExprGenerator:
         from .runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
+        fn.known["who"] = int  # the seat an offer is made to (OfferOp checks it is one)
         k = self.mod.const
         listing = k(f"while listing the choices of action '{act.name}': ")
         checking = k(f"while checking action '{act.name}': ")
         errs = "(RuleRuntimeError, KeyError)"
         fn.emit("out = []")
+        tests = list(requires) + [x for pair in costs for x in pair]
+        if specs:  # what the candidates' tests read, before the loops
+            self.preload(fn, *[what for kind, what in specs[1:] if kind == "expr"], *tests)
         pys = []
         for i, (kind, what) in enumerate(specs):
             d = fn.tmp("items")
@@ -476,15 +539,17 @@ class ExprGenerator:
             if kind == "fixed":
                 fn.emit(f"{d} = {k(tuple(what))}")
             elif kind == "fn":
-                fn.emit(f"{d} = distinct(items_of({k(what)}(G, {{}})))")
+                fn.emit(f"{d} = distinct_items({k(what)}(G, {{}}))")
             else:
                 v = self.expr(what, fn)
-                fn.emit(f"{d} = distinct(items_of({v}))")
+                fn.emit(f"{d} = distinct_items({v})")
             fn.emit(f"G.work += len({d})")
             fn.emit("if G.work > G.work_mark: over(G)")
             fn.depth -= 1
             fn.emit(f"except {errs} as err:")
             fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
+            # what the tests compute alike for every value of this parameter and the next ones
+            self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests)
             p = fn.bind(act.param_names[i], "p")
             pys.append(p)
             if kind == "fixed" and what and all(v.__class__ is int for v in what):
@@ -528,6 +593,10 @@ class ExprGenerator:
 
     # ---- expressions: each returns a Python expression (a name or a constant) holding the value
     def expr(self, e, fn):
+        if fn.hoisted:
+            h = fn.hoisted.get(id(e))
+            if h is not None:
+                return self.use_hoisted(e, h, fn)
         if self.cl.is_constant(e):
             if isinstance(e, A.Literal):
                 return self.mod.const(e.value)
@@ -577,6 +646,126 @@ class ExprGenerator:
                 if x.__class__ is A.Name and x.ref == "var" and not self.cl.is_constant(x):
                     self.read_var(x.ident, fn)
 
+    # ---- loop-invariant parts, computed once before their loop
+    # A part of a loop's body (a comprehension's element or condition, the test of an any/all loop, the
+    # requires of an action's candidates) that reads none of the names bound in the loop, and whose code
+    # charges no work (names, constants, indexes, fields of rows, numbers added, compared, multiplied,
+    # count(xs)), is computed once before the loop, inside a try. If that fails, or meets a case that
+    # would charge work (`+` of two lists, `==` of two lists), the part holds UNSET and the loop computes
+    # it in place as before: errors and charges stay where they were. Else the loop reads the value.
+    def hoist(self, fn, names, *trees):
+        """Compute before a loop the invariant parts of its body; returns what to forget after the loop."""
+        bound = set(names)
+        for tree in trees:
+            if tree is not None:
+                for x in A.walk(tree):
+                    c = x.__class__
+                    if c is A.Comprehension:
+                        bound.update(x.names)
+                    elif c is A.Lambda:
+                        bound.add(x.param)
+                    elif c is A.Bind:
+                        bound.add(x.name)
+        found = []
+        for tree in trees:
+            if tree is not None:
+                self._find_invariant(tree, bound, fn, found)
+        if not found:
+            return []
+        # one try for all (they share their reads; after one fails, the others are left to the loop too)
+        hs = [fn.tmp("h") for _ in found]
+        fn.emit(" = ".join(hs) + " = UNSET")
+        fn.emit("try:")
+        fn.depth += 1
+        saved = fn.speculating
+        fn.speculating = True
+        for x, h in zip(found, hs):
+            r = self.expr(x, fn)
+            fn.emit(f"{h} = {r}")
+        fn.speculating = saved
+        fn.depth -= 1
+        fn.emit("except Exception:")
+        fn.emit("    pass")
+        for x, h in zip(found, hs):
+            fn.hoisted[id(x)] = h
+        return [id(x) for x in found]
+
+    @staticmethod
+    def unhoist(fn, ids):
+        for i in ids:
+            fn.hoisted.pop(i, None)
+
+    def use_hoisted(self, e, h, fn):
+        """A hoisted part in its loop: the value computed before the loop, or (UNSET) computed here."""
+        t = fn.tmp()
+        fn.emit(f"{t} = {h}")
+        fn.emit(f"if {t} is UNSET:")
+        fn.depth += 1
+        del fn.hoisted[id(e)]
+        try:
+            r = self.expr(e, fn)
+        finally:
+            fn.hoisted[id(e)] = h
+        fn.emit(f"{t} = {r}")
+        fn.depth -= 1
+        return t
+
+    def _find_invariant(self, e, bound, fn, found):
+        """The largest parts of e worth hoisting (a function value's body is not searched: it runs as its
+        own Python function, except the test of an any/all written as a loop)."""
+        if id(e) in fn.hoisted or self.cl.is_constant(e):
+            return
+        c = e.__class__
+        if c is A.Lambda:
+            return
+        if self._pure(e, bound):
+            if self._worth(e):
+                found.append(e)
+            return
+        if c is A.Call and _loop_call(e):
+            self._find_invariant(e.args[0].value, bound, fn, found)
+            self._find_invariant(e.args[1].value.body, bound, fn, found)
+            return
+        for child in _children(e):
+            self._find_invariant(child, bound, fn, found)
+
+    def _pure(self, e, bound):
+        """e reads none of `bound`, and its generated code charges no work and changes nothing."""
+        if self.cl.is_constant(e):
+            return True
+        c = e.__class__
+        if c is A.Name:
+            return e.ident not in bound and (e.ref in _PURE_REFS or e.ref == "builtin" and e.ident in _PURE_BUILTINS)
+        if c is A.Placeholder:
+            return self._pure(e.inner, bound)
+        if c is A.Unary:
+            return self._pure(e.operand, bound)
+        if c is A.Binary:
+            return e.op not in ("in", "not in", "..") and self._pure(e.left, bound) and self._pure(e.right, bound)
+        if c is A.Cond:
+            return self._pure(e.test, bound) and self._pure(e.then, bound) and self._pure(e.orelse, bound)
+        if c is A.Index:
+            return self._pure(e.target, bound) and self._pure(e.index, bound)
+        if c is A.Field:
+            return not (e.target.ty is not None and e.target.ty.kind == "piece") and self._pure(e.target, bound)
+        if c is A.Call:  # count(xs): a length
+            return (e.func.ref != "func" and e.func.ident == "count" and len(e.args) == 1 and e.args[0].name is None
+                    and self._pure(e.args[0].value, bound))
+        return False
+
+    def _worth(self, e):
+        """More work than reading a name: not a name, a constant, or a field or `not` of a name."""
+        c = e.__class__
+        if c is A.Placeholder:
+            return self._worth(e.inner)
+        if c is A.Name or c is A.Literal or self.cl.is_constant(e):
+            return False
+        if c is A.Field or c is A.Unary:
+            return self._worth(e.target if c is A.Field else e.operand)
+        if c is A.Binary and e.op in ("and", "or"):
+            return self._worth(e.left) or self._worth(e.right)
+        return True
+
     def g_Name(self, e, fn):
         n = e.ident
         ref = e.ref
@@ -614,8 +803,10 @@ class ExprGenerator:
             fn.emit(f"{t} = G.current")
         elif ref == "builtin" and n == "players":
             fn.emit(f"{t} = G.active_players()")
+            fn.known[t], fn.items_kind[t] = tuple, int
         elif ref == "builtin" and n == "all_players":
             fn.emit(f"{t} = tuple(range(G.n))")
+            fn.known[t], fn.items_kind[t] = tuple, int
         elif ref == "builtin" and n == "player_count":
             fn.emit(f"{t} = G.n")
         elif ref == "builtin" and n == "end_triggered":
@@ -633,6 +824,7 @@ class ExprGenerator:
         t = fn.tmp()
         if e.op == "not":
             fn.emit(f"{t} = not {v}")
+            fn.known[t] = bool
             return t
         fn.emit(f"if {v}.__class__ is not int: raise neg_error({v})")
         fn.emit(f"{t} = -{v}")
@@ -641,9 +833,14 @@ class ExprGenerator:
     def g_Binary(self, e, fn):
         op = e.op
         if op in ("and", "or"):
-            t = fn.tmp()
             a = self.expr(e.left, fn)
-            fn.emit(f"{t} = {a}")
+            if fn.reusable(a):  # the left value's own name holds the result (nothing else reads it)
+                t = a
+                fn.known.pop(t, None)
+                fn.items_kind.pop(t, None)
+            else:
+                t = fn.tmp()
+                fn.emit(f"{t} = {a}")
             fn.emit(f"if {'' if op == 'and' else 'not '}{t}:")
             fn.depth += 1
             b = self.expr(e.right, fn)
@@ -655,11 +852,14 @@ class ExprGenerator:
             v = e.right.value if isinstance(e.right, A.Literal) else self.cl.compile(e.right)(None, {})
             kv = self.mod.const(v)
             t = fn.tmp()
+            fn.known[t] = bool
             if v is None:  # no value of the rules equals none but none
                 fn.emit(f"{t} = {a} {'is' if op == '==' else 'is not'} None")
                 return t
-            if v.__class__ in CONTAINERS:  # comparing with a constant list: at most its size
-                fn.emit(f"if {a}.__class__ is {self.mod.const(v.__class__)}: charge(G, {deep_cost(v)})")
+            ka = self.mod.kind(a, fn)
+            if v.__class__ in CONTAINERS and ka in (None, v.__class__):  # a constant list: at most its size
+                charging = "raise Unhoisted" if fn.speculating else f"charge(G, {deep_cost(v)})"
+                fn.emit(charging if ka is not None else f"if {a}.__class__ is {self.mod.const(v.__class__)}: {charging}")
             fn.emit(f"{t} = {a} {op} {kv}")
             return t
         if op in ("in", "not in"):  # the collection is computed first
@@ -668,21 +868,58 @@ class ExprGenerator:
             t = fn.tmp()
             neg = "not " if op == "not in" else ""
             # a set or map and a plain value: one look-up by hash, no work to charge (as in contains)
-            fn.emit(f"if ({c}.__class__ is frozenset or {c}.__class__ is dict) and {x}.__class__ not in CONTAINERS: "
-                    f"{t} = {neg}({x} in {c})")
-            fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
+            kc, kx = self.mod.kind(c, fn), self.mod.kind(x, fn)
+            if kc is None:
+                tests = [f"({c}.__class__ is frozenset or {c}.__class__ is dict)"]
+            else:
+                tests = [] if kc in (frozenset, dict) else ["False"]
+            if kx is None:
+                tests.append(f"{x}.__class__ not in CONTAINERS")
+            elif kx in CONTAINERS:
+                tests.append("False")
+            fn.known[t] = bool
+            # a list of at most 8 items: searched with no work to charge (as in contains)
+            short = f"{c}.__class__ is tuple and len({c}) < 9" if kc in (None, tuple) else None
+            if kc is tuple:
+                short = f"len({c}) < 9"
+            if "False" in tests:
+                if short:
+                    fn.emit(f"if {short}: {t} = {neg}({x} in {c})")
+                    fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
+                else:
+                    fn.emit(f"{t} = {neg}contains({c}, {x}, G)")
+            elif not tests:
+                fn.emit(f"{t} = {neg}({x} in {c})")
+            else:
+                fn.emit(f"if {' and '.join(tests)}: {t} = {neg}({x} in {c})")
+                if short:
+                    fn.emit(f"elif {short}: {t} = {neg}({x} in {c})")
+                fn.emit(f"else: {t} = {neg}contains({c}, {x}, G)")
             return t
         a = self.expr(e.left, fn)
         b = self.expr(e.right, fn)
         t = fn.tmp()
         if op in ("==", "!="):
-            fn.emit(f"if {a}.__class__ in CONTAINERS: {t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})")
+            fn.known[t] = bool
+            ka, kb = self.mod.kind(a, fn), self.mod.kind(b, fn)
+            if ka is not None and ka not in CONTAINERS or kb is not None and kb not in CONTAINERS:
+                # a number, text, ... on either side: compared by Python alone (equal() charges only two of a kind)
+                fn.emit(f"{t} = {a} {op} {b}")
+                return t
+            slow = "raise Unhoisted" if fn.speculating else f"{t} = {'not ' if op == '!=' else ''}equal(G, {a}, {b})"
+            if ka is not None:
+                fn.emit(slow)
+                return t
+            fn.emit(f"if {a}.__class__ in CONTAINERS: {slow}")
             fn.emit(f"else: {t} = {a} {op} {b}")
             return t
         ints = self._both_int(a, b, fn)
         if op in ("<", "<=", ">", ">="):
+            fn.known[t] = bool
             if ints == "True":
                 fn.emit(f"{t} = {a} {op} {b}")
+            elif ints == "False":
+                fn.emit(f"{t} = compare({op!r}, {a}, {b})")
             else:
                 fn.emit(f"if {ints}: {t} = {a} {op} {b}")
                 fn.emit(f"else: {t} = compare({op!r}, {a}, {b})")
@@ -690,12 +927,32 @@ class ExprGenerator:
         if op == "..":
             fn.emit(f"{t} = span_of(G, {a}, {b})")
             return t
-        if op in ("+", "-"):
-            fn.emit(f"if {ints} and {-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: {t} = {a} {op} {b}")
-            fn.emit(f"else: {t} = arith({op!r}, {a}, {b}, G)")
+        slow = "raise Unhoisted" if fn.speculating else f"{t} = arith({op!r}, {a}, {b}, G)"
+        if op in ("+", "-", "*"):
+            if ints == "False":
+                fn.emit(slow)
+                return t
+            fn.emit(f"if {'' if ints == 'True' else ints + ' and '}{-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: "
+                    f"{t} = {a} {op} {b}")
+            fn.emit(f"else: {slow}")
+            if ints == "True" or op == "*":  # arith() multiplies numbers only
+                fn.known[t] = int
             return t
-        if op in ("*", "/", "%"):
-            fn.emit(f"{t} = arith({op!r}, {a}, {b}, G)")
+        if op in ("/", "%"):  # two numbers, the divisor not 0: Python's // and %, as arith
+            if ints == "False":
+                fn.emit(slow)
+                return t
+            py = "//" if op == "/" else "%"
+            tests = [] if ints == "True" else [ints]
+            fixed = self.mod.values.get(b, 0) if b in self.mod.values else None
+            if fixed.__class__ is not int or not fixed or abs(fixed) >= MAX_INT:
+                tests.append(b)
+            if not (op == "%" and fixed.__class__ is int and fixed and abs(fixed) < MAX_INT):
+                tests.append(f"{-MAX_INT} < ({a} {py} {b}) < {MAX_INT}")  # (a % b is smaller than b)
+            fn.emit(f"if {' and '.join(tests)}: {t} = {a} {py} {b}" if tests else f"{t} = {a} {py} {b}")
+            if tests:
+                fn.emit(f"else: {slow}")
+            fn.known[t] = int  # arith() divides numbers only
             return t
         raise RuleRuntimeError(f"cannot compile operator {op!r}")
 
@@ -741,8 +998,13 @@ class ExprGenerator:
         v = self.expr(e.value, fn)
         saved = fn.env
         fn.env = dict(saved)
-        b = fn.bind(e.name, "b")
-        fn.emit(f"{b} = {v}")
+        if fn.reusable(v) or v in self.mod.values:  # the name or constant holding it is the bound name
+            fn.env[e.name] = v
+        else:
+            b = fn.bind(e.name, "b")
+            fn.emit(f"{b} = {v}")
+            if v in fn.known:
+                fn.known[b] = fn.known[v]
         r = self.expr(e.body, fn)
         fn.env = saved
         return r
@@ -757,8 +1019,7 @@ class ExprGenerator:
                 return self.inline_call(name, params, args, fn)
             fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
             return t
-        if (name in ("any", "all") and len(e.args) == 2 and all(a.name is None for a in e.args)
-                and isinstance(e.args[1].value, A.Lambda)):
+        if _loop_call(e):
             return self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
         if name in ("count", "sum") and len(e.args) == 1 and e.args[0].name is None:
             c = e.args[0].value
@@ -775,6 +1036,34 @@ class ExprGenerator:
         t = fn.tmp()
         flat = name in FLAT_COST or (name == "count" and len(e.args) == 1)
         cost = COSTS[name]
+        if name == "get" and len(pos) == 3 and not kws:  # a map and a key: one look-up (the same charge)
+            m, key, default = pos
+            kk = self.mod.kind(key, fn)
+            if kk is int or kk is bool or key in ("None", "True", "False"):
+                fn.emit("G.work += 2")
+            else:
+                fn.emit(f"G.work += deep_cost({key}) + 1")
+            fn.emit("if G.work > G.work_mark: over(G)")
+            fn.emit("try:")
+            fn.emit(f"    if {m}.__class__ is dict: {t} = {m}.get({key}, {default})")
+            fn.emit(f"    else: {t} = {impl}({call_args})")
+            fn.emit("except BUILTIN_ERRORS as err:")
+            fn.emit(f"    raise builtin_error({k(name)}, {argt}, err) from None")
+            return t
+        if name == "abs" and len(pos) == 1 and not kws and self.mod.class_test(pos[0], int, fn) != "False":
+            n = pos[0]  # a number: its size without the call (abs() charges no work of its own)
+            test = self.mod.class_test(n, int, fn)
+            fn.known[t] = int
+            if test == "True":
+                fn.emit(f"{t} = -{n} if {n} < 0 else {n}")
+                return t
+            fn.emit(f"if {test}: {t} = -{n} if {n} < 0 else {n}")
+            fn.emit("else:")
+            fn.emit("    try:")
+            fn.emit(f"        {t} = {impl}({call_args})")
+            fn.emit("    except BUILTIN_ERRORS as err:")
+            fn.emit(f"        raise builtin_error({k(name)}, {argt}, err) from None")
+            return t
         if name in ("max", "min") and len(pos) == 2 and not kws:
             # two numbers: the work and the result without the general call (same charge, same result)
             a, b = pos
@@ -807,16 +1096,37 @@ class ExprGenerator:
         k = self.mod.const
         xs = self.expr(source, fn)
         self.preload(fn, lam.body)
+        hoisted = self.hoist(fn, [lam.param], lam.body)
         t = fn.tmp()
-        fn.emit(f"G.work += cost_of({xs}) + 1")  # COSTS[name]: the list walked once, plus the function value
-        fn.emit("if G.work > G.work_mark: over(G)")
+        fixed = self.mod.values.get(xs) if xs in self.mod.values else None
+        if fixed.__class__ in CONTAINERS:  # a constant list: its cost and items are known now
+            fn.emit(f"G.work += {_cost_of(fixed) + 1}")
+            items = self.mod.const(_items(fixed))
+        elif self.mod.kind(xs, fn) is tuple:  # a list just made
+            fn.emit(f"G.work += len({xs}) + 2")
+            items = xs
+        else:  # COSTS[name]: the list walked once, plus the function value; then its items (which raises
+            # nothing the try below catches: the same error either side of it)
+            items = fn.tmp("items")
+            fn.emit(f"if {xs}.__class__ is tuple:")
+            fn.emit(f"    G.work += len({xs}) + 2")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit(f"    {items} = {xs}")
+            fn.emit("else:")
+            fn.emit(f"    G.work += cost_of({xs}) + 1")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+            fn.emit(f"    {items} = items_of({xs})")
+        if fixed.__class__ in CONTAINERS or self.mod.kind(xs, fn) is tuple:
+            fn.emit("if G.work > G.work_mark: over(G)")
         fn.emit(f"{t} = {name == 'all'}")
         fn.emit("try:")
         fn.depth += 1
         saved = fn.env
         fn.env = dict(saved)
         x = fn.bind(lam.param, "x")
-        fn.emit(f"for {x} in items_of({xs}):")
+        if _item_kind(fixed) is not None or xs in fn.items_kind:
+            fn.known[x] = _item_kind(fixed) or fn.items_kind[xs]
+        fn.emit(f"for {x} in {items}:")
         fn.depth += 1
         fn.charge(1)
         r = self.expr(lam.body, fn)
@@ -831,6 +1141,7 @@ class ExprGenerator:
         fn.env = saved
         fn.emit("except BUILTIN_ERRORS as err:")
         fn.emit(f"    raise builtin_error({k(name)}, ({xs}, ), err) from None")
+        self.unhoist(fn, hoisted)
         fn.known[t] = bool
         return t
 
@@ -842,6 +1153,7 @@ class ExprGenerator:
         k = self.mod.const
         s = self.expr(c.source, fn)
         self.preload(fn, c.element, c.condition)
+        hoisted = self.hoist(fn, c.names, c.element, c.condition)
         saved = fn.env
         fn.env = dict(saved)
         items = self._walked_items(s, fn)
@@ -853,8 +1165,8 @@ class ExprGenerator:
             fn.emit(f"{bad} = False")
         x0 = fn.bind(c.names[0], "x")
         fixed = self.mod.values.get(s) if s in self.mod.values else None
-        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
-            fn.known[x0] = int
+        if _item_kind(fixed) is not None or s in fn.items_kind:
+            fn.known[x0] = _item_kind(fixed) or fn.items_kind[s]
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(c, fn)
@@ -869,6 +1181,7 @@ class ExprGenerator:
             fn.emit(f"else: {bad} = True")
         fn.depth -= 1 + opened
         fn.env = saved
+        self.unhoist(fn, hoisted)
         t = fn.tmp()
         fn.known[t] = int
         if name == "count":  # count of a list is only its length (no charge of its own)
@@ -940,7 +1253,9 @@ class ExprGenerator:
         fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
         fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
         fn.charge(1)
-        fn.emit("G.fdepth += 1")
+        leaf = self.calls_none(d.body)
+        if not leaf:
+            fn.emit("G.fdepth += 1")
         saved = fn.env, fn.has_L
         fn.env = dict(zip(params, args))  # the body sees its parameters only, as in its own function
         fn.has_L = False
@@ -948,8 +1263,18 @@ class ExprGenerator:
         r = self.expr(d.body, fn)
         fn.inlined -= 1
         fn.env, fn.has_L = saved
-        fn.emit("G.fdepth -= 1")
+        if not leaf:
+            fn.emit("G.fdepth -= 1")
         return r
+
+    def calls_none(self, body):
+        """A body that calls no rule function: nothing in it reads the depth, so a call of it need not count
+        itself in G.fdepth (its own check of the depth stays). An error ends the run, and every run starts
+        again at depth 0, so the depth left behind by an error is never read either."""
+        got = self._leaf.get(id(body))
+        if got is None:
+            got = self._leaf[id(body)] = not _calls(body)
+        return got
 
     def g_Index(self, e, fn):
         c = self.expr(e.target, fn)
@@ -959,12 +1284,36 @@ class ExprGenerator:
             return got
         t = fn.tmp()
         fn.remember(("index", c, i), t)
-        fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
-        if self.mod.class_test(i, int, fn) != "False":
-            fn.emit(f"elif {c}.__class__ is tuple and {self.mod.class_test(i, int, fn)} and 0 <= {i} < len({c}): "
+        kc = self.mod.kind(c, fn)
+        i_int = self.mod.class_test(i, int, fn)
+        if kc is dict:
+            fn.emit(f"{t} = {c}.get({i})")
+        elif kc is tuple and i_int != "False":
+            fn.emit(f"if {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): {t} = {c}[{i}]")
+            fn.emit(f"else: {t} = get({c}, {i})")
+        elif kc is not None:
+            fn.emit(f"{t} = get({c}, {i})")
+        elif i_int != "False" and self._likely_list(e.target):  # the same tests, the likelier first
+            fn.emit(f"if {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
                     f"{t} = {c}[{i}]")
-        fn.emit(f"else: {t} = get({c}, {i})")
+            fn.emit(f"elif {c}.__class__ is dict: {t} = {c}.get({i})")
+            fn.emit(f"else: {t} = get({c}, {i})")
+        else:
+            fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
+            if i_int != "False":
+                fn.emit(f"elif {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
+                        f"{t} = {c}[{i}]")
+            fn.emit(f"else: {t} = get({c}, {i})")
         return t
+
+    def _likely_list(self, target):
+        """A list by its declaration (a variable per player, or typed a list): only which test comes first."""
+        if target.__class__ is A.Name and target.ref == "var":
+            d = self.rs.program.decls.get(target.ident)
+            if getattr(d, "per_player", False):
+                return True
+        ty = target.ty
+        return ty is not None and ty.name in ("list", "tuple")
 
     def g_Field(self, e, fn):
         v = self.expr(e.target, fn)
@@ -985,7 +1334,26 @@ class ExprGenerator:
         fn.emit(f"    {t} = {kb}[{v}]")
         fn.emit("except (KeyError, TypeError):")
         fn.emit(f"    {t} = field_slow(G, {v}, {k(e.name)}, {kb}, {k(self.rs.row_fields)})")
+        kind = self.field_kind(e.name)
+        if kind is not None:
+            fn.known[t] = kind
         return t
+
+    def field_kind(self, name):
+        """The class of every value a read of field `name` can give, when it is one (int, str or bool), or
+        Scalar when they are all numbers, texts, bools or none: the field of every table row that has it
+        holds one, and no piece has a field of that name."""
+        if self._field_kinds is None:
+            pieces = [d for d in self.rs.program.decls.values() if isinstance(d, A.PieceDecl)]
+            piece_fields = {f.name for d in pieces for f in d.fields} | ({"id"} if pieces else set())
+            found = {}
+            for fields in self.rs.row_fields.values():
+                for f, v in fields.items():
+                    found.setdefault(f, set()).add(v.__class__)
+            plain = {int, str, bool, type(None)}
+            self._field_kinds = {f: next(iter(cs)) if len(cs) == 1 and cs <= {int, str, bool} else Scalar
+                                 for f, cs in found.items() if cs <= plain and f not in piece_fields}
+        return self._field_kinds.get(name)
 
     def g_TupleLit(self, e, fn):
         vs = [self.expr(x, fn) for x in e.items]
@@ -996,7 +1364,7 @@ class ExprGenerator:
             fn.emit(f"{t} = ({a}, {b})")
             # a list or set inside: measured (a value known to be a number or a constant list is not)
             maybe = [f"{v}.__class__ in CONTAINERS" for v in vs
-                     if v not in self.mod.values and fn.known.get(v) not in (int, str, bool)]
+                     if v not in self.mod.values and fn.known.get(v) not in (int, str, bool, Scalar)]
             if maybe:
                 fn.emit(f"if {' or '.join(maybe)}: check_value(G, {t})")
             elif any(v in self.mod.values and self.mod.values[v].__class__ in CONTAINERS for v in vs):
@@ -1041,6 +1409,7 @@ class ExprGenerator:
     def g_Comprehension(self, e, fn):
         s = self.expr(e.source, fn)
         self.preload(fn, e.element, e.condition, getattr(e, "value", None))
+        hoisted = self.hoist(fn, e.names, e.element, e.condition, getattr(e, "value", None))
         names = e.names
         saved = fn.env
         fn.env = dict(saved)
@@ -1069,6 +1438,7 @@ class ExprGenerator:
                 fn.emit(f"{out}.append({x})")
             fn.depth -= 1 + opened
             fn.env = saved
+            self.unhoist(fn, hoisted)
             if e.kind == "map":
                 fn.emit(f"{t} = check_map(G, {out})")
             else:
@@ -1081,8 +1451,8 @@ class ExprGenerator:
         items = self._walked_items(s, fn)
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
-        if fixed.__class__ is tuple and fixed and all(v.__class__ is int for v in fixed):
-            fn.known[x0] = int
+        if _item_kind(fixed) is not None or s in fn.items_kind:
+            fn.known[x0] = _item_kind(fixed) or fn.items_kind[s]
         fn.emit(f"for {x0} in {items}:")
         fn.depth += 1
         opened = self._open_cond(e, fn)
@@ -1090,6 +1460,7 @@ class ExprGenerator:
         fn.emit(f"{out}.append({x})")
         fn.depth -= 1 + opened
         fn.env = saved
+        self.unhoist(fn, hoisted)
         fn.emit(f"{t} = tuple({out})")
         if not same_items:
             fn.emit(f"{t} = check_list(G, {t})")
@@ -1103,6 +1474,42 @@ class ExprGenerator:
         fn.emit(f"if {c}:")
         fn.depth += 1
         return 1
+
+
+# rule names whose reads are plain look-ups (no work, nothing changed)
+_PURE_REFS = frozenset({"local", "var", "const", "member", "enum_values", "table", "board"})
+_PURE_BUILTINS = frozenset({"me", "current", "player_count", "end_triggered"})
+
+
+def _item_kind(v):
+    """The one class of all the items of a constant non-empty list (int, str or bool), or None."""
+    if v.__class__ is tuple and v:
+        c = v[0].__class__
+        if c in (int, str, bool) and all(x.__class__ is c for x in v):
+            return c
+    return None
+
+
+def _loop_call(e):
+    """any(xs, x => test) / all(...): written as a loop in the calling function (see any_all_loop)."""
+    return (e.func.ident in ("any", "all") and e.func.ref != "func" and len(e.args) == 2
+            and all(a.name is None for a in e.args) and isinstance(e.args[1].value, A.Lambda))
+
+
+def _children(e):
+    """The expressions directly inside e."""
+    for f in attrs.fields(e.__class__):
+        v = getattr(e, f.name)
+        if isinstance(v, A.Expr):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                if isinstance(item, A.Arg):
+                    yield item.value
+                elif isinstance(item, A.Expr):
+                    yield item
+                elif isinstance(item, tuple):
+                    yield from (x for x in item if isinstance(x, A.Expr))
 
 
 # ============================================================================ statements: fused ops

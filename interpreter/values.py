@@ -6,6 +6,8 @@ makes a new dict), and Pile (decks and bags). Players are ints (seats, 0-based).
 """
 from __future__ import annotations
 
+from itertools import chain
+
 MAX_SIZE = 1_000_000  # the most items one value may hold in all, shared parts counted each time they appear
 MAX_DEPTH = 100  # the deepest a value may nest (a list in a list in a list ...)
 
@@ -19,7 +21,7 @@ class Pile:
     def __init__(self, kind: str, known=(), pool=()):
         self.kind = kind
         self.known = tuple(known)
-        self.pool = tuple(sorted(pool, key=skey))
+        self.pool = tuple(sort_values(tuple(pool)))
 
     def items(self):
         return self.known + self.pool
@@ -68,6 +70,11 @@ class Piece:
 
 def skey(v):
     """A total order over values of mixed kinds, used for every canonical sort."""
+    c = v.__class__
+    if c is int:  # the common kinds first (a bool's class is bool, not int)
+        return (2, v)
+    if c is str:
+        return (3, v)
     if v is None:
         return (0,)
     if v is True or v is False:
@@ -77,20 +84,40 @@ def skey(v):
     if isinstance(v, str):
         return (3, v)
     if isinstance(v, tuple):
-        return (4, tuple(skey(x) for x in v))
+        return (4, tuple(map(skey, v)))
     if isinstance(v, frozenset):
-        return (5, tuple(sorted(skey(x) for x in v)))
+        return (5, tuple(sorted(map(skey, v))))
     if isinstance(v, dict):
         return (6, tuple(sorted((skey(k), skey(x)) for k, x in v.items())))
     if isinstance(v, Pile):
-        return (7, v.kind, tuple(skey(x) for x in v.known), tuple(skey(x) for x in v.pool))
+        return (7, v.kind, tuple(map(skey, v.known)), tuple(map(skey, v.pool)))
     if v.__class__ is Piece:
         return (8, v.kind, v.id)
     return (9, repr(v))
 
 
+def sort_values(xs):
+    """sorted(xs, key=skey) for a collection (walked twice: not an iterator). When every item is an int
+    (no bool), or every item is a text, or every item a list of ints only (or of texts only), skey orders
+    them as Python does, so they are sorted without it."""
+    kinds = set(map(type, xs))
+    if len(kinds) == 1:
+        if int in kinds or str in kinds:
+            return sorted(xs)
+        if tuple in kinds:  # lists (coordinates) of ints only, or of texts only: compared item by item alike
+            inner = set(map(type, chain.from_iterable(xs)))
+            if len(inner) <= 1 and inner <= {int, str}:
+                return sorted(xs)
+    return sorted(xs, key=skey)
+
+
 def fmt(v) -> str:
     """The canonical compact text of a value, used in action ids: 3, teal, (0,2), {a,b}."""
+    c = v.__class__
+    if c is str:
+        return v
+    if c is int:
+        return str(v)
     if v is None:
         return "none"
     if v is True:
@@ -102,7 +129,7 @@ def fmt(v) -> str:
     if isinstance(v, tuple):
         return "(" + ",".join(fmt(x) for x in v) + ")" if len(v) != 1 else "(" + fmt(v[0]) + ",)"
     if isinstance(v, frozenset):
-        return "{" + ",".join(fmt(x) for x in sorted(v, key=skey)) + "}"
+        return "{" + ",".join(map(fmt, sort_values(v))) + "}"
     if isinstance(v, dict):
         return "{" + ",".join(fmt(k) + ":" + fmt(x) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))) + "}"
     if isinstance(v, Pile):
@@ -130,7 +157,7 @@ def encode(v):
     if isinstance(v, tuple):
         return [encode(x) for x in v]
     if isinstance(v, frozenset):
-        return {"$set": [encode(x) for x in sorted(v, key=skey)]}
+        return {"$set": [encode(x) for x in sort_values(v)]}
     if isinstance(v, dict):
         return {"$map": [[encode(k), encode(x)] for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))]}
     if isinstance(v, Pile):
@@ -209,7 +236,7 @@ def to_plain(v, full=False):
     if isinstance(v, tuple):
         return [to_plain(x, full) for x in v]
     if isinstance(v, frozenset):
-        return [to_plain(x, full) for x in sorted(v, key=skey)]
+        return [to_plain(x, full) for x in sort_values(v)]
     if isinstance(v, dict):
         return {fmt(k): to_plain(x, full) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
     if isinstance(v, Pile):

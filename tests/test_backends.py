@@ -190,6 +190,28 @@ ERRORS = {
     "a sum too large": "var n: int = 4611686018427387903\nflow { let y = sum([n for x in 1..3]) }",
     "an error in a counted condition": "var xs: list[any] = [1, \"a\"]\n"
                                        "flow { let y = count([x for x in xs if -x < 0]) }",
+    # parts of a loop's body that do not change in the loop are computed before it (when they can be): an
+    # error there is still raised in the loop, at the item that reaches it, after the same work
+    "an invariant index outside a list": "var xs: list[int] = [1]\nvar ys: list[int] = [1, 2, 3]\n"
+                                         "flow { let i = 5  let y = [x for x in ys if x > 1 and xs[i] + 1 > 0] }",
+    "an invariant division by zero": "var n: int = 0\nflow { let y = [x for x in 1..3 if x > 2 and 6 / n > 0] }",
+    "an invariant modulo by zero": "var n: int = 0\nflow { let y = any(1..3, x => x > 2 and 6 % n > 0) }",
+    "an invariant error in an all": "var xs: list[int] = [1]\n"
+                                    "flow { let i = 3  let y = all(1..3, x => x < 3 or xs[i] * 2 > 0) }",
+    "an invariant error in a counted condition": "var m: map[int, int] = {}\n"
+                                                 "flow { let y = count([x for x in 1..3 if x == 2 and -m[1] > 0]) }",
+    "an invariant error in a require": "var xs: list[int] = [1]\naction a(k: 1..3) { require k > 2 and xs[4] > 0 }"
+                                      "\nflow { loop { offer [a] to 0 } }",
+    "an invariant error in a cost": "var xs: list[int] = [1]\nvar m: map[int, int] = {}\n"
+                                   "action a(k: 1..3) { require k > 2\n cost m[k]: xs[3] + 1 }\n"
+                                   "flow { loop { offer [a] to 0 } }",
+    "an invariant list concatenation": "var a: list[any] = [1, \"x\"]\n"
+                                       "flow { let y = [x for x in 1..3 if x > 2 and -(a + a)[1] > 0] }",
+    "abs of a text": "var x: any = \"a\"\nflow { let y = abs(x) }",
+    "a text multiplied": "var x: any = \"a\"\nflow { let y = x * 2 }",
+    "get with a map as the key": "var m: map[any, int] = {}\nvar k: any = {1: 2}\nflow { let y = get(m, k, 0) }",
+    "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
+                                     "flow { loop { offer [a] to 0 } }",
 }
 
 
@@ -214,6 +236,30 @@ SAME_RESULT = {
         "flow { r = [count([x for x in xs if x != 5]), sum([x for x in xs if x != true]), "
         "sum([x * 2 for x in 1..4 if x > 1]), count([x for x in [] if x > 1]), sum([x for x in []]), "
         "sum([if x then 1 else 0 for x in [true, false, true]]), count([x for x in {1: 2, 3: 4} if x > 1])] }",
+    # invariant parts computed before their loop: one that fails is never reached, or is reached by no item
+    "invariant parts that would fail": "var xs: list[int] = [1]\nvar m: map[int, int] = {1: 2}\n"
+        "var r: list[any] = []\nflow { let i = 5  let n = 0\n"
+        "r = [[x for x in [1, 2] if x > 5 and xs[i] > 0], count([x for x in [] if 3 / n > 0]), "
+        "any([1, 2], x => x < 2 or m[x] * 2 / n > 0), [x for x in 1..3 if x < 2 or m[1] + 1 > x], "
+        "[m[1] * m[1] + x for x in 1..3], [x for x in [[1], [2]] if x != [m[1]]], "
+        "[x for x in [[1], [2]] if [m[1] - 1] == x]] }",
+    "numbers divided, multiplied and made positive": "var xs: list[any] = [-7, 7, true, -1, 0]\n"
+        "var r: list[any] = []\nflow { let d = -2\n r = [[x / 2, x / d, x % 3, x % -3, x % d, abs(x), x * 3, abs(x - 9), "
+        "(x * x) / 3] for x in xs] }",
+    "fields of rows of one kind, and of pieces": "record R { a: int, c: Kind = none }\nenum Kind { k1, k2 }\n"
+        "table T: R { r1(1, k1)  r2(2) }\npiece P { a: list[int] = [5] }\nvar r: list[any] = []\n"
+        "var xs: list[any] = []\nflow { let p = new P()  xs = [r1, r2, p]\n"
+        "r = [[x.a == [5], x.a != 1, x.a + x.a, [x.a] == [[5]], x.a in [1, [5]]] for x in xs] + "
+        "[[y.c == k1, y.c != none, y.c in [k2], [y.c] == [k1]] for y in [r1, r2]] }",
+    "in and not in": "var r: list[any] = []\nvar xs: list[any] = [1, [2], {3}, \"a\"]\n"
+        "var short: list[any] = [1, 2, [3]]\nvar long: list[any] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, [2], [13]]\n"
+        "flow { let s = {1, 2}  let m = {1: 2}\n"
+        "r = [[x in short, x in long, x not in short, x not in long, x in s, x not in m, [x] in long, "
+        "x in [x], 13 in long, [13] in long] for x in xs] }",
+    "get and choices": "var m: map[any, int] = {1: 2, \"a\": 3}\nvar xs: list[any] = [3, 1, 3, true, 1, 2]\n"
+        "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
+        "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
+        "get([5, 6], 7, 0), get(xs[0], 1, 4)]  repeat 3 times { offer [a] to 0 } }",
 }
 
 
@@ -239,6 +285,13 @@ BUDGETS = {
     "a huge sum": ("flow { let y = [sum([i for i in 1..1000000 if i > j]) for j in 1..1000] }", "work budget"),
     "a deep recursion": ("function f(n: int): int = if n > 0 then f(n - 1) + 1 else 0\n"
                          "flow { let y = f(100000) }", "deep"),
+    # an invariant part that charges work (lists added, compared) is computed in the loop, charged each time
+    "an invariant list concatenation": ("flow { let a = [1, 2, 3]  let y = count([x for x in 1..400000 "
+                                        "if count(a + a) > 0]) }", "work budget"),
+    "many searches of a long list": ("flow { let big = to_list(1..20)  let y = count(1..60000, i => i in big) }",
+                                     "work budget"),
+    "an invariant comparison of lists": ("flow { let a = [1, 2, 3]  let y = all(1..400000, x => a + [x] != a "
+                                         "and [3, 2, 1] != a) }", "work budget"),
 }
 
 
