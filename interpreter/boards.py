@@ -1,8 +1,10 @@
-"""Boards: static topologies built once per ruleset, held as networkx graphs.
+"""Boards: static topologies built once per ruleset: nodes with attributes, and each node's neighbours.
 
 A board never changes during a game (what stands on it lives in variables), so every game shares
-the same graph and copies of a game cost nothing for it. Grids know their straight-line directions,
-which line_length() follows.
+the same board and copies of a game cost nothing for it. Grids know their straight-line directions,
+which line_length() follows. The searches walk the neighbour lists; a networkx graph of the board is
+made on first use, for what networkx does better (groups, drawing), so checking or playing a game that
+never needs it does not import networkx.
 """
 from __future__ import annotations
 
@@ -32,21 +34,56 @@ def _nx():
 
 
 class Board:
-    def __init__(self, name: str, graph: networkx.Graph, directions=()):
+    def __init__(self, name: str, attrs: dict, edges, directions=()):
+        """`attrs`: node -> its attributes, in the order the nodes were made; `edges`: (node, node) pairs,
+        each a node of `attrs` (a pair given twice, either way round, is one edge)."""
         self.name = name
-        self.graph = graph
-        self.nodes = tuple(sorted(graph.nodes, key=skey))
-        self.adj = {n: tuple(sorted(graph.neighbors(n), key=skey)) for n in self.nodes}
+        self._attrs = attrs
+        near = {n: set() for n in attrs}
+        self._edges = []
+        for a, b in edges:
+            if b not in near[a]:
+                near[a].add(b)
+                near[b].add(a)
+                self._edges.append((a, b))
+        self._graph = None
+        self.nodes = tuple(sorted(attrs, key=skey))
+        self.adj = {n: tuple(sorted(near[n], key=skey)) for n in self.nodes}
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
         self._distance_tables = {}  # start node -> see _distances_from
         self._distance_entries = 0
         self._rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of)
         self._ray_items = 0  # nodes held by _rays, at most MAX_RAY_ITEMS
 
+    def has_node(self, n):
+        try:
+            return n in self._attrs
+        except TypeError:  # a value that cannot be a node (a map)
+            return False
+
+    def set_attrs(self, n, values):
+        """Set attributes of node n (while the board is built: boards never change in a game)."""
+        self._attrs[n].update(values)
+        if self._graph is not None:
+            self._graph.nodes[n].update(values)
+
     def attr(self, n, name, default=None):
-        if n not in self.graph:
+        if not self.has_node(n):
             return default
-        return self.graph.nodes[n].get(name, default)
+        return self._attrs[n].get(name, default)
+
+    @property
+    def graph(self) -> networkx.Graph:
+        """The board as a networkx graph (made on first use; the same nodes, attributes and edges)."""
+        if self._graph is None:
+            g = _nx().Graph()
+            g.add_nodes_from((n, dict(a)) for n, a in self._attrs.items())
+            g.add_edges_from(self._edges)
+            self._graph = g
+        return self._graph
+
+    def edge_count(self):
+        return len(self._edges)
 
     # -------------------------------------------------------------- searches (predicates are callables)
     # G (a game, or None) is charged one unit of work per node visited and per edge followed.
@@ -158,7 +195,7 @@ class Board:
         return self._in_order(seen, None, G)
 
     def groups(self, where=None, G=None):
-        charge(G, (len(self.nodes) + self.graph.number_of_edges()) * 2)
+        charge(G, (len(self.nodes) + self.edge_count()) * 2)
         keep = [n for n in self.nodes if where is None or where(n)]
         sub = self.graph.subgraph(keep)
         comps = [tuple(sorted(c, key=skey)) for c in _nx().connected_components(sub)]
@@ -274,65 +311,48 @@ class Board:
 
 
 def square_grid(name, rows, cols, diagonals=False):
-    g = _nx().Graph()
+    attrs = {(r, c): {"row": r, "column": c} for r in range(rows) for c in range(cols)}
     dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
-    for r in range(rows):
-        for c in range(cols):
-            g.add_node((r, c), row=r, column=c)
-    for r in range(rows):
-        for c in range(cols):
-            for dr, dc in dirs:
-                m = (r + dr, c + dc)
-                if m in g:
-                    g.add_edge((r, c), m)
+    edges = [((r, c), (r + dr, c + dc)) for r in range(rows) for c in range(cols) for dr, dc in dirs
+             if (r + dr, c + dc) in attrs]
     # lines run along rows, columns and both diagonals even when adjacency is orthogonal only
-    return Board(name, g, SQUARE_DIAG_DIRS)
+    return Board(name, attrs, edges, SQUARE_DIAG_DIRS)
 
 
 def hex_grid(name, radius):
-    g = _nx().Graph()
+    attrs = {}
     for q in range(-radius, radius + 1):
         for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
-            g.add_node((q, r), q=q, r=r, ring=max(abs(q), abs(r), abs(q + r)), edge=max(abs(q), abs(r), abs(q + r)) == radius)
-    for n in list(g.nodes):
-        for dq, dr in HEX_AXIAL_DIRS:
-            m = (n[0] + dq, n[1] + dr)
-            if m in g:
-                g.add_edge(n, m)
-    return Board(name, g, HEX_AXIAL_DIRS)
+            ring = max(abs(q), abs(r), abs(q + r))
+            attrs[(q, r)] = {"q": q, "r": r, "ring": ring, "edge": ring == radius}
+    edges = [(n, (n[0] + dq, n[1] + dr)) for n in attrs for dq, dr in HEX_AXIAL_DIRS
+             if (n[0] + dq, n[1] + dr) in attrs]
+    return Board(name, attrs, edges, HEX_AXIAL_DIRS)
 
 
 def hex_rect(name, rows, cols):
     """Offset rows: odd rows shifted half a hex to the right."""
-    g = _nx().Graph()
-    for r in range(rows):
-        for c in range(cols):
-            g.add_node((r, c), row=r, column=c, edge=r in (0, rows - 1) or c in (0, cols - 1))
-    for r in range(rows):
-        for c in range(cols):
-            odd = r % 2
-            for dr, dc in [(0, 1), (1, -1 + odd), (1, odd)]:
-                m = (r + dr, c + dc)
-                if m in g:
-                    g.add_edge((r, c), m)
-    return Board(name, g, ())
+    attrs = {(r, c): {"row": r, "column": c, "edge": r in (0, rows - 1) or c in (0, cols - 1)}
+             for r in range(rows) for c in range(cols)}
+    edges = [((r, c), (r + dr, c + dc)) for r in range(rows) for c in range(cols)
+             for dr, dc in [(0, 1), (1, -1 + r % 2), (1, r % 2)] if (r + dr, c + dc) in attrs]
+    return Board(name, attrs, edges, ())
 
 
 def line(name, n):
-    g = _nx().path_graph(n)
-    return Board(name, g, ())
+    return Board(name, {i: {} for i in range(n)}, [(i, i + 1) for i in range(n - 1)], ())
 
 
 def from_edges(name, chains, node_attrs):
-    g = _nx().Graph()
-    for nname, attrs in node_attrs:
-        g.add_node(nname, **attrs)
+    attrs = {}
+    for nname, more in node_attrs:
+        attrs.setdefault(nname, {}).update(more)
+    edges = []
     for chain in chains:
         for a in chain:
-            g.add_node(a)
-        for a, b in zip(chain, chain[1:]):
-            g.add_edge(a, b)
-    return Board(name, g, ())
+            attrs.setdefault(a, {})
+        edges.extend(zip(chain, chain[1:]))
+    return Board(name, attrs, edges, ())
 
 
 # nodes each generator makes, from its arguments (checked before building: see MAX_BOARD_NODES)

@@ -308,10 +308,9 @@ class Ruleset:
                         raise Located(f"board '{d.name}' cannot be built: {e}", d.spec.span) from None
                     for key_expr, args, span in d.nodes:
                         key = self._static_eval(xc, key_expr, G)
-                        if key not in board.graph:
+                        if not board.has_node(key):
                             raise Located(f"{key} is not a node of board '{d.name}'", span)
-                        board.graph.nodes[key].update(
-                            {a.name: self._static_eval(xc, a.value, G) for a in args})
+                        board.set_attrs(key, {a.name: self._static_eval(xc, a.value, G) for a in args})
                     self.boards[d.name] = board
                 else:
                     attrs = [(n, {a.name: self._static_eval(xc, a.value, G) for a in args}) for n, args, _ in d.nodes]

@@ -319,3 +319,46 @@ def test_options_that_cannot_be_keys_and_equal_ids_are_listed_and_applied_as_by_
             a.apply(pick if r.random() < 0.5 else pick.id)
             b.apply(pick.id)
             assert a.to_json() == b.to_json()
+
+
+def test_checking_rules_with_boards_does_not_import_networkx():
+    """`rulelang check` of a game with a hex board (Vega) builds it without networkx (its import is a large
+    part of a cold check); the board's graph, made on first use, has the nodes, attributes and edges."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = '''
+import sys
+from rulelang.__main__ import main
+sys.argv = ["rulelang", "check", "games/vega.rules"]
+try:
+    main()
+except SystemExit:
+    pass
+print("networkx" in sys.modules)
+'''
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
+                       env=dict(__import__("os").environ, RULELANG_NO_CACHE="1"))
+    assert r.stdout.splitlines()[-1:] == ["False"], r.stdout + r.stderr
+
+
+def test_a_boards_graph_has_its_nodes_attributes_and_edges():
+    rs = rulelang.loads(
+        'game "B" { players 2 }\n'
+        'board s = square_grid(3, 3)\n'
+        'board h = hex_rect(3, 4)\n'
+        'board m {\n a -- b -- c\n a -- c\n node a(kind: 1)\n node d(kind: 2)\n}\n'
+        'var out: list[any] = []\n'
+        'flow { out = [distance(s, (0, 0), (2, 2)), distance(h, (0, 0), (2, 3)), distance(m, a, c),'
+        ' distance(m, a, d), line_length(s, (1, 1)), attr(m, a, "kind"), count(nodes(h))] }\n')
+    g = rs.new_game(2, seed=1)
+    # orthogonal steps on the square grid; odd-r offset hexes: cube distance (|dx| + |dy| + |dz|) / 2 = 4
+    assert g.view()["vars"]["out"] == [4, 4, 1, None, 3, 1, 12]
+    m = rs.boards["m"].graph
+    assert sorted(m.edges) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert dict(m.nodes(data=True)) == {"a": {"kind": 1}, "b": {}, "c": {}, "d": {"kind": 2}}
+    h = rs.boards["h"].graph
+    assert h.number_of_nodes() == 12 and h.number_of_edges() == 3 * 3 + 2 * 4 + 2 * 3  # rows, and two diagonals
+    assert h.nodes[(0, 0)] == {"row": 0, "column": 0, "edge": True}
