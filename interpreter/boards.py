@@ -231,6 +231,16 @@ class Board:
         return best
 
 
+    def rays(self, n):
+        """For a node (x, y) of a board with straight lines: per direction, the nodes ahead of n and behind
+        it to the edge (listed at the first call); None for other nodes, or when the board keeps no more."""
+        if n.__class__ is not tuple or len(n) != 2 or not self.directions:
+            return None
+        rays = self._rays.get(n)
+        if rays is None and n in self.adj:
+            rays = self._rays_of(n)
+        return rays
+
     def _line_length_2(self, n, where, G):
         """line_length on a board of (x, y) nodes: the same walk, the same calls of `where` in the same
         order and the same charge as the general loop, along the node's rays (listed at its first walk)."""
