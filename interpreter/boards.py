@@ -1,12 +1,15 @@
-"""Boards: static topologies built once per ruleset, held as networkx graphs.
+"""Boards: static topologies built once per ruleset: nodes with attributes, and each node's neighbours.
 
 A board never changes during a game (what stands on it lives in variables), so every game shares
-the same graph and copies of a game cost nothing for it. Grids know their straight-line directions,
-which line_length() follows.
+the same board and copies of a game cost nothing for it. Grids know their straight-line directions,
+which line_length() follows. The searches walk the neighbour lists; a networkx graph of the board is
+made on first use, for what networkx does better (groups, drawing), so checking or playing a game that
+never needs it does not import networkx.
 """
 from __future__ import annotations
 
 from collections import deque
+from itertools import count, takewhile
 from typing import TYPE_CHECKING
 
 from .builtins import charge, over
@@ -18,6 +21,8 @@ if TYPE_CHECKING:
 SQUARE_DIRS = [(0, 1), (1, 0)]
 SQUARE_DIAG_DIRS = [(0, 1), (1, 0), (1, 1), (1, -1)]
 HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- these
+DISTANCE_TABLE_ENTRIES = 500_000  # per board: the most remembered distances (some 80 MB at worst)
+MAX_RAY_ITEMS = 200_000  # nodes a board keeps in the rays of line_length (beyond: it walks as before)
 
 
 def _nx():
@@ -29,17 +34,56 @@ def _nx():
 
 
 class Board:
-    def __init__(self, name: str, graph: networkx.Graph, directions=()):
+    def __init__(self, name: str, attrs: dict, edges, directions=()):
+        """`attrs`: node -> its attributes, in the order the nodes were made; `edges`: (node, node) pairs,
+        each a node of `attrs` (a pair given twice, either way round, is one edge)."""
         self.name = name
-        self.graph = graph
-        self.nodes = tuple(sorted(graph.nodes, key=skey))
-        self.adj = {n: tuple(sorted(graph.neighbors(n), key=skey)) for n in self.nodes}
+        self._attrs = attrs
+        near = {n: set() for n in attrs}
+        self._edges = []
+        for a, b in edges:
+            if b not in near[a]:
+                near[a].add(b)
+                near[b].add(a)
+                self._edges.append((a, b))
+        self._graph = None
+        self.nodes = tuple(sorted(attrs, key=skey))
+        self.adj = {n: tuple(sorted(near[n], key=skey)) for n in self.nodes}
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
+        self._distance_tables = {}  # start node -> see _distances_from
+        self._distance_entries = 0
+        self._rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of)
+        self._ray_items = 0  # nodes held by _rays, at most MAX_RAY_ITEMS
+
+    def has_node(self, n):
+        try:
+            return n in self._attrs
+        except TypeError:  # a value that cannot be a node (a map)
+            return False
+
+    def set_attrs(self, n, values):
+        """Set attributes of node n (while the board is built: boards never change in a game)."""
+        self._attrs[n].update(values)
+        if self._graph is not None:
+            self._graph.nodes[n].update(values)
 
     def attr(self, n, name, default=None):
-        if n not in self.graph:
+        if not self.has_node(n):
             return default
-        return self.graph.nodes[n].get(name, default)
+        return self._attrs[n].get(name, default)
+
+    @property
+    def graph(self) -> networkx.Graph:
+        """The board as a networkx graph (made on first use; the same nodes, attributes and edges)."""
+        if self._graph is None:
+            g = _nx().Graph()
+            g.add_nodes_from((n, dict(a)) for n, a in self._attrs.items())
+            g.add_edges_from(self._edges)
+            self._graph = g
+        return self._graph
+
+    def edge_count(self):
+        return len(self._edges)
 
     # -------------------------------------------------------------- searches (predicates are callables)
     # G (a game, or None) is charged one unit of work per node visited and per edge followed.
@@ -78,6 +122,16 @@ class Board:
             return None
         if a == b:
             return 0
+        if through is None:
+            table = self._distances_from(a)
+            if table is not None:  # the walk's result and work, looked up
+                found, whole = table
+                hit = found.get(b)
+                if hit is None:
+                    charge(G, whole)
+                    return None
+                charge(G, hit[1])
+                return hit[0]
         dist = {a: 0}
         q = deque([a])
         pop = q.popleft
@@ -100,6 +154,32 @@ class Board:
                     push(m)
         return None
 
+    def _distances_from(self, a):
+        """For a walk from `a` with no `through` test: node -> (steps, work the walk in distance() charges
+        until it meets that node), and the work of the whole walk (for nodes it never meets). Boards never
+        change, so each table is made once; None when the tables of this board already hold
+        DISTANCE_TABLE_ENTRIES entries (a huge board is walked each time instead)."""
+        table = self._distance_tables.get(a)
+        if table is not None or self._distance_entries > DISTANCE_TABLE_ENTRIES:
+            return table
+        adj = self.adj
+        steps = {a: 0}
+        found = {}
+        spent = 0
+        q = deque([a])
+        while q:  # the walk of distance(), to its end, noting the work spent when each node is met
+            n = q.popleft()
+            spent += len(adj[n]) + 1
+            d = steps[n] + 1
+            for m in adj[n]:
+                if m not in steps:
+                    steps[m] = d
+                    found[m] = (d, spent)
+                    q.append(m)
+        self._distance_tables[a] = table = (found, spent)
+        self._distance_entries += len(found) + 1
+        return table
+
     def group(self, n, where=None, G=None):
         if n not in self.adj or (where is not None and not where(n)):
             return ()
@@ -115,7 +195,7 @@ class Board:
         return self._in_order(seen, None, G)
 
     def groups(self, where=None, G=None):
-        charge(G, (len(self.nodes) + self.graph.number_of_edges()) * 2)
+        charge(G, (len(self.nodes) + self.edge_count()) * 2)
         keep = [n for n in self.nodes if where is None or where(n)]
         sub = self.graph.subgraph(keep)
         comps = [tuple(sorted(c, key=skey)) for c in _nx().connected_components(sub)]
@@ -151,9 +231,59 @@ class Board:
         return best
 
 
+    def rays(self, n):
+        """For a node (x, y) of a board with straight lines: per direction, the nodes ahead of n and behind
+        it to the edge (listed at the first call); None for other nodes, or when the board keeps no more."""
+        if n.__class__ is not tuple or len(n) != 2 or not self.directions:
+            return None
+        rays = self._rays.get(n)
+        if rays is None and n in self.adj:
+            rays = self._rays_of(n)
+        return rays
+
     def _line_length_2(self, n, where, G):
         """line_length on a board of (x, y) nodes: the same walk, the same calls of `where` in the same
-        order and the same charge as the general loop, with plain numbers instead of tuples per step."""
+        order and the same charge as the general loop, along the node's rays (listed at its first walk)."""
+        rays = self._rays.get(n)
+        if rays is None:
+            rays = self._rays_of(n)
+            if rays is None:  # the rays kept for this board are at their limit
+                return self._walk_2(n, where, G)
+        best = 1
+        walked = 0
+        if where is None:
+            for ahead, behind in rays:
+                k = len(ahead) + len(behind)
+                walked += k
+                if k >= best:
+                    best = k + 1
+        else:
+            for ahead, behind in rays:
+                # takewhile asks `where` of each node in turn and stops at the first "no", as the walk does
+                k = len(tuple(takewhile(where, ahead))) + len(tuple(takewhile(where, behind)))
+                walked += k
+                if k >= best:
+                    best = k + 1
+        if walked > 8:
+            charge(G, walked)
+        return best
+
+    def _rays_of(self, n):
+        """For each direction, the nodes from `n` onwards (not n itself) and backwards, to the board's edge."""
+        on_board = self.adj.__contains__
+        r0, c0 = n
+        rays = tuple((tuple(takewhile(on_board, zip(count(r0 + dr, dr), count(c0 + dc, dc)))),
+                      tuple(takewhile(on_board, zip(count(r0 - dr, -dr), count(c0 - dc, -dc)))))
+                     for dr, dc in self.directions)
+        size = sum(len(a) + len(b) + 2 for a, b in rays)
+        if self._ray_items + size > MAX_RAY_ITEMS:
+            return None
+        self._ray_items += size
+        self._rays[n] = rays
+        return rays
+
+    def _walk_2(self, n, where, G):
+        """_line_length_2 without rays: the walk with plain numbers instead of tuples per step."""
         adj = self.adj
         r0, c0 = n
         best = 1
@@ -191,65 +321,48 @@ class Board:
 
 
 def square_grid(name, rows, cols, diagonals=False):
-    g = _nx().Graph()
+    attrs = {(r, c): {"row": r, "column": c} for r in range(rows) for c in range(cols)}
     dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
-    for r in range(rows):
-        for c in range(cols):
-            g.add_node((r, c), row=r, column=c)
-    for r in range(rows):
-        for c in range(cols):
-            for dr, dc in dirs:
-                m = (r + dr, c + dc)
-                if m in g:
-                    g.add_edge((r, c), m)
+    edges = [((r, c), (r + dr, c + dc)) for r in range(rows) for c in range(cols) for dr, dc in dirs
+             if (r + dr, c + dc) in attrs]
     # lines run along rows, columns and both diagonals even when adjacency is orthogonal only
-    return Board(name, g, SQUARE_DIAG_DIRS)
+    return Board(name, attrs, edges, SQUARE_DIAG_DIRS)
 
 
 def hex_grid(name, radius):
-    g = _nx().Graph()
+    attrs = {}
     for q in range(-radius, radius + 1):
         for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
-            g.add_node((q, r), q=q, r=r, ring=max(abs(q), abs(r), abs(q + r)), edge=max(abs(q), abs(r), abs(q + r)) == radius)
-    for n in list(g.nodes):
-        for dq, dr in HEX_AXIAL_DIRS:
-            m = (n[0] + dq, n[1] + dr)
-            if m in g:
-                g.add_edge(n, m)
-    return Board(name, g, HEX_AXIAL_DIRS)
+            ring = max(abs(q), abs(r), abs(q + r))
+            attrs[(q, r)] = {"q": q, "r": r, "ring": ring, "edge": ring == radius}
+    edges = [(n, (n[0] + dq, n[1] + dr)) for n in attrs for dq, dr in HEX_AXIAL_DIRS
+             if (n[0] + dq, n[1] + dr) in attrs]
+    return Board(name, attrs, edges, HEX_AXIAL_DIRS)
 
 
 def hex_rect(name, rows, cols):
     """Offset rows: odd rows shifted half a hex to the right."""
-    g = _nx().Graph()
-    for r in range(rows):
-        for c in range(cols):
-            g.add_node((r, c), row=r, column=c, edge=r in (0, rows - 1) or c in (0, cols - 1))
-    for r in range(rows):
-        for c in range(cols):
-            odd = r % 2
-            for dr, dc in [(0, 1), (1, -1 + odd), (1, odd)]:
-                m = (r + dr, c + dc)
-                if m in g:
-                    g.add_edge((r, c), m)
-    return Board(name, g, ())
+    attrs = {(r, c): {"row": r, "column": c, "edge": r in (0, rows - 1) or c in (0, cols - 1)}
+             for r in range(rows) for c in range(cols)}
+    edges = [((r, c), (r + dr, c + dc)) for r in range(rows) for c in range(cols)
+             for dr, dc in [(0, 1), (1, -1 + r % 2), (1, r % 2)] if (r + dr, c + dc) in attrs]
+    return Board(name, attrs, edges, ())
 
 
 def line(name, n):
-    g = _nx().path_graph(n)
-    return Board(name, g, ())
+    return Board(name, {i: {} for i in range(n)}, [(i, i + 1) for i in range(n - 1)], ())
 
 
 def from_edges(name, chains, node_attrs):
-    g = _nx().Graph()
-    for nname, attrs in node_attrs:
-        g.add_node(nname, **attrs)
+    attrs = {}
+    for nname, more in node_attrs:
+        attrs.setdefault(nname, {}).update(more)
+    edges = []
     for chain in chains:
         for a in chain:
-            g.add_node(a)
-        for a, b in zip(chain, chain[1:]):
-            g.add_edge(a, b)
-    return Board(name, g, ())
+            attrs.setdefault(a, {})
+        edges.extend(zip(chain, chain[1:]))
+    return Board(name, attrs, edges, ())
 
 
 # nodes each generator makes, from its arguments (checked before building: see MAX_BOARD_NODES)

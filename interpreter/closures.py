@@ -525,6 +525,7 @@ class StmtCompiler:
     # `back_jumps` (a list) receives (code, op index, target) for each jump back to a loop's head.
     on_stmt = None
     back_jumps = None
+    _plain_finish = None  # (code, op index, hidden local) of the last turn end emitted without an event
 
     def __init__(self, rs, xc):
         self.rs = rs
@@ -661,6 +662,12 @@ class StmtCompiler:
     def _loop_body(self, c, body, head):
         self.loops.append((head, []))
         self.block(c, body)
+        last = self._plain_finish
+        if last is not None and last[0] is c and last[1] == len(c.ops) - 1 >= head and self.back_jumps is None:
+            # the body ends with a turn whose end no trigger waits for: its last op goes on at the loop's head
+            # itself (the jump back stays in its place, and is still taken by a seat's skipped turn)
+            c.ops[-1] = _finish_then(last[2], head)
+        self._plain_finish = None
         back = c.emit(_jump(head), body.span)
         if self.back_jumps is not None:
             self.back_jumps.append((c, back, head))
@@ -763,21 +770,30 @@ class StmtCompiler:
         who = self.hidden("turn")
         end_holder = []
 
+        triggered = {t.event for t in self.rs.program.triggers}  # events with no trigger are not emitted
+
         def start(G, L):
             p = pf(G, L)
-            if not isinstance(p, int) or not 0 <= p < G.n:
+            if p.__class__ is not int and not isinstance(p, int) or not 0 <= p < G.n:
                 raise RuleRuntimeError(f"turn of {fmt(p)}, which is not a player")
             if G.eliminated[p]:
                 return end_holder[0]
             L[who] = p
             G.current = p
             G.turns += 1
-            return G.emit_event("turn_start", (p,))
+            if announce_start:
+                return G.emit_event("turn_start", (p,))
+        announce_start = "turn_start" in triggered
         c.emit(start, s.span)
         self.block(c, s.body)
 
-        def finish(G, L):
-            return G.emit_event("turn_end", (L[who],))
+        if "turn_end" in triggered:
+            def finish(G, L):
+                return G.emit_event("turn_end", (L[who],))
+        else:
+            def finish(G, L):
+                L[who]  # what emit_event would read
+            self._plain_finish = (c, len(c.ops), who)  # see _loop_body
         c.emit(finish, s.span)
         end_holder.append(len(c.ops))
 
@@ -952,6 +968,14 @@ class StmtCompiler:
 
 def _jump(target):
     return lambda G, L: target
+
+
+def _finish_then(who, target):
+    """The end of a turn that no trigger waits for, followed by a jump to `target` (see _loop_body)."""
+    def finish(G, L):
+        L[who]  # what emit_event would read
+        return target
+    return finish
 
 
 def _jump_unless(test, target):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from operator import itemgetter
 
 from rulelang import ast as A
 from rulelang.parser import MAX_PLAYERS  # the most players a game may be for
@@ -21,7 +22,7 @@ from . import saves as _saves
 from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
 from .closures import ExprCompiler, StmtCompiler
 from .runtime import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, Located,
-                      Pending, Place, _Fixed, _get)
+                      Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
 from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
@@ -36,6 +37,7 @@ TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
 MAX_SHOWN_VALUE = 200  # characters of a variable's value shown when an invariant does not hold
 MAX_LISTED_OPTIONS = 64  # offers of at most this many actions keep their Action list for reuse
+_FIRST = itemgetter(0)  # the id of an (id, value) option
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
@@ -169,8 +171,13 @@ class Ruleset:
             if reason and reason not in ends:
                 ends.append(reason)
         self.endings = tuple(ends)
-        self.action_cache = {}
-        self.option_lists = {}  # (kind, seat, options) -> (Action list, {id: position} or None), see legal_actions
+        self.action_cache = {}  # (is an action, seat) -> {(id, value): Action}, see Game._make_actions
+        self._cached_actions = 0  # Actions held by action_cache
+        # players -> (constants, start values of the variables): computed by the first game of that many
+        # players, copied by the next ones (they depend only on the rules and the number of players: no
+        # expression reads the seed or the random state)
+        self._starts = {}
+        self.option_lists = {}  # (seat, options) -> (Action list, {id: position} or None), see legal_actions
         self._listed = 0  # options held by option_lists
         self.table_rows = {}
         self.row_fields = {}
@@ -216,16 +223,19 @@ class Ruleset:
                         params, lambda G, L, fn=fn, params=params: fn(G, *[L[p] for p in params]))
                 else:
                     self.functions[d.name] = CompiledFunction(params, xc.compile(d.body))
+        triggered = {t.event for t in program.triggers}
+        # the end of setup: the game_start event (an op that does nothing when no trigger waits for it)
+        start = (lambda G, L: G.emit_event("game_start", ())) if "game_start" in triggered else _no_event
         for d in program.decls.values():
             if isinstance(d, A.ProcDecl):
                 cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
                 epi = None
                 if d.proc_kind == "setup":
-                    epi = lambda c: c.emit(lambda G, L: G.emit_event("game_start", ()), d.span)  # noqa: E731
+                    epi = lambda c: c.emit(start, d.span)  # noqa: E731
                 self.codes[cid] = sc.code(cid, d.body, name=d.name, epilogue=epi)
         if "setup" not in self.codes:
             c = Code("setup", "setup")
-            c.emit(lambda G, L: G.emit_event("game_start", ()), game.span)
+            c.emit(start, game.span)
             self.codes["setup"] = c
         for d in program.decls.values():
             if isinstance(d, A.ActionDecl):
@@ -298,10 +308,9 @@ class Ruleset:
                         raise Located(f"board '{d.name}' cannot be built: {e}", d.spec.span) from None
                     for key_expr, args, span in d.nodes:
                         key = self._static_eval(xc, key_expr, G)
-                        if key not in board.graph:
+                        if not board.has_node(key):
                             raise Located(f"{key} is not a node of board '{d.name}'", span)
-                        board.graph.nodes[key].update(
-                            {a.name: self._static_eval(xc, a.value, G) for a in args})
+                        board.set_attrs(key, {a.name: self._static_eval(xc, a.value, G) for a in args})
                     self.boards[d.name] = board
                 else:
                     attrs = [(n, {a.name: self._static_eval(xc, a.value, G) for a in args}) for n, args, _ in d.nodes]
@@ -452,6 +461,10 @@ def _no_action_done(G, L):
     L["me"]
 
 
+def _no_event(G, L):
+    """An event that no trigger waits for (what emit_event would do)."""
+
+
 _ACTIVE = {}  # eliminated flags (a tuple of bools) -> the seats still in the game, for active_players
 
 
@@ -554,6 +567,20 @@ class Game:
     # ------------------------------------------------------------------ setup
     def _init_state(self):
         rs = self.rs
+        start = rs._starts.get(self.n)
+        if start is not None:  # the values of the first game of this many players (they depend on nothing else)
+            self.consts = start[0]  # shared: nothing writes a game's constants after this
+            self.data = dict(start[1])  # values are never changed in place; a game's pieces get their own maps
+            if rs.pieces:
+                P.init_pieces(self)
+        else:
+            self._start_values()
+        self.frames = [Frame(rs.codes["flow"], 0, {}, 0)] if "flow" in rs.codes else []
+        self.frames.append(Frame(rs.codes["setup"], 0, {}, 0))
+
+    def _start_values(self):
+        """The constants and the variables' start values, computed (see Ruleset._starts)."""
+        rs = self.rs
         try:
             for name, f in rs.consts:
                 self.consts[name] = f(self, {})
@@ -566,11 +593,11 @@ class Game:
                     raise GameError(f"{sp.where() + ': ' if sp else ''}the start value {v!r} of '{name}' is not a "
                                     f"player (seats are 0 to {self.n - 1})")
                 self.data[name] = (v,) * self.n if per else v
+            if rs.compile_hooks is None:  # (coverage counts what every game computes)
+                rs._starts[self.n] = (self.consts, dict(self.data))
             P.init_pieces(self)
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"while setting up the game: {e}") from None
-        self.frames = [Frame(rs.codes["flow"], 0, {}, 0)] if "flow" in rs.codes else []
-        self.frames.append(Frame(rs.codes["setup"], 0, {}, 0))
 
     # ------------------------------------------------------------------ helpers the ops use
     def active_players(self):
@@ -703,7 +730,7 @@ class Game:
         frames = self.frames
         steps = 0
         # the clock is read every TIME_CHECK_STEPS steps: `limit` is the next step count to look at
-        limit = min(budget, TIME_CHECK_STEPS)
+        limit = budget if budget < TIME_CHECK_STEPS else TIME_CHECK_STEPS
         fr = None
         pc = 0
         try:
@@ -746,6 +773,15 @@ class Game:
                     if r is END:
                         frames.clear()
                         return
+                    if r[0] == "call" and len(frames) < MAX_FRAMES and not self.over:
+                        # a procedure: its frame runs at once (what _push and the loop above would do)
+                        fr = Frame(r[1], 0, r[2], fr.depth)
+                        frames.append(fr)
+                        ops = fr.code.ops
+                        L = fr.locals
+                        pc = 0
+                        n = len(ops)
+                        continue
                     self._push(r, fr)
                     break
                 else:
@@ -900,57 +936,80 @@ class Game:
     def legal_actions(self):
         if self.over or self.pending is None:
             return []
-        if self._actions is None:
-            p = self.pending
-            options = p.options
-            who = -1 if p.kind == "chance" else p.player
-            if p.kind == "action" and len(options) <= MAX_LISTED_OPTIONS:
+        acts = self._actions
+        if acts is None:
+            acts = self._list_actions()
+        return list(acts)
+
+    def _list_actions(self):
+        """The Action objects of the pending options (kept in self._actions until the decision changes), and
+        the id -> position table apply() uses (self._lookup)."""
+        p = self.pending
+        options = p.options
+        rs = self.rs
+        if p.kind == "action":
+            who = p.player
+            if len(options) <= MAX_LISTED_OPTIONS:
                 # the same options offered to the same seat again: the actions and the lookup made then
-                key = (p.kind, who, tuple(options))
-                lists = self.rs.option_lists
+                key = (who, tuple(options))
                 try:
-                    got = lists.get(key)
+                    got = rs.option_lists.get(key)
                 except TypeError:  # a value that cannot be a key (a map): listed as below
                     got = key = None
                 if got is not None:
-                    self._actions, look = got
+                    out, look = got
+                    self._actions = out
                     self._lookup = (options, look) if look is not None else None
-                    return list(self._actions)
+                    return out
             else:
                 key = None
-            # Action objects are shared by the games of a ruleset: one per (kind, seat, id, value)
-            cache = self.rs.action_cache
-            if len(cache) > MAX_CACHED_ACTIONS:
-                cache.clear()
-            kind = p.kind == "action"
-            out = []
-            add = out.append
-            get = cache.get
-            for i, v in options:
-                got = get((kind, who, i))
-                if got is not None and (got[0] is v or got[0] == v):
-                    add(got[1])
-                    continue
-                if kind:
-                    a = Action(i, who, None, functools.partial(self.rs.actions[v[0]].describe, v[1]))
+            out = self._make_actions(True, who, options)
+        else:
+            out = self._make_actions(False, -1 if p.kind == "chance" else p.player, options)
+            key = None
+        self._actions = out
+        # id -> position for apply(), kept with the very options list it was made from (ids are unique in
+        # practice; if two were equal, apply() searches the list as before and takes the first)
+        look = dict(zip(map(_FIRST, options), range(len(options))))
+        if len(look) != len(options):
+            look = None
+        self._lookup = (options, look) if look is not None else None
+        if key is not None:
+            rs._listed += len(options) + 1
+            if rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
+                rs.option_lists.clear()
+                rs._listed = len(options) + 1
+            rs.option_lists[key] = (out, look)
+        return out
+
+    def _make_actions(self, is_action, who, options):
+        """An Action per option: shared by the games of a ruleset, one per (kind, seat, id, value)."""
+        rs = self.rs
+        seat = rs.action_cache.get((is_action, who))
+        if seat is None:
+            seat = rs.action_cache[(is_action, who)] = {}
+        try:
+            out = list(map(seat.get, options))  # options are (id, value) pairs: the pair is the key
+        except TypeError:  # a value that cannot be a key (a map): new Actions, not kept
+            out = [None] * len(options)
+            seat = None
+        if all(out):  # an Action is always true
+            return out
+        for k, o in enumerate(options):
+            if out[k] is None:
+                i, v = o
+                if is_action:
+                    a = Action(i, who, None, functools.partial(rs.actions[v[0]].describe, v[1]))
                 else:
                     a = Action(i, who, None, functools.partial(_choice_text, v))
-                cache[(kind, who, i)] = (v, a)
-                add(a)
-            self._actions = out
-            if key is not None:
-                # id -> position for apply(), kept with the very options list it was made from (ids are unique
-                # in practice; if two were equal, apply() searches the list as before and takes the first)
-                look = {i: k for k, (i, _) in enumerate(options)}
-                if len(look) != len(options):
-                    look = None
-                self._lookup = (options, look) if look is not None else None
-                self.rs._listed += len(options) + 1
-                if self.rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
-                    lists.clear()
-                    self.rs._listed = len(options) + 1
-                lists[key] = (out, look)
-        return list(self._actions)
+                out[k] = a
+                if seat is not None:
+                    rs._cached_actions += 1
+                    seat[o] = a
+        if rs._cached_actions > MAX_CACHED_ACTIONS:  # the cache starts again when full
+            rs.action_cache.clear()
+            rs._cached_actions = 0
+        return out
 
     def chance_outcomes(self):
         p = self.pending
@@ -1116,12 +1175,7 @@ class Game:
         g.consts = self.consts
         g.frames = [Frame(f.code, f.pc, dict(f.locals), f.depth) for f in self.frames]
         if self.pending is not None:
-            p = Pending.__new__(Pending)
-            for s in Pending.__slots__:
-                setattr(p, s, getattr(self.pending, s))
-            p.acc = list(self.pending.acc)
-            p.options = list(self.pending.options)
-            g.pending = p
+            g.pending = self.pending.copy()
         g.log = list(self.log)
         g.notes = list(self.notes)
         g.known = {name: dict(places) for name, places in self.known.items()}

@@ -76,6 +76,12 @@ def field_slow(G, v, name, by_row, rows):
     return value
 
 
+def line_rays(b, n):
+    """The rays line_length walks from node n of board b, or None where the built-in must run."""
+    from .boards import Board
+    return b.rays(n) if b.__class__ is Board else None
+
+
 def check_list(G, t):
     """A list just built by a comprehension: measured when it holds lists, sets or maps."""
     for x in t:
@@ -131,7 +137,7 @@ def _runtime_names():
     return {
         "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
-        "items_of": _items, "skey": skey, "fmt": fmt,
+        "items_of": _items, "skey": skey, "fmt": fmt, "line_rays": line_rays,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
         "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
         "BUILTIN_ERRORS": BUILTIN_ERRORS,
@@ -1079,6 +1085,8 @@ class ExprGenerator:
             return t
         if _loop_call(e):
             return self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
+        if self._line_length_loop_call(e):
+            return self.line_length_loop(e, fn)
         if name in ("count", "sum") and len(e.args) == 1 and e.args[0].name is None:
             c = e.args[0].value
             if (isinstance(c, A.Comprehension) and c.kind == "list" and len(c.names) == 1
@@ -1201,6 +1209,81 @@ class ExprGenerator:
         fn.emit(f"    raise builtin_error({k(name)}, ({xs}, ), err) from None")
         self.unhoist(fn, hoisted)
         fn.known[t] = bool
+        return t
+
+    def _line_length_loop_call(self, e):
+        """line_length(b, n, where: x => test) with b a board known when the rules load."""
+        if not (e.func.ident == "line_length" and e.func.ref != "func" and len(e.args) == 3
+                and e.args[0].name is None and e.args[1].name is None and e.args[2].name == "where"
+                and isinstance(e.args[2].value, A.Lambda)):
+            return False
+        b = e.args[0].value
+        return b.__class__ is A.Name and b.ref == "board"
+
+    def line_length_loop(self, e, fn):
+        """`line_length(b, n, where: x => test)` on a board of (x, y) nodes: the node's rays walked here,
+        the test written in the loop (no call per cell): the same cells tested in the same order, the
+        same work (1 per test, then the walk's charge), result and errors as the built-in, which runs
+        instead when the node has no rays (not on the board, other nodes, no room kept for rays)."""
+        k = self.mod.const
+        b = self.expr(e.args[0].value, fn)
+        n = self.expr(e.args[1].value, fn)
+        lam = e.args[2].value
+        t = fn.tmp()
+        fn.known[t] = int
+        rays = fn.tmp("rays")
+        fn.emit(f"{rays} = line_rays({b}, {n})")
+        fn.emit(f"if {rays} is None:")
+        fn.depth += 1
+        w = self.expr(lam, fn)
+        fn.emit("try:")
+        fn.emit(f"    {t} = {k(IMPLS['line_length'])}(G, {b}, {n}, **{{{k('where')}: {w}}})")
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k('line_length')}, ({b}, {n}, ), err) from None")
+        fn.depth -= 1
+        fn.emit("else:")
+        fn.depth += 1
+        self.preload(fn, lam.body)
+        hoisted = self.hoist(fn, [lam.param], lam.body)
+        fn.emit("try:")
+        fn.depth += 1
+        saved = fn.env
+        fn.env = dict(saved)
+        x0 = fn.bind(lam.param, "x")  # the node itself is tested first
+        fn.emit(f"{x0} = {n}")
+        fn.charge(1)
+        r = self.expr(lam.body, fn)
+        fn.emit(f"if not {r}: {t} = 0")
+        fn.emit("else:")
+        fn.depth += 1
+        best, walked, run = fn.tmp("n"), fn.tmp("n"), fn.tmp("n")
+        pair, ray = fn.tmp("x"), fn.tmp("x")
+        x = fn.bind(lam.param, "x")  # a new name: what was remembered about the node is not about the cells
+        fn.emit(f"{best} = 1")
+        fn.emit(f"{walked} = 0")
+        fn.emit(f"for {pair} in {rays}:")  # per direction: the cells ahead, then behind, to the first "no"
+        fn.emit(f"    {run} = 0")
+        fn.emit(f"    for {ray} in {pair}:")
+        fn.emit(f"        for {x} in {ray}:")
+        fn.depth += 3
+        fn.charge(1)
+        r = self.expr(lam.body, fn)
+        fn.emit(f"if not {r}: break")
+        fn.emit(f"{run} += 1")
+        fn.depth -= 2
+        fn.emit(f"{walked} += {run}")
+        fn.emit(f"if {run} >= {best}: {best} = {run} + 1")
+        fn.depth -= 1
+        fn.emit(f"if {walked} > 8:")
+        fn.emit(f"    G.work += {walked}")
+        fn.emit("    if G.work > G.work_mark: over(G)")
+        fn.emit(f"{t} = {best}")
+        fn.depth -= 2
+        fn.env = saved
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k('line_length')}, ({b}, {n}, ), err) from None")
+        self.unhoist(fn, hoisted)
+        fn.depth -= 1
         return t
 
     def count_sum_loop(self, name, c, fn):

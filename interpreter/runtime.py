@@ -115,6 +115,11 @@ def _contains(coll, x, G=None):
 
 
 def _arith(op, a, b, G=None):
+    if a.__class__ is int and b.__class__ is int and (op == "+" or op == "-"):  # the common case, as below
+        r = a + b if op == "+" else a - b
+        if not -MAX_INT < r < MAX_INT:
+            raise RuleRuntimeError(f"{_short(a)} {op} {_short(b)} is too large a number")
+        return r
     if a.__class__ in CONTAINERS or a.__class__ is str:  # list + list copies both
         n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)
         if a.__class__ is str:
@@ -254,8 +259,12 @@ class Place:
                 L[self.name] = v
             return
         root = G.data[self.name] if self.is_var else L[self.name]
-        ks = [k(G, L) for k in self.keys]
-        new = _set_path(root, ks, v)
+        if len(self.keys) == 1:  # (what _set_path does with one key)
+            ks = (self.keys[0](G, L),)
+            new = _set(root, ks[0], v)
+        else:
+            ks = [k(G, L) for k in self.keys]
+            new = _set_path(root, ks, v)
         if self.is_var:
             G.data[self.name] = new
             if self.watch:
@@ -407,8 +416,13 @@ def distinct(xs):
 class Pending:
     """The decision the game waits for. Plain data (serializes as a dict)."""
 
-    __slots__ = ("kind", "player", "options", "probs", "prompt", "target", "need", "acc", "single",
-                 "low", "start", "ordered", "pool")
+    # what choose and roll/draw set for themselves: until then a decision reads these (an offer never sets them)
+    need = 1
+    single = True
+    low = 1
+    start = 0
+    ordered = False
+    pool = ()
 
     def __init__(self, kind, player, options, prompt="", target="", probs=None):
         self.kind = kind  # action | choose | chance
@@ -417,13 +431,14 @@ class Pending:
         self.probs = probs
         self.prompt = prompt
         self.target = target
-        self.need = 1
         self.acc = []
-        self.single = True
-        self.low = 1
-        self.start = 0
-        self.ordered = False
-        self.pool = ()
+
+    def copy(self):
+        p = Pending.__new__(Pending)
+        p.__dict__.update(self.__dict__)
+        p.acc = list(self.acc)
+        p.options = list(self.options)
+        return p
 
     def to_dict(self):
         from .values import encode
@@ -479,7 +494,7 @@ def _choice_options(values):
     out = []
     seen = set()
     for v in values:
-        i = fmt(v)
+        i = v if v.__class__ is str else fmt(v)  # (fmt of a text is the text)
         if i in seen:
             continue
         seen.add(i)
@@ -692,6 +707,7 @@ class OfferOp:
         self.span = span
         self._rs = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
         self._acts = ()
+        self._one = None  # the legal function of the one action offered
 
     def __call__(self, G, L):
         rs = G.rs
@@ -702,13 +718,14 @@ class OfferOp:
             raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         if self._rs is not rs:
             self._acts = tuple(rs.actions[name] for name in self.actions)
+            one = self._acts[0] if len(self._acts) == 1 else None
+            self._one = None if one is None else one.fast_legal or one.legal
             self._rs = rs
-        acts = self._acts
-        if len(acts) == 1:
-            opts = acts[0].legal(G, who)  # a new list each time: it becomes the pending options
+        if self._one is not None:
+            opts = self._one(G, who)  # a new list each time: it becomes the pending options
         else:
             opts = []
-            for act in acts:
+            for act in self._acts:
                 opts.extend(act.legal(G, who))
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")

@@ -30,7 +30,17 @@ def _quick(args):
 
             return _write(f"rulelang {__version__}\n")
         if args[:1] == ["check"]:
-            return _check(args[1:])
+            import gc
+
+            # A check allocates objects by the hundred thousand (modules, the AST, types) that mostly
+            # live until it ends: collecting the young ones every 700 allocations is wasted work (some
+            # 10% of a cold check). As mypy does, collect far less often while checking.
+            thresholds = gc.get_threshold()
+            gc.set_threshold(200_000, 30, 30)
+            try:
+                return _check(args[1:])
+            finally:
+                gc.set_threshold(*thresholds)
     except Exception:  # never worse than the full command line: it answers instead
         return None
     return None

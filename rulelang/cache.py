@@ -372,7 +372,12 @@ def diagnostics_of(stored) -> list:
 # cache; a pickle of the built parser loads in ~15 ms. A pickle can run code when loaded, so it is kept
 # only in the user's private cache folder (the folder and the file their own, writable by nobody else),
 # with a checksum line, and loaded by an unpickler that can make nothing but Lark's own classes.
-TABLES_FORMAT = "rulelang-parser-tables"
+# Before the pickle, in the same file, the same parser as plain data (rulelang/lalr_tables.py), which
+# ``marshal`` loads in a few milliseconds without importing Lark: what a parse of text without errors
+# needs. The body of the file: b"rulelang-tables", the lengths of the two parts (8 bytes each, big
+# endian), the plain part (marshal; empty when there is none), the pickle.
+TABLES_FORMAT = "rulelang-parser-tables-2"
+_TABLES_MAGIC = b"rulelang-tables"
 MAX_TABLES_BYTES = 16 * 1024 * 1024
 
 
@@ -404,17 +409,61 @@ def tables_usable() -> bool:
     return _private(top)
 
 
-def load_tables(key: str, modules, singletons=None):
-    """The parser stored under ``key`` (see store_tables), or None. Only classes defined in the named
-    ``modules``, the ``re`` module and the objects of ``singletons`` (name -> object, stored by name:
-    objects the parser compares by identity) can appear in it."""
-    singletons = singletons or {}
+_last_tables = {}  # key -> its parts, read for the plain part and kept until the pickle is asked for
+
+
+def _tables_parts(key: str, keep: bool = False):
+    """(plain part, pickle part) of the tables file of ``key``, or None (no such file, not the user's
+    own, damaged, another layout). ``keep``: keep them for the next call (which takes them)."""
+    found = _last_tables.pop(key, None)
+    if found is not None:
+        return found
+    found = _read_tables_parts(key)
+    if keep and found is not None:
+        _last_tables.clear()
+        _last_tables[key] = found
+    return found
+
+
+def _read_tables_parts(key: str):
     file = _tables_file(key)
     if file is None or not _private(os.path.dirname(file)) or not _private(os.path.dirname(os.path.dirname(file))):
         return None
     body = _read_sealed(file, TABLES_FORMAT, MAX_TABLES_BYTES)
-    if body is None:
+    if body is None or not body.startswith(_TABLES_MAGIC):
         return None
+    at = len(_TABLES_MAGIC)
+    plain_size, pickle_size = int.from_bytes(body[at:at + 8], "big"), int.from_bytes(body[at + 8:at + 16], "big")
+    at += 16
+    if len(body) != at + plain_size + pickle_size:
+        return None
+    return body[at:at + plain_size], body[at + plain_size:]
+
+
+def load_plain_tables(key: str):
+    """The plain part of the tables file of ``key`` (a dict), or None. The file's parts are kept for a
+    load_tables that may follow (a file with a syntax error: Lark parses it), so that it is read once."""
+    parts = _tables_parts(key, keep=True)
+    if parts is None or not parts[0]:
+        return None
+    import marshal
+
+    try:
+        found = marshal.loads(parts[0])
+    except Exception:  # damaged, or written by another Python: made again
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def load_tables(key: str, modules, singletons=None):
+    """The parser stored under ``key`` (see write_tables), or None. Only classes defined in the named
+    ``modules``, the ``re`` module and the objects of ``singletons`` (name -> object, stored by name:
+    objects the parser compares by identity) can appear in it."""
+    singletons = singletons or {}
+    parts = _tables_parts(key)
+    if parts is None:
+        return None
+    body = parts[1]
     import io
     import pickle
 
@@ -441,13 +490,10 @@ def load_tables(key: str, modules, singletons=None):
         return None
 
 
-def store_tables(key: str, obj, singletons=None) -> bool:
-    """Keep a built parser under ``key`` (module references are stored by name, only ``re``; so are the
-    objects of ``singletons``)."""
+def pickle_tables(obj, singletons=None):
+    """A built parser as a pickle (module references are stored by name, only ``re``; so are the objects
+    of ``singletons``), or None."""
     by_id = {id(v): k for k, v in (singletons or {}).items()}
-    file = _tables_file(key)
-    if file is None:
-        return False
     import io
     import pickle
     import types
@@ -465,7 +511,23 @@ def store_tables(key: str, obj, singletons=None) -> bool:
     try:
         buf = io.BytesIO()
         Pickler(buf, protocol=4).dump(obj)
-        body = buf.getvalue()
+        return buf.getvalue()
+    except Exception:
+        return None
+
+
+def write_tables(key: str, pickled: bytes, plain=None) -> bool:
+    """Keep a parser under ``key``: ``pickled`` (pickle_tables) and ``plain``, the same as plain data
+    (or None)."""
+    import marshal
+
+    file = _tables_file(key)
+    if file is None:
+        return False
+    try:
+        plain_bytes = b"" if plain is None else marshal.dumps(plain)
+        body = (_TABLES_MAGIC + len(plain_bytes).to_bytes(8, "big") + len(pickled).to_bytes(8, "big")
+                + plain_bytes + pickled)
         _write_atomic(file, _header(body, TABLES_FORMAT) + b"\n" + body)
         return True
     except Exception:

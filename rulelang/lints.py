@@ -148,13 +148,19 @@ def unknown_citations(c, code):
 def _cited_nodes(c):
     """Every node that cites rulebook sections: the game's rules (the node list the static checks walk
     once per check) and then invariants, scenarios and variants."""
-    from .lints_static import _game_nodes, _nodes
+    from .lints_static import _game_nodes, _nodes, _scenario_nodes
 
     game = _game_nodes(c)
-    seen = {id(n) for n in game}
     prog = c.prog
-    extra = [n for n in _nodes(prog.invariants + prog.scenarios + list(prog.variants.values()))
-             if id(n) not in seen]
+    # the nodes of invariants, scenarios and variants, each once, in that order: the scenarios' are
+    # the list the static checks keep (less any node an invariant holds)
+    seen = set()
+    extra = _nodes(prog.invariants, seen)
+    extra += [n for n in _scenario_nodes(c) if id(n) not in seen]
+    seen.update(id(n) for n in extra)
+    extra += _nodes(list(prog.variants.values()), seen)
+    in_game = {id(n) for n in game}
+    extra = [n for n in extra if id(n) not in in_game]
     for n in game + extra:
         if getattr(n, "cites", None):
             yield n

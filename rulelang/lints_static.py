@@ -33,25 +33,35 @@ def _game_roots(prog):
     return roots
 
 
-def _nodes(roots):
-    seen = set()
+def _nodes(roots, seen=None):
+    """Every node under ``roots``, each once (at its first place in the walk), as a list; ``seen``: the
+    ids of nodes to leave out, a set that receives the ids of those listed."""
+    seen = set() if seen is None else seen
+    out = []
+    add, keep = seen.add, out.append
     for root in roots:
         for n in A.walk(root):
-            if id(n) not in seen:
-                seen.add(id(n))
-                yield n
+            i = id(n)
+            if i not in seen:
+                add(i)
+                keep(n)
+    return out
 
 
 def _game_nodes(c):
     """Every node of the game's rules (not scenarios), walked once per check and kept on the checker."""
     got = getattr(c, "_static_game_nodes", None)
     if got is None:
-        got = c._static_game_nodes = list(_nodes(_game_roots(c.prog)))
+        got = c._static_game_nodes = _nodes(_game_roots(c.prog))
     return got
 
 
 def _scenario_nodes(c):
-    return list(_nodes(c.prog.scenarios))
+    """Every node of the scenarios, walked once per check and kept on the checker."""
+    got = getattr(c, "_static_scenario_nodes", None)
+    if got is None:
+        got = c._static_scenario_nodes = _nodes(c.prog.scenarios)
+    return got
 
 
 def _var_root(e):

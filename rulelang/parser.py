@@ -2,18 +2,19 @@
 
 Syntax errors become diagnostics (`E001`..`E009`) with the offending line, a caret and a hint; the
 parser recovers and keeps going so that one run reports several errors.
+
+Two runs of the same LALR parser (Lark's tables and lexers, built once and kept in the cache folder),
+with the same callbacks building the AST: first the quick loop of rulelang/lalr_loop.py over the tables
+as plain data (no Lark import); at the first syntax error it gives way and Lark's own parser parses the
+text again, with its error recovery, for the diagnostics.
 """
 from __future__ import annotations
 
 import ast as pyast
 import copy
 import functools
-import hashlib
 import re
 from pathlib import Path
-
-from lark import Lark, Token, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast as A
 from .diagnostics import Source
@@ -38,9 +39,11 @@ TOKEN_WORDS = {
 _OPTIONS = {"parser": "lalr", "propagate_positions": False, "maybe_placeholders": True}
 
 
-def _lark(cache=False) -> Lark:
+def _lark(cache=False):
     """Lark built from the grammar (~2 s; ``cache=True``: Lark's own cache of its tables, a pickle in the
     temp folder, used only when the user's cache folder cannot hold them)."""
+    from lark import Lark
+
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
     try:
         return Lark(grammar, cache=cache, **_OPTIONS)
@@ -54,14 +57,38 @@ _TABLE_MODULES = frozenset({"lark.common", "lark.grammar", "lark.lark", "lark.le
                             "lark.parsers.lalr_parser_state", "lark.tree", "lark.utils"})
 
 
-def _tables_key() -> str:
-    """What the stored parser depends on: the grammar, the options, Lark's and Python's versions."""
+def _lark_version() -> str:
+    """Lark's version, read from its package without importing it (importing Lark takes some 20 ms that a
+    parse from the stored tables does not need)."""
     import sys
 
-    import lark
+    lark = sys.modules.get("lark")
+    if lark is None:
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("lark")
+            with open(spec.origin, encoding="utf-8") as f:
+                found = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*[\"']([^\"'\n]+)[\"']", f.read(), re.M)
+            if found:
+                return found.group(1)
+        except (OSError, ValueError, AttributeError, TypeError, ImportError):
+            pass
+        import lark
+    return lark.__version__
+
+
+def _tables_key() -> str:
+    """What the stored parser depends on: the grammar, the options, Lark's and Python's versions, the
+    layout of the file (so that versions of rulelang that store it differently keep a file each)."""
+    import sys
+
+    from .cache import TABLES_FORMAT, _sha256  # the built-in SHA-256: hashlib's OpenSSL takes longer to load
+    from .lalr_tables import FORMAT
 
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    return hashlib.sha256(f"{lark.__version__}\n{sys.version_info[:2]}\n{_OPTIONS}\n{grammar}".encode()).hexdigest()
+    return _sha256(f"{_lark_version()}\n{sys.version_info[:2]}\n{_OPTIONS}\n{TABLES_FORMAT} {FORMAT}\n"
+                          f"{grammar}".encode()).hexdigest()
 
 
 def _singletons() -> dict:
@@ -87,8 +114,24 @@ def _frontend():
     frontend = _lark().parser
     frontend.parser_conf.callbacks = {}  # Lark's tree builder: never used here (see _callbacks)
     frontend.parser.parser.callbacks = {}
-    cache.store_tables(key, frontend, singletons)
+    pickled = cache.pickle_tables(frontend, singletons)  # before the lexers compile their expressions
+    if pickled is not None:
+        cache.write_tables(key, pickled, _plain_tables(frontend))
     return frontend
+
+
+def _plain_tables(frontend):
+    """The parser as plain data for the quick loop (rulelang/lalr_tables.py), or None."""
+    from .lalr_tables import from_lark
+
+    return from_lark(frontend, _rule_shapes(frontend))
+
+
+@functools.lru_cache(maxsize=1)
+def _rule_shapes(frontend):
+    from .lalr_tables import rule_shapes
+
+    return rule_shapes(frontend)
 
 
 class _Node:
@@ -120,7 +163,7 @@ def _place(node, raw):
             if not c.empty:
                 line, column = c.cline, c.ccolumn
                 break
-        elif isinstance(c, Token):
+        elif isinstance(c, str):  # a token (Lark's or the quick loop's)
             line, column = c.line, c.column
             break
     else:
@@ -130,7 +173,7 @@ def _place(node, raw):
             if not c.empty:
                 end_line, end_column = c.cend_line, c.cend_column
                 break
-        elif isinstance(c, Token):
+        elif isinstance(c, str):
             end_line, end_column = c.end_line, c.end_column
             break
     if node.line is None:
@@ -149,71 +192,68 @@ class _BuildFailed(Exception):
         self.line = line
 
 
-@functools.lru_cache(maxsize=1)
-def _plans() -> tuple:
-    """For each rule of the parse table (the very objects the parser looks up), how its children become
-    the builder's arguments: (rule, builder method name or None, with positions, children to keep, Nones
-    to add at the end, single child passed through). Worked out once from Lark's own tree-builder
-    settings (child filter, placeholders, inlining)."""
-    from lark.grammar import Rule
-    from lark.parse_tree_builder import maybe_create_child_filter
+def _meta(method):
+    """Mark a builder method that also gets the positions of what its rule matched (as Lark's
+    ``v_args(meta=True)``)."""
+    method.with_meta = True
+    return method
 
-    table = _frontend().parser._parse_table
-    rules = {}
-    for actions in table.states.values():
-        for _, arg in actions.values():
-            if isinstance(arg, Rule):
-                rules.setdefault(id(arg), arg)
+
+def _plans_of(shapes) -> tuple:
+    """For each rule, how its children become the builder's arguments: (key, builder method name or None,
+    with positions, children to keep, Nones to add at the end, single child passed through, length),
+    from its shape (key, name, children to keep, Nones, passed through, length; see
+    lalr_tables.rule_shapes) and the builder's methods."""
     plans = []
-    for rule in rules.values():
-        opts = rule.options
-        name = rule.alias or opts.template_source or rule.origin.name
-        filt = maybe_create_child_filter(rule.expansion, opts.keep_all_tokens, False, opts.empty_indices)
-        if filt is None:
-            include, nones = None, 0
-        elif len(filt.args) == 1:  # no placeholders in this rule
-            include, nones = tuple((i, x, 0) for i, x in filt.args[0]), 0
-        else:
-            include, nones = tuple(filt.args[0]), filt.args[1]
+    for key, name, include, nones, expand1, length in shapes:
         wrapped = next((k.__dict__[name] for k in _Builder.__mro__ if name in k.__dict__), None)
         if wrapped is None or name.startswith("_"):
             method, with_meta = None, False
         else:
-            visit = getattr(wrapped, "visit_wrapper", None)
-            if visit is not None and visit.__name__ != "_vargs_meta":
-                raise TypeError(f"_Builder.{name}: only v_args(meta=True) is supported")
-            method, with_meta = name, visit is not None
-        expand1 = bool(opts.expand1 and not rule.alias)
-        plans.append((rule, name, method, with_meta, include, nones, expand1))
+            method, with_meta = name, bool(getattr(wrapped, "with_meta", False))
+        plans.append((key, name, method, with_meta, include, nones, expand1, length))
     return tuple(plans)
+
+
+@functools.lru_cache(maxsize=1)
+def _plans() -> tuple:
+    """The plans of the rules of Lark's parse table, keyed by the very rule objects its parser looks up."""
+    return _plans_of([(rule, name, include, nones, expand1, len(rule.expansion))
+                      for rule, name, include, nones, expand1 in _rule_shapes(_frontend())])
+
+
+def _passes(plan) -> bool:
+    """Whether a rule's value is its only child, unchanged (`?sum_expr: term` and the like)."""
+    _, _, _, _, include, _, expand1, length = plan
+    return expand1 and include is None and length == 1
 
 
 def _pass_through(raw):
     return raw[0]
 
 
-def _callbacks(builder) -> dict:
+def _callbacks(builder, plans) -> dict:
     """The parser's callbacks: for each grammar rule, one call that builds the AST node directly from the
     matched children, as Lark's tree builder (child filter, placeholders, inlining, positions) followed
     by the builder's method would, without building a tree in between. Token callbacks (INT, STRING)
     run as each token is shifted. A failing builder method is kept (``builder.failed``) and reported
     after the parse."""
     out = {"INT": builder.INT, "STRING": builder.STRING}
-    for rule, name, method, with_meta, include, nones, expand1 in _plans():
-        if expand1 and include is None and len(rule.expansion) == 1:
+    for plan in plans:
+        key, name, method, with_meta, include, nones, expand1, _ = plan
+        if _passes(plan):
             # `?sum_expr: term` and the like: the child itself, its positions unchanged (one child is
             # its own container)
-            out[rule] = _pass_through
+            out[key] = _pass_through
             continue
-        fn = None
-        if method is not None:
-            fn = getattr(builder, method)
-            fn = getattr(fn, "base_func", fn)
-        out[rule] = _rule_callback(builder, name, fn, with_meta, include, nones, expand1)
+        fn = None if method is None else getattr(builder, method)
+        out[key] = _rule_callback(builder, name, fn, with_meta, include, nones, expand1)
     return out
 
 
 def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
+    if include is None and not expand1 and fn is not None:
+        return _building_callback(builder, fn, with_meta)
     tree_name = None if name.startswith("_") else name  # an inlined rule has no value of its own
 
     def callback(raw):
@@ -245,6 +285,8 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
         if fn is None:  # an inlined rule (its children go to the parent) or a rule left as a tree
             value = None
             if tree_name is not None:
+                from lark import Tree
+
                 value = Tree(tree_name, [k.value if k.__class__ is _Node else k for k in kids])
             node = _Node(value, kids)
             node.depth = depth
@@ -264,6 +306,78 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
     return callback
 
 
+@functools.lru_cache(maxsize=1)
+def _quick():
+    """The quick parser loop (rulelang/lalr_loop.py) and the plans of its rules (by number), over the
+    plain tables kept with Lark's parser in the cache folder; made from Lark's parser when they are not
+    there. None when the loop cannot run this parser."""
+    from . import cache
+    from .lalr_loop import Loop
+    from .lalr_tables import FORMAT
+
+    tables = cache.load_plain_tables(_tables_key())
+    if tables is None or tables.get("format") != FORMAT:
+        tables = _plain_tables(_frontend())
+        if tables is None:
+            return None
+    try:
+        plans = _plans_of([(number, name, include, nones, expand1, length)
+                           for number, (length, _, name, include, nones, expand1) in enumerate(tables["rules"])])
+        return Loop(tables, [plan[0] for plan in plans if _passes(plan)]), plans
+    except (KeyError, TypeError, ValueError):  # not the layout lalr_tables.py writes: Lark parses
+        return None
+
+
+def _parse_quickly(builder, text):
+    """As _parse_building, for text without syntax errors; raises lalr_loop.NotParsed at the first error
+    (``builder`` may then hold part of a parse: parse again with a new one)."""
+    from .lalr_loop import NotParsed
+
+    quick = _quick()
+    if quick is None:
+        raise NotParsed("no plain tables")
+    loop, plans = quick
+    callbacks = _callbacks(builder, plans)
+    return loop.parse(text, [callbacks[plan[0]] for plan in plans], {"INT": builder.INT, "STRING": builder.STRING})
+
+
+def _building_callback(builder, fn, with_meta):
+    """What _rule_callback makes for the commonest rules (every child kept, a builder method), in one
+    pass over the children; a lone token (a name, a number) placed directly."""
+    def callback(raw):
+        if len(raw) == 1 and raw[0].__class__ is not _Node:  # a token: the node spans it
+            tok = raw[0]
+            node = _Node(None)
+            node.line = node.cline = tok.line
+            node.column = node.ccolumn = tok.column
+            node.end_line = node.cend_line = tok.end_line
+            node.end_column = node.cend_column = tok.end_column
+            node.empty = False
+            depth = 0
+            values = [tok]
+        else:
+            node = _Node(None)
+            _place(node, raw)
+            depth = 0
+            values = []
+            for k in raw:  # an inlined child carries the depth of all it holds
+                if k.__class__ is _Node:
+                    if k.depth > depth:
+                        depth = k.depth
+                    values.append(k.value)
+                else:
+                    values.append(k)
+        try:
+            node.value = value = fn(node, values) if with_meta else fn(values)
+        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
+            if builder.failed is None:
+                builder.failed = _BuildFailed(e, node.line or 1)
+            return node
+        node.depth = depth + 1 if isinstance(value, A.Expr) else depth
+        return node
+    return callback
+
+
 def _parse_building(builder, text, on_error):
     """Parse ``text`` with the rule callbacks of ``builder`` (a parser of its own: the shared one is
     never changed, so that parses may run side by side). Returns the value of the start rule."""
@@ -272,7 +386,7 @@ def _parse_building(builder, text, on_error):
     frontend = _frontend()
     lalr = LALR_Parser.__new__(LALR_Parser)
     lalr._parse_table = frontend.parser._parse_table
-    lalr.parser = _Parser(lalr._parse_table, _callbacks(builder))
+    lalr.parser = _Parser(lalr._parse_table, _callbacks(builder, _plans()))
     own = copy.copy(frontend)
     own.parser = lalr
     return own.parse(text, None, on_error=on_error)
@@ -289,7 +403,7 @@ def _unquote(tok: str) -> str:
 
 class _Builder:
     """The AST of each grammar rule, from its children (tokens, None for a missing optional part, and
-    the values built for sub-rules); methods marked ``v_args(meta=True)`` also get the positions."""
+    the values built for sub-rules); methods marked ``_meta`` also get the positions."""
 
     def __init__(self, path: str, source: Source):
         self.path = path
@@ -306,7 +420,7 @@ class _Builder:
                 "E007", f"the number {shown} is too large", tok.line, tok.column,
                 end_line=tok.end_line or tok.line, end_column=tok.end_column or tok.column + 1,
                 hint=f"numbers in rules stay below 2^62 (at most {MAX_NUMBER:,} either way)"))
-            return Token.new_borrow_pos("INT", "0", tok)
+            return tok.new_borrow_pos("INT", "0", tok)
         return tok
 
     def STRING(self, tok):
@@ -326,14 +440,14 @@ class _Builder:
             return A.Span(self.path, 1, 1, 1, 1)
         return A.Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
 
-    def _tspan(self, tok: Token) -> A.Span:
+    def _tspan(self, tok) -> A.Span:
         return A.Span(self.path, tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + 1)
 
     # ------------------------------------------------------------ items
     def start(self, items):
         return items
 
-    @v_args(meta=True)
+    @_meta
     def item(self, meta, children):
         *cites, decl = children
         for c in cites:
@@ -343,7 +457,7 @@ class _Builder:
     def cite(self, children):
         return [_unquote(c) for c in children]
 
-    @v_args(meta=True)
+    @_meta
     def game_decl(self, meta, children):
         title, *fields = children
         d = A.GameDecl(name="game", span=self._span(meta), title=_unquote(title))
@@ -384,37 +498,37 @@ class _Builder:
     def pc_list(self, c):
         return self._counts(c, tuple(sorted({int(x) for x in c})))
 
-    @v_args(meta=True)
+    @_meta
     def extends_decl(self, meta, c):
         return A.ExtendsDecl(name="extends", span=self._span(meta), path=_unquote(c[0]))
 
-    @v_args(meta=True)
+    @_meta
     def const_decl(self, meta, c):
         return A.ConstDecl(name=str(c[0]), span=self._span(meta), type=c[1], value=c[2])
 
-    @v_args(meta=True)
+    @_meta
     def enum_decl(self, meta, c):
         return A.EnumDecl(name=str(c[0]), span=self._span(meta), members=[str(x) for x in c[1:]],
                           member_spans=[self._tspan(x) for x in c[1:]])
 
-    @v_args(meta=True)
+    @_meta
     def record_decl(self, meta, c):
         return A.RecordDecl(name=str(c[0]), span=self._span(meta), fields=list(c[1:]))
 
-    @v_args(meta=True)
+    @_meta
     def piece_decl(self, meta, c):
         return A.PieceDecl(name=str(c[0]), span=self._span(meta), fields=list(c[1:]))
 
-    @v_args(meta=True)
+    @_meta
     def piece_field(self, meta, c):
         return A.PieceField(name=str(c[0]), type=c[1], default=c[2], visibility=c[3] or "all",
                             span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def field_decl(self, meta, c):
         return A.FieldDecl(name=str(c[0]), type=c[1], default=c[2], span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def table_decl(self, meta, c):
         name, record, mark, *rows = c
         return A.TableDecl(name=str(name), span=self._span(meta), record=str(record), rows=rows,
@@ -423,7 +537,7 @@ class _Builder:
     def placeholder_mark(self, c):
         return _unquote(c[0]) if c and c[0] is not None else ""
 
-    @v_args(meta=True)
+    @_meta
     def row(self, meta, c):
         name = c[0]
         mark = c[-1]
@@ -436,7 +550,7 @@ class _Builder:
     def row_named(self, c):
         return (str(c[0]), c[1])
 
-    @v_args(meta=True)
+    @_meta
     def var_decl(self, meta, c):
         per, name, typ, value, vis = c
         return A.VarDecl(name=str(name), span=self._span(meta), per_player=per is not None, type=typ,
@@ -448,7 +562,7 @@ class _Builder:
     def visibility(self, c):
         return str(c[0])
 
-    @v_args(meta=True)
+    @_meta
     def board_expr(self, meta, c):
         d = A.BoardDecl(name=str(c[0]), span=self._span(meta), spec=c[1])
         for item in c[2:]:
@@ -458,7 +572,7 @@ class _Builder:
             (d.edges if kind == "edges" else d.nodes).append(value)
         return d
 
-    @v_args(meta=True)
+    @_meta
     def board_graph(self, meta, c):
         d = A.BoardDecl(name=str(c[0]), span=self._span(meta))
         for kind, value in c[1:]:
@@ -468,34 +582,34 @@ class _Builder:
     def board_edges(self, c):
         return ("edges", [str(x) for x in c])
 
-    @v_args(meta=True)
+    @_meta
     def board_node(self, meta, c):
         return ("node", (str(c[0]), [a for a in c[1:] if a is not None], self._span(meta)))
 
-    @v_args(meta=True)
+    @_meta
     def board_node_at(self, meta, c):
         coords = [x for x in c if isinstance(x, A.Expr)]
         args = [x for x in c if isinstance(x, A.Arg)]
         key = A.TupleLit(span=self._span(meta), items=coords)
         return ("node", (key, args, self._span(meta)))
 
-    @v_args(meta=True)
+    @_meta
     def setup_decl(self, meta, c):
         return A.ProcDecl(name="setup", span=self._span(meta), body=c[0], proc_kind="setup")
 
-    @v_args(meta=True)
+    @_meta
     def flow_decl(self, meta, c):
         return A.ProcDecl(name="flow", span=self._span(meta), body=c[0], proc_kind="flow")
 
-    @v_args(meta=True)
+    @_meta
     def phase_decl(self, meta, c):
         return A.ProcDecl(name=str(c[0]), span=self._span(meta), placeholder=c[1], body=c[2], proc_kind="phase")
 
-    @v_args(meta=True)
+    @_meta
     def proc_decl(self, meta, c):
         return A.ProcDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], placeholder=c[2], body=c[3])
 
-    @v_args(meta=True)
+    @_meta
     def func_decl(self, meta, c):
         return A.FuncDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], result=c[2], placeholder=c[3],
                           body=c[4])
@@ -503,11 +617,11 @@ class _Builder:
     def params(self, c):
         return list(c)
 
-    @v_args(meta=True)
+    @_meta
     def param(self, meta, c):
         return A.Param(name=str(c[0]), type=c[1], domain=c[2], span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def action_decl(self, meta, c):
         name, params, mark, *clauses = c
         d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [], placeholder=mark)
@@ -535,7 +649,7 @@ class _Builder:
                 rest.append(x)
         return cites, rest
 
-    @v_args(meta=True)
+    @_meta
     def require_clause(self, meta, c):
         cites, rest = self._split_cites(c)
         test, msg = rest
@@ -548,7 +662,7 @@ class _Builder:
             item.cites = list(cites) + item.cites
         return ("cost", rest)
 
-    @v_args(meta=True)
+    @_meta
     def cost_item(self, meta, c):
         return A.Cost(target=c[0], amount=c[1], span=self._span(meta))
 
@@ -560,15 +674,15 @@ class _Builder:
                 s.cites = list(cites) + s.cites
         return ("effect", block)
 
-    @v_args(meta=True)
+    @_meta
     def text_clause(self, meta, c):
         return ("text", (_unquote(c[0]), self._span(meta)))
 
-    @v_args(meta=True)
+    @_meta
     def event_decl(self, meta, c):
         return A.EventDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [])
 
-    @v_args(meta=True)
+    @_meta
     def trigger_decl(self, meta, c):
         event = str(c[0])
         names = [str(x) for x in c[1:-2] if x is not None]
@@ -576,39 +690,39 @@ class _Builder:
         return A.TriggerDecl(name=f"when {event}", span=self._span(meta), event=event, params=names,
                              condition=cond, body=body)
 
-    @v_args(meta=True)
+    @_meta
     def ending_decl(self, meta, c):
         return A.EndingDecl(name=_unquote(c[0]), span=self._span(meta), condition=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def invariant_decl(self, meta, c):
         return A.InvariantDecl(name=_unquote(c[0]), span=self._span(meta), condition=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def score_decl(self, meta, c):
         return A.ScoreDecl(name="score", span=self._span(meta), param=str(c[0]), value=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def tiebreak_decl(self, meta, c):
         return A.ScoreDecl(name="tiebreak", span=self._span(meta), param=str(c[0]), value=c[1], tiebreak=True)
 
-    @v_args(meta=True)
+    @_meta
     def payoff_decl(self, meta, c):
         return A.ScoreDecl(name="payoff", span=self._span(meta), param=str(c[0]), value=c[1], payoff=True)
 
-    @v_args(meta=True)
+    @_meta
     def variant_decl(self, meta, c):
         name, desc, *items = c
         return A.VariantDecl(name=str(name), span=self._span(meta), description=_unquote(desc) if desc else "",
                              items=items)
 
-    @v_args(meta=True)
+    @_meta
     def override_decl(self, meta, c):
         d = c[0]
         d.mode = "override"
         return d
 
-    @v_args(meta=True)
+    @_meta
     def extend_decl(self, meta, c):
         target, body = c
         return A.ExtendDecl(name=f"extend {target}", span=self._span(meta), target=target, body=body)
@@ -622,7 +736,7 @@ class _Builder:
     def extend_named(self, c):
         return str(c[0])
 
-    @v_args(meta=True)
+    @_meta
     def scenario_decl(self, meta, c):
         d = A.ScenarioDecl(name=_unquote(c[0]), span=self._span(meta))
         for kind, value in c[1:]:
@@ -661,20 +775,20 @@ class _Builder:
         return ("then", c[0])
 
     # ------------------------------------------------------------ types
-    @v_args(meta=True)
+    @_meta
     def type_name(self, meta, c):
         return A.TypeName(name=str(c[0]), span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def type_generic(self, meta, c):
         return A.TypeGeneric(name=str(c[0]), args=list(c[1:]), span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def type_range(self, meta, c):
         return A.TypeRange(low=int(c[0]), high=int(c[1]), span=self._span(meta))
 
     # ------------------------------------------------------------ statements
-    @v_args(meta=True)
+    @_meta
     def block(self, meta, c):
         return A.Block(stmts=list(c), span=self._span(meta))
 
@@ -684,21 +798,21 @@ class _Builder:
             s.cites.extend(x)
         return s
 
-    @v_args(meta=True)
+    @_meta
     def let_stmt(self, meta, c):
         return A.Let(name=str(c[0]), value=c[1], span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def choose_rhs(self, meta, c):
         count, ordered, options, player, optional, prompt = c
         return A.Choose(span=self._span(meta), count=count, ordered=ordered is not None, options=options,
                         player=player, optional=optional is not None, prompt=_unquote(prompt) if prompt else "")
 
-    @v_args(meta=True)
+    @_meta
     def roll_rhs(self, meta, c):
         return A.Roll(span=self._span(meta), count=c[0], faces=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def draw_rhs(self, meta, c):
         return A.Draw(span=self._span(meta), count=c[0], pile=c[1])
 
@@ -708,31 +822,31 @@ class _Builder:
     def count_expr(self, c):
         return c[0]
 
-    @v_args(meta=True)
+    @_meta
     def expr_stmt(self, meta, c):
         return A.ExprStmt(span=self._span(meta), expr=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def assign_set(self, meta, c):
         return A.Assign(span=self._span(meta), op="=", target=c[0], value=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def assign_add(self, meta, c):
         return A.Assign(span=self._span(meta), op="+=", target=c[0], value=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def assign_sub(self, meta, c):
         return A.Assign(span=self._span(meta), op="-=", target=c[0], value=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def add_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="+", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def sub_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="-", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def if_stmt(self, meta, c):
         test, body, *rest = c
         s = A.If(span=self._span(meta), branches=[(test, body)])
@@ -751,234 +865,234 @@ class _Builder:
     def else_part(self, c):
         return ("else", c[0])
 
-    @v_args(meta=True)
+    @_meta
     def for_stmt(self, meta, c):
         n1, n2, source, body = c
         names = [str(n1)] + ([str(n2)] if n2 is not None else [])
         return A.For(span=self._span(meta), names=names, source=source, body=body)
 
-    @v_args(meta=True)
+    @_meta
     def while_stmt(self, meta, c):
         return A.While(span=self._span(meta), test=c[0], body=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def repeat_stmt(self, meta, c):
         return A.Repeat(span=self._span(meta), times=c[0], body=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def loop_stmt(self, meta, c):
         return A.Loop(span=self._span(meta), body=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def break_stmt(self, meta, c):
         return A.Break(span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def continue_stmt(self, meta, c):
         return A.Continue(span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def return_stmt(self, meta, c):
         return A.Return(span=self._span(meta), value=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def turn_stmt(self, meta, c):
         return A.Turn(span=self._span(meta), player=c[0], body=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def offer_stmt(self, meta, c):
         return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-1] if x is not None], player=c[-1])
 
-    @v_args(meta=True)
+    @_meta
     def shuffle_stmt(self, meta, c):
         if c[1] is not None:  # shuffle SOURCE into PILE
             return A.Shuffle(span=self._span(meta), pile=c[1], source=c[0])
         return A.Shuffle(span=self._span(meta), pile=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def draw_stmt(self, meta, c):
         return A.DrawInto(span=self._span(meta), count=c[0], pile=c[1], target=c[2])
 
-    @v_args(meta=True)
+    @_meta
     def add_stmt(self, meta, c):
         return A.Add(span=self._span(meta), item=c[0], target=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def remove_stmt(self, meta, c):
         return A.Remove(span=self._span(meta), item=c[0], source=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def move_stmt(self, meta, c):
         return A.Move(span=self._span(meta), item=c[0], source=c[1], target=c[2])
 
-    @v_args(meta=True)
+    @_meta
     def reveal_stmt(self, meta, c):
         return A.Reveal(span=self._span(meta), item=c[0], to=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def emit_stmt(self, meta, c):
         return A.Emit(span=self._span(meta), event=str(c[0]), args=[a for a in c[1:] if a is not None])
 
-    @v_args(meta=True)
+    @_meta
     def end_stmt(self, meta, c):
         return A.EndGame(span=self._span(meta), reason=_unquote(c[0]) if c[0] else None)
 
-    @v_args(meta=True)
+    @_meta
     def trigger_end_stmt(self, meta, c):
         return A.TriggerEnd(span=self._span(meta), reason=_unquote(c[0]))
 
-    @v_args(meta=True)
+    @_meta
     def eliminate_stmt(self, meta, c):
         return A.Eliminate(span=self._span(meta), player=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def log_stmt(self, meta, c):
         return A.Log(span=self._span(meta), items=list(c))
 
-    @v_args(meta=True)
+    @_meta
     def play_stmt(self, meta, c):
         return A.Play(span=self._span(meta), action=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def chance_stmt(self, meta, c):
         return A.ChanceStep(span=self._span(meta), outcome=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def destroy_stmt(self, meta, c):
         return A.Destroy(span=self._span(meta), piece=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def new_expr(self, meta, c):
         return A.New(span=self._span(meta), kind=str(c[0]), args=[a for a in c[1:] if a is not None])
 
-    @v_args(meta=True)
+    @_meta
     def expect_stmt(self, meta, c):
         return A.Expect(span=self._span(meta), test=c[0], message=_unquote(c[1]) if c[1] else "")
 
     # ------------------------------------------------------------ expressions
-    @v_args(meta=True)
+    @_meta
     def lambda_expr(self, meta, c):
         return A.Lambda(span=self._span(meta), param=str(c[0]), body=c[-1])
 
-    @v_args(meta=True)
+    @_meta
     def cond_expr(self, meta, c):
         return A.Cond(span=self._span(meta), test=c[0], then=c[1], orelse=c[2])
 
-    @v_args(meta=True)
+    @_meta
     def or_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="or", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def and_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="and", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def not_op(self, meta, c):
         return A.Unary(span=self._span(meta), op="not", operand=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def cmp_op(self, meta, c):
         return A.Binary(span=self._span(meta), op=str(c[1]), left=c[0], right=c[2])
 
-    @v_args(meta=True)
+    @_meta
     def in_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="in", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def not_in_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="not in", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def range_op(self, meta, c):
         return A.Binary(span=self._span(meta), op="..", left=c[0], right=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def bin_op(self, meta, c):
         return A.Binary(span=self._span(meta), op=str(c[1]), left=c[0], right=c[2])
 
-    @v_args(meta=True)
+    @_meta
     def neg_op(self, meta, c):
         return A.Unary(span=self._span(meta), op="-", operand=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def placeholder(self, meta, c):
         return A.Placeholder(span=self._span(meta), inner=c[0])
 
-    @v_args(meta=True)
+    @_meta
     def call(self, meta, c):
         return A.Call(span=self._span(meta), func=c[0], args=[a for a in c[1:] if a is not None])
 
-    @v_args(meta=True)
+    @_meta
     def arg_pos(self, meta, c):
         return A.Arg(name=None, value=c[0], span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def arg_named(self, meta, c):
         return A.Arg(name=str(c[0]), value=c[1], span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def index(self, meta, c):
         return A.Index(span=self._span(meta), target=c[0], index=c[1])
 
-    @v_args(meta=True)
+    @_meta
     def field(self, meta, c):
         return A.Field(span=self._span(meta), target=c[0], name=str(c[1]))
 
-    @v_args(meta=True)
+    @_meta
     def int_lit(self, meta, c):
         return A.Literal(span=self._span(meta), value=int(c[0]))
 
-    @v_args(meta=True)
+    @_meta
     def str_lit(self, meta, c):
         return A.Literal(span=self._span(meta), value=_unquote(c[0]))
 
-    @v_args(meta=True)
+    @_meta
     def true_lit(self, meta, c):
         return A.Literal(span=self._span(meta), value=True)
 
-    @v_args(meta=True)
+    @_meta
     def false_lit(self, meta, c):
         return A.Literal(span=self._span(meta), value=False)
 
-    @v_args(meta=True)
+    @_meta
     def none_lit(self, meta, c):
         return A.Literal(span=self._span(meta), value=None)
 
-    @v_args(meta=True)
+    @_meta
     def name(self, meta, c):
         return A.Name(span=self._span(meta), ident=str(c[0]))
 
-    @v_args(meta=True)
+    @_meta
     def tuple_lit(self, meta, c):
         return A.TupleLit(span=self._span(meta), items=[x for x in c if x is not None])
 
-    @v_args(meta=True)
+    @_meta
     def list_lit(self, meta, c):
         return A.ListLit(span=self._span(meta), items=[x for x in c if x is not None])
 
-    @v_args(meta=True)
+    @_meta
     def list_comp(self, meta, c):
         elem, n1, n2, source, cond = c
         names = [str(n1)] + ([str(n2)] if n2 is not None else [])
         return A.Comprehension(span=self._span(meta), kind="list", element=elem, names=names, source=source,
                                condition=cond)
 
-    @v_args(meta=True)
+    @_meta
     def map_comp(self, meta, c):
         key, value, n1, n2, source, cond = c
         names = [str(n1)] + ([str(n2)] if n2 is not None else [])
         return A.Comprehension(span=self._span(meta), kind="map", element=key, value=value, names=names,
                                source=source, condition=cond)
 
-    @v_args(meta=True)
+    @_meta
     def empty_lit(self, meta, c):
         return A.EmptyLit(span=self._span(meta))
 
-    @v_args(meta=True)
+    @_meta
     def set_lit(self, meta, c):
         return A.SetLit(span=self._span(meta), items=list(c))
 
-    @v_args(meta=True)
+    @_meta
     def map_lit(self, meta, c):
         return A.MapLit(span=self._span(meta), entries=list(c))
 
@@ -1117,7 +1231,9 @@ def _token_text(tok) -> str:
     return repr(str(tok))
 
 
-def _syntax_diag(source: Source, err: UnexpectedInput):
+def _syntax_diag(source: Source, err):
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     line = getattr(err, "line", None) or 1
     col = getattr(err, "column", None) or 1
     if isinstance(err, UnexpectedCharacters):
@@ -1182,14 +1298,23 @@ def parse(text: str, path: str = "<string>"):
 
     builder = _Builder(path, source)
     try:
-        tree = _parse_building(builder, text, on_error)
-    except UnexpectedInput as e:
-        errors.append(e)
-        tree = None
-    except RecursionError:
-        diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
-                                 hint="split long expressions with 'let'"))
-        return None, diags
+        tree = _parse_quickly(builder, text)
+    except Exception:  # noqa: BLE001 - a syntax error (NotParsed), or anything unforeseen (never seen in
+        # the tests, which call _parse_quickly directly): Lark parses it again, with its errors and messages
+        builder = None
+    if builder is None:
+        from lark.exceptions import UnexpectedInput
+
+        builder = _Builder(path, source)
+        try:
+            tree = _parse_building(builder, text, on_error)
+        except UnexpectedInput as e:
+            errors.append(e)
+            tree = None
+        except RecursionError:
+            diags.append(source.diag("E006", "the file is nested too deeply to read", 1, 1,
+                                     hint="split long expressions with 'let'"))
+            return None, diags
     seen_lines = set()
     for e in errors:
         d = _syntax_diag(source, e)

@@ -183,6 +183,11 @@ ERRORS = {
                                            "flow { loop { for i in 0..2 { n += i } offer [a] to 0  "
                                            "let y = [1][n / 3] } }",
     "a missing map key read as a list": "var m: map[int, list[int]] = {}\nflow { let y = m[1][0] }",
+    # line_length(b, n, where: x => test) on a board: the test written in a loop over the node's rays
+    "an error in a line's test": "board s = square_grid(3, 3)\nvar m: map[any, any] = {(0, 1): \"a\"}\n"
+                                 "flow { let y = line_length(s, (0, 0), where: c => c == (0, 0) or -m[c] < 0) }",
+    "an error in a line's first test": "board s = square_grid(3, 3)\nvar m: map[any, any] = {(1, 1): \"a\"}\n"
+                                       "flow { let y = line_length(s, (1, 1), where: c => -m[c] < 0) }",
     # count([x for x in xs if c]) and sum([e for x in xs if c]) run as loops without the list
     "an error in a summed element": "var xs: list[any] = [1, \"a\"]\nflow { let y = sum([-x for x in xs]) }",
     "a sum of texts": "var xs: list[any] = [\"a\", \"b\"]\nflow { let y = sum([x for x in xs]) }",
@@ -235,6 +240,13 @@ def test_rule_errors_read_the_same_in_both_backends(case):
 
 
 SAME_RESULT = {
+    "line lengths": "board s = square_grid(4, 5)\nboard h = hex_grid(2)\nboard g {\n a -- b -- c\n}\n"
+        "var m: map[any, int] = {(0, 0): 1, (1, 1): 1, (2, 2): 1, (3, 3): 1, (1, 0): 1, (0, 1): 2, (0, 2): 2}\n"
+        "var r: list[any] = []\n"
+        "flow { r = [line_length(s, (1, 1), where: c => m[c] == 1), line_length(s, (0, 1), where: c => m[c] != none),"
+        " line_length(s, (2, 2), where: c => m[c] == 2), line_length(s, (9, 9), where: c => true),"
+        " line_length(s, (3, 4), where: c => true), line_length(h, (0, 0), where: c => c != (1, 0)),"
+        " line_length(g, a, where: c => true), [line_length(s, (i, i), where: c => m[c] == 1) for i in 0..3]] }",
     "count and sum of comprehensions": "var xs: list[any] = [3, true, 5, -2]\nvar r: list[any] = []\n"
         "flow { r = [count([x for x in xs if x != 5]), sum([x for x in xs if x != true]), "
         "sum([x * 2 for x in 1..4 if x > 1]), count([x for x in [] if x > 1]), sum([x for x in []]), "
@@ -290,6 +302,9 @@ BUDGETS = {
                                  "flow { let y = [f(i) + f(i) for i in 1..900000] }", "work budget"),
     "many calls of a lambda": ("flow { let y = count(1..900000, x => x > 0) + count(1..900000, x => x > 0) }",
                                "work budget"),
+    "many long lines": ("board s = square_grid(200, 200, diagonals: true)\n"
+                        "flow { let y = [line_length(s, (i % 200, 7), where: c => c != (0, 0)) for i in 1..900000] }",
+                        "work budget"),
     "a huge count": ("flow { let y = [count([i for i in 1..1000000 if i > j]) for j in 1..1000] }", "work budget"),
     "a huge sum": ("flow { let y = [sum([i for i in 1..1000000 if i > j]) for j in 1..1000] }", "work budget"),
     "a deep recursion": ("function f(n: int): int = if n > 0 then f(n - 1) + 1 else 0\n"

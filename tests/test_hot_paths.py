@@ -132,8 +132,14 @@ def _reference_line_length(board, n, where, G):
     return best
 
 
+def _without_rays(board):
+    board._ray_items = B.MAX_RAY_ITEMS  # no room for rays: every call walks step by step
+    return board
+
+
 BOARDS = [B.square_grid("s", 1, 1), B.square_grid("s", 3, 3), B.square_grid("s", 6, 7),
-          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3)]
+          B.square_grid("s", 5, 4, diagonals=True), B.hex_grid("h", 3),
+          _without_rays(B.square_grid("s", 6, 7)), _without_rays(B.hex_grid("h", 3))]
 
 
 @settings(max_examples=60, deadline=None)
@@ -164,3 +170,195 @@ def test_line_length_stops_at_the_work_budget():
     G.work = G.work_mark = WORK_BUDGET - 5
     with pytest.raises(RuleRuntimeError):
         board.line_length((4, 4), None, G)  # 32 steps walked, 5 units of work left
+
+
+# ---------------------------------------------------------------------------------- distance
+def _reference_distance(board, a, b, G):
+    """Breadth-first search from a, charging each node taken from the queue its neighbours + 1, stopping
+    when b is first seen: the walk distance() does for every call when it keeps no tables."""
+    if a not in board.adj or b not in board.adj:
+        return None
+    if a == b:
+        return 0
+    seen = {a: 0}
+    queue = [a]
+    for n in queue:
+        G.work += len(board.adj[n]) + 1
+        for m in board.adj[n]:
+            if m not in seen:
+                if m == b:
+                    return seen[n] + 1
+                seen[m] = seen[n] + 1
+                queue.append(m)
+    return None
+
+
+DISTANCE_BOARDS = BOARDS + [B.line("l", 6), B.from_edges("g", [["a", "b", "c"], ["d", "e"], ["c", "f", "a"]], {})]
+
+
+@pytest.mark.parametrize("which", range(len(DISTANCE_BOARDS)))
+def test_distance_gives_and_charges_what_a_fresh_search_does(which):
+    """Every pair, twice (the second time from the remembered table): the length networkx finds, and the
+    work of a search from scratch; a `through` test still searches."""
+    import networkx as nx
+
+    board = DISTANCE_BOARDS[which]
+    nodes = list(board.nodes) + [(99, 99)]
+    for _ in range(2):
+        for a in nodes:
+            for b in nodes:
+                got, ref = _Work(), _Work()
+                d = board.distance(a, b, None, got)
+                assert d == _reference_distance(board, a, b, ref)
+                assert got.work == ref.work
+                if a in board.adj and b in board.adj:
+                    want = nx.shortest_path_length(board.graph, a, b) if nx.has_path(board.graph, a, b) else None
+                    assert d == want
+                    assert board.distance(a, b, lambda m: True, _Work()) == want
+
+
+def test_distance_tables_stop_growing_at_their_limit(monkeypatch):
+    monkeypatch.setattr(B, "DISTANCE_TABLE_ENTRIES", 10)
+    board = B.square_grid("s", 4, 4)
+    for a in board.nodes:
+        got, ref = _Work(), _Work()
+        assert board.distance(a, (3, 3), None, got) == _reference_distance(board, a, (3, 3), ref)
+        assert got.work == ref.work
+    assert len(board._distance_tables) == 1  # the first table (16 entries) went past the limit
+
+# ---------------------------------------------------------------------------------- per-game and per-decision shortcuts
+STARTS = '''
+game "Starts" { players 2..4 }
+piece Token { owner: player, n: int = 0 }
+var scores: list[int] = [0 for p in players]
+var first: player = player_count - 1
+const half = player_count / 2
+var seen: int = half
+action make(k in 1..2) { effect { let t = new Token(owner: me, n: k)  scores = scores + [k] } }
+flow { repeat 3 times { for p in players { turn p { offer [make] to p } } } }
+'''
+
+
+def test_a_new_game_starts_as_the_first_game_of_its_player_count_did():
+    """Start values are computed by the first game of each player count and copied by the next ones:
+    each game starts exactly as the first game of a freshly loaded ruleset, and pieces made in one game
+    are not seen by another."""
+    rs = rulelang.loads(STARTS)
+    for players in (2, 3, 2, 4, 3, 2):
+        g = rs.new_game(players, seed=players)
+        fresh = rulelang.loads(STARTS).new_game(players, seed=players)
+        assert g.to_json() == fresh.to_json()
+        for _ in range(2):
+            g.apply(g.legal_actions()[-1])
+            fresh.apply(fresh.legal_actions()[-1])
+        assert g.to_json() == fresh.to_json()
+    assert rs.new_game(2, seed=2).view()["pieces"] == rulelang.loads(STARTS).new_game(2, seed=2).view()["pieces"]
+
+
+def test_a_start_value_that_fails_fails_in_every_game():
+    rs = rulelang.loads('game "S" { players 2..3 }\nvar p: player = player_count\nflow { }')
+    for _ in range(2):
+        with pytest.raises(rulelang.GameError, match="is not a player"):
+            rs.new_game(2, seed=0)
+
+
+TURNS = '''
+game "Turns" { players 3 }
+var moves: list[int] = []
+action go { effect { moves = moves + [me] } }
+action leave { effect { eliminate me } }
+flow { while count(moves) < 9 { for p in players { turn p { offer [go, leave] to p } } } }
+EVENT
+'''
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_turn_without_a_turn_end_trigger_plays_as_one_with_an_empty_trigger(seed):
+    """The end of a turn that no trigger waits for goes straight on at the loop's head: the same game as
+    when a trigger (doing nothing) waits for turn_end, eliminated seats (whose turns are skipped) included;
+    a save taken anywhere continues the same."""
+    plain = rulelang.loads(TURNS.replace("EVENT", ""))
+    ref = rulelang.loads(TURNS.replace("EVENT", "when turn_end(p) then { }"))
+    for rs in (plain, plain.with_backend("closures")):
+        a, b = rs.new_game(3, seed=seed), ref.new_game(3, seed=seed)
+        r = random.Random(seed)
+        while not a.is_over():
+            assert a.to_json() == b.to_json()
+            assert [x.id for x in a.legal_actions()] == [x.id for x in b.legal_actions()]
+            pick = r.choice(["go", "go", "leave"]) if len(a.legal_actions()) > 1 else "go"
+            a.apply(pick)
+            b.apply(pick)
+            a = rs.load_game(a.to_json())
+        assert a.to_json() == b.to_json()
+
+
+MAPS = '''
+game "Maps" { players 2 }
+var got: list[map[str, int]] = []
+action pick {
+  effect {
+    let m = choose one of [{"a": 1}, {"b": 2}, {"a": 1, "b": 2}, {"a": 1}]
+    got = got + [m]
+  }
+}
+action same(k in [1, "1", 2]) { effect { } }
+flow { repeat 3 times { for p in players { turn p { offer [pick, same] to p } } } }
+'''
+
+
+def test_options_that_cannot_be_keys_and_equal_ids_are_listed_and_applied_as_by_the_closures():
+    rs = rulelang.loads(MAPS)
+    ref = rs.with_backend("closures")
+    for seed in range(8):
+        a, b = rs.new_game(2, seed=seed), ref.new_game(2, seed=seed)
+        r = random.Random(seed)
+        while not a.is_over():
+            acts = a.legal_actions()
+            assert [(x.id, x.text) for x in acts] == [(x.id, x.text) for x in b.legal_actions()]
+            pick = r.choice(acts)
+            a.apply(pick if r.random() < 0.5 else pick.id)
+            b.apply(pick.id)
+            assert a.to_json() == b.to_json()
+
+
+def test_checking_rules_with_boards_does_not_import_networkx():
+    """`rulelang check` of a game with a hex board (Vega) builds it without networkx (its import is a large
+    part of a cold check); the board's graph, made on first use, has the nodes, attributes and edges."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = '''
+import sys
+from rulelang.__main__ import main
+sys.argv = ["rulelang", "check", "games/vega.rules"]
+try:
+    main()
+except SystemExit:
+    pass
+print("networkx" in sys.modules)
+'''
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
+                       env=dict(__import__("os").environ, RULELANG_NO_CACHE="1"))
+    assert r.stdout.splitlines()[-1:] == ["False"], r.stdout + r.stderr
+
+
+def test_a_boards_graph_has_its_nodes_attributes_and_edges():
+    rs = rulelang.loads(
+        'game "B" { players 2 }\n'
+        'board s = square_grid(3, 3)\n'
+        'board h = hex_rect(3, 4)\n'
+        'board m {\n a -- b -- c\n a -- c\n node a(kind: 1)\n node d(kind: 2)\n}\n'
+        'var out: list[any] = []\n'
+        'flow { out = [distance(s, (0, 0), (2, 2)), distance(h, (0, 0), (2, 3)), distance(m, a, c),'
+        ' distance(m, a, d), line_length(s, (1, 1)), attr(m, a, "kind"), count(nodes(h))] }\n')
+    g = rs.new_game(2, seed=1)
+    # orthogonal steps on the square grid; odd-r offset hexes: cube distance (|dx| + |dy| + |dz|) / 2 = 4
+    assert g.view()["vars"]["out"] == [4, 4, 1, None, 3, 1, 12]
+    m = rs.boards["m"].graph
+    assert sorted(m.edges) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert dict(m.nodes(data=True)) == {"a": {"kind": 1}, "b": {}, "c": {}, "d": {"kind": 2}}
+    h = rs.boards["h"].graph
+    assert h.number_of_nodes() == 12 and h.number_of_edges() == 3 * 3 + 2 * 4 + 2 * 3  # rows, and two diagonals
+    assert h.nodes[(0, 0)] == {"row": 0, "column": 0, "edge": True}
