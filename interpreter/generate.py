@@ -1244,7 +1244,7 @@ class ExprGenerator:
         fn.emit("else:")
         fn.depth += 1
         self.preload(fn, lam.body)
-        hoisted = self.hoist(fn, [lam.param], lam.body)
+        hoisted = self.hoist(fn, [lam.param], lam.body, rounds=3)  # the node, then the cells of its rays
         fn.emit("try:")
         fn.depth += 1
         saved = fn.env
