@@ -1844,7 +1844,8 @@ def make_stmt_generator(rs, xc):
                 fn.emit(f"L[{k(st.name)}] = {v}")
             elif isinstance(st, A.Assign) and self.plain_place(st.target):
                 self.assign(st, fn, ops)
-            elif isinstance(st, A.Assign) and st.op == "=" and self.indexed_place(st.target):
+            elif isinstance(st, A.Assign) and self.indexed_place(st.target) and (
+                    st.op == "=" or self.plain_keys(st.target)):
                 self.assign_at(st, fn, ops)
             elif isinstance(st, (A.EndGame, A.Eliminate)):
                 self.call_op(st, fn, ops, signals=True)
@@ -1910,26 +1911,58 @@ def make_stmt_generator(rs, xc):
                 root = root.target
             return isinstance(root, A.Name) and root.ref in ("var", "local")
 
-        def assign_at(self, st, fn, ops):
-            """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
-            then the value limits of the whole variable."""
-            from .runtime import _expr_text, range_check
-            k = self.mod.const
+        @staticmethod
+        def _index_keys(target):
             keys = []
-            root = st.target
+            root = target
             while isinstance(root, A.Index):
                 keys.append(root.index)
                 root = root.target
             keys.reverse()
+            return root, keys
+
+        def plain_keys(self, target):
+            """The keys of x[a][b] are names or constants: reading them twice (as the closures' `+=` does,
+            once to read the place and once to write it) charges nothing and gives the same values, so
+            the generated `+=` reads them once."""
+            _, keys = self._index_keys(target)
+            return all(self.xc.cl.is_constant(x) or (x.__class__ is A.Name and x.ref != "func") for x in keys)
+
+        def assign_at(self, st, fn, ops):
+            """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
+            then the value limits of the whole variable. x[a][b] += v (plain keys only): the place read
+            first, then the value, the sum or difference, and the same write; the limits as the closures'
+            _check_root, from the value added."""
+            from .runtime import _expr_text, range_check
+            k = self.mod.const
+            root, keys = self._index_keys(st.target)
             self.at(fn, st.span)
-            v = self.xc.expr(st.value, fn)
-            check = range_check(st.target.ty, _expr_text(st.target))
-            if check is not None:
-                fn.emit(f"{k(check)}({v})")
             store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
-            old = fn.tmp()
-            fn.emit(f"{old} = {store}")
-            ks = [self.xc.expr(x, fn) for x in keys]
+            check = range_check(st.target.ty, _expr_text(st.target))
+            if st.op == "=":
+                v = self.xc.expr(st.value, fn)
+                if check is not None:
+                    fn.emit(f"{k(check)}({v})")
+                old = fn.tmp()
+                fn.emit(f"{old} = {store}")
+                ks = [self.xc.expr(x, fn) for x in keys]
+            else:
+                old = fn.tmp()
+                fn.emit(f"{old} = {store}")
+                ks = [self.xc.expr(x, fn) for x in keys]
+                cur = old
+                for key in ks:  # Place.get
+                    nxt = fn.tmp()
+                    fn.emit(f"{nxt} = get({cur}, {key})")
+                    cur = nxt
+                val = self.xc.expr(st.value, fn)
+                op = "+" if st.op == "+=" else "-"
+                v = fn.tmp()
+                fn.emit(f"if {self.xc._both_int(cur, val, fn)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
+                        f"{v} = {cur} {op} {val}")
+                fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
+                if check is not None:
+                    fn.emit(f"{k(check)}({v})")
             new = fn.tmp()
             if len(ks) == 1:
                 fn.emit(f"if {old}.__class__ is dict:")
@@ -1942,6 +1975,10 @@ def make_stmt_generator(rs, xc):
             fn.emit(f"{store} = {new}")
             if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
                 fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
+            if st.op != "=":  # _check_root(G, L, place, value added)
+                fn.emit(f"if {val}.__class__ in CONTAINERS: check_value(G, {store})")
+                fn.emit(f"else: charge(G, len({new}) if {new}.__class__ in CONTAINERS else 1)")
+                return
             fn.emit(f"if {v}.__class__ in CONTAINERS: check_value(G, {store})")
             fn.emit(f"elif {new}.__class__ in CONTAINERS:")
             fn.emit(f"    G.work += len({new})")

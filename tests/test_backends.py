@@ -183,6 +183,11 @@ ERRORS = {
                                            "flow { loop { for i in 0..2 { n += i } offer [a] to 0  "
                                            "let y = [1][n / 3] } }",
     "a missing map key read as a list": "var m: map[int, list[int]] = {}\nflow { let y = m[1][0] }",
+    # x[a][b] += v with plain keys: generated (the place read, the value, the sum, the same write)
+    "+= through an index breaks a range": "var xs: list[0..3] = [1]\nflow { xs[0] += 5 }",
+    "+= on a missing map entry": "var m: map[int, int] = {}\nflow { m[1] += 2 }",
+    "+= outside a nested list": "var xs: list[list[int]] = [[1]]\nflow { let i = 3  xs[0][i] += 1 }",
+    "-= of a text": "var m: map[int, any] = {1: \"a\"}\nflow { m[1] -= 1 }",
     # line_length(b, n, where: x => test) on a board: the test written in a loop over the node's rays
     "an error in a line's test": "board s = square_grid(3, 3)\nvar m: map[any, any] = {(0, 1): \"a\"}\n"
                                  "flow { let y = line_length(s, (0, 0), where: c => c == (0, 0) or -m[c] < 0) }",
@@ -240,6 +245,10 @@ def test_rule_errors_read_the_same_in_both_backends(case):
 
 
 SAME_RESULT = {
+    "+= and -= through indexes": "var m: map[int, list[any]] = {1: [1, [2]], 2: []}\nvar r: list[any] = []\n"
+        "var n: map[player, map[int, int]] = {0: {5: 1}}\n"
+        "flow { let k = 1  m[k][0] += 4  m[2] += [7]  n[0][5] -= 3  n[k - 1][5] += 10 "
+        " r = [m, n] }",
     "line lengths": "board s = square_grid(4, 5)\nboard h = hex_grid(2)\nboard g {\n a -- b -- c\n}\n"
         "var m: map[any, int] = {(0, 0): 1, (1, 1): 1, (2, 2): 1, (3, 3): 1, (1, 0): 1, (0, 1): 2, (0, 2): 2}\n"
         "var r: list[any] = []\n"
