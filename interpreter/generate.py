@@ -1956,11 +1956,7 @@ def make_stmt_generator(rs, xc):
                     fn.emit(f"{nxt} = get({cur}, {key})")
                     cur = nxt
                 val = self.xc.expr(st.value, fn)
-                op = "+" if st.op == "+=" else "-"
-                v = fn.tmp()
-                fn.emit(f"if {self.xc._both_int(cur, val, fn)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
-                        f"{v} = {cur} {op} {val}")
-                fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
+                v = self.sum_or_difference(st.op, cur, val, fn)
                 if check is not None:
                     fn.emit(f"{k(check)}({v})")
             new = fn.tmp()
@@ -1984,6 +1980,15 @@ def make_stmt_generator(rs, xc):
             fn.emit(f"    G.work += len({new})")
             fn.emit("    if G.work > G.work_mark: over(G)")
 
+        def sum_or_difference(self, op, cur, val, fn):
+            """`cur + val` (op "+=") or `cur - val` ("-="): plain for two numbers in range, else _arith."""
+            op = "+" if op == "+=" else "-"
+            v = fn.tmp()
+            fn.emit(f"if {self.xc._both_int(cur, val, fn)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
+                    f"{v} = {cur} {op} {val}")
+            fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
+            return v
+
         def assign(self, st, fn, ops):
             from .runtime import range_check
             k = self.mod.const
@@ -1997,11 +2002,7 @@ def make_stmt_generator(rs, xc):
                 cur = fn.tmp()
                 fn.emit(f"{cur} = {store}")
                 val = self.xc.expr(st.value, fn)
-                op = "+" if st.op == "+=" else "-"
-                v = fn.tmp()
-                fn.emit(f"if {self.xc._both_int(cur, val, fn)} and {-MAX_INT} < ({cur} {op} {val}) < {MAX_INT}: "
-                        f"{v} = {cur} {op} {val}")
-                fn.emit(f"else: {v} = arith({op!r}, {cur}, {val}, G)")
+                v = self.sum_or_difference(st.op, cur, val, fn)
             if check is not None:
                 fn.emit(f"{k(check)}({v})")
             fn.emit(f"{store} = {v}")
