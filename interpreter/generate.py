@@ -1107,8 +1107,10 @@ class ExprGenerator:
             kk = self.mod.kind(key, fn)
             if kk is int or kk is bool or key in ("None", "True", "False"):
                 fn.emit("G.work += 2")
-            else:
-                fn.emit(f"G.work += deep_cost({key}) + 1")
+            else:  # deep_cost(key) + 1, with a text (a row, a name) or a number told without the call
+                fn.emit(f"if {key}.__class__ is str: G.work += 2 + len({key}) // 64")
+                fn.emit(f"elif {key}.__class__ is int: G.work += 2")
+                fn.emit(f"else: G.work += deep_cost({key}) + 1")
             fn.emit("if G.work > G.work_mark: over(G)")
             fn.emit("try:")
             fn.emit(f"    if {m}.__class__ is dict: {t} = {m}.get({key}, {default})")

@@ -423,3 +423,20 @@ def test_a_bound_value_is_computed_once_in_both_backends():
     gen, cl = rs.with_backend("generated"), rs.with_backend("closures")
     a, b = gen.new_game(2, seed=1), cl.new_game(2, seed=1)
     assert a.scores() == b.scores() == [12, 13]  # sum([4, 2, 3]) + p = 9 + p: three items differ, plus it
+
+
+@pytest.mark.parametrize("key", ['"' + "k" * 128 + '"', "7", "[1, 2]", "true"])
+def test_get_with_a_default_charges_as_the_closures_to_the_last_unit(key):
+    """get(map, key, default) charges the key's size + 1, written without a call for texts and numbers:
+    the longest run that stays within the work budget is the same in both backends."""
+    def fails(n, backend):
+        rs = unoptimised(HEAD + f"var m: map[any, int] = {{}}\nflow {{ let k = {key}  "
+                                f"let y = [get(m, k, 0) for i in 1..{n}] }}")
+        return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
+
+    lo, hi = 1, 600_000  # the closures pass at lo and fail at hi
+    assert not fails(lo, "closures") and fails(hi, "closures")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
+    assert not fails(lo, "generated") and fails(hi, "generated")
