@@ -251,6 +251,19 @@ def _callbacks(builder, plans) -> dict:
     return out
 
 
+def _built(builder, node, fn, values, with_meta, depth):
+    """`node` with the builder's value of its children's values, and its depth (one more for an
+    expression); a builder failure is kept for after the parse, never raised."""
+    try:
+        node.value = value = fn(node, values) if with_meta else fn(values)
+    except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
+        if builder.failed is None:
+            builder.failed = _BuildFailed(e, node.line or 1)
+        return node
+    node.depth = depth + 1 if isinstance(value, A.Expr) else depth
+    return node
+
+
 def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
     if include is None and not expand1 and fn is not None:
         return _building_callback(builder, fn, with_meta)
@@ -295,14 +308,7 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
         node = _Node(None)
         _place(node, raw)
         values = [k.value if k.__class__ is _Node else k for k in kids]
-        try:
-            node.value = value = fn(node, values) if with_meta else fn(values)
-        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
-            if builder.failed is None:
-                builder.failed = _BuildFailed(e, node.line or 1)
-            return node
-        node.depth = depth + 1 if isinstance(value, A.Expr) else depth
-        return node
+        return _built(builder, node, fn, values, with_meta, depth)
     return callback
 
 
@@ -367,14 +373,7 @@ def _building_callback(builder, fn, with_meta):
                     values.append(k.value)
                 else:
                     values.append(k)
-        try:
-            node.value = value = fn(node, values) if with_meta else fn(values)
-        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
-            if builder.failed is None:
-                builder.failed = _BuildFailed(e, node.line or 1)
-            return node
-        node.depth = depth + 1 if isinstance(value, A.Expr) else depth
-        return node
+        return _built(builder, node, fn, values, with_meta, depth)
     return callback
 
 
