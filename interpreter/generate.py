@@ -31,6 +31,7 @@ import attrs
 from rulelang import ast as A
 
 from .runtime import span_of
+from .boards import Board
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
                        charge, check_items, check_value, deep_cost, over)
 from .values import Piece, fmt, skey
@@ -78,7 +79,6 @@ def field_slow(G, v, name, by_row, rows):
 
 def line_rays(b, n):
     """The rays line_length walks from node n of board b, or None where the built-in must run."""
-    from .boards import Board
     return b.rays(n) if b.__class__ is Board else None
 
 

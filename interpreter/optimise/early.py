@@ -10,6 +10,15 @@
 `e` is never computed (the count does not read it). A plain `count(xs) > 0` stays: it is already one
 look at a length.
 
+A count compared with the length of its source, where that length is known when the rules load (a range
+`a..b` of constant ends, a list written out), asks whether every item passes, or whether one fails:
+
+    count([e for x in S if c]) == len(S)   ->  all(S, x => c)        (also >= len(S))
+    count([e for x in S if c]) < len(S)    ->  any(S, x => not c)    (also != len(S), <= len(S) - 1)
+    count(S, x => c) < len(S)              ->  any(S, x => not c)
+
+only for a test `c` that is surely true, false or none (none counts as not passing in both forms).
+
 `any_all_lambdas` - any/all of a list comprehension tests the items as they come:
 
     any([p for x in xs])            ->  any(xs, x => p)
@@ -69,6 +78,10 @@ def _question(op, k):
 def count_rule(e, ctx, depth=0):
     if not isinstance(e, A.Binary) or e.op not in _FLIP:
         return e
+    whole = _against_length(e, ctx)
+    if whole is not None:
+        ctx.count("early_counts")
+        return ctx.after(whole, "early_counts", depth)
     if X.is_builtin_call(e.left, "count") and _small_int(e.right):
         counted, op, k = e.left, e.op, e.right.value
     elif X.is_builtin_call(e.right, "count") and _small_int(e.left):
@@ -92,6 +105,90 @@ def count_rule(e, ctx, depth=0):
     if question == EMPTY:
         found = X.negate(found, span=e.span)
     return attrs.evolve(found, span=e.span) if found.span is not e.span else found
+
+
+ALL = "all"
+SOME_FAIL = "some fail"
+
+
+def _against_length(e, ctx):
+    """`count(...) OP k` where k is the known length of the counted source: all(...) or any(..., not ...)."""
+    if X.is_builtin_call(e.left, "count"):
+        counted, op, k = e.left, e.op, e.right
+    elif X.is_builtin_call(e.right, "count"):
+        counted, op, k = e.right, _FLIP[e.op], e.left
+    else:
+        return None
+    args = X.positional(counted)
+    if args is None or not args or len(args) > 2:
+        return None
+    program = ctx.program
+    k = static_int(k, program)
+    if k is None:
+        return None
+    if len(args) == 2:
+        if not isinstance(args[1], A.Lambda):
+            return None
+        source, param, test = args[0], args[1].param, args[1].body
+    else:
+        c = args[0]
+        if not _single_list_comprehension(c) or c.condition is None or _failing_constant(c.element):
+            return None
+        source, param, test = c.source, c.names[0], c.condition
+    n = static_length(source, program)
+    if n is None or n == 0 or not X.surely_bool(test):
+        return None
+    if (op, k) in (("==", n), (">=", n)):
+        question = ALL
+    elif (op, k) in (("<", n), ("!=", n), ("<=", n - 1)):
+        question = SOME_FAIL
+    else:
+        return None
+    span = counted.span
+    if question == ALL:
+        return X.call("all", [source, X.lam(param, test, span=span)], T.BOOL, span=e.span)
+    return X.call("any", [source, X.lam(param, X.negate(test, span=test.span), span=span)], T.BOOL, span=e.span)
+
+
+MAX_STATIC_DEPTH = 20
+MAX_STATIC_INT = 1 << 31
+
+
+def static_int(e, program, depth=0):
+    """The value of a whole-number expression known when the rules load (literals, constants, + - * of
+    them), or None."""
+    if depth > MAX_STATIC_DEPTH:
+        return None
+    if isinstance(e, A.Literal):
+        v = e.value
+        return v if v.__class__ is int and -MAX_STATIC_INT < v < MAX_STATIC_INT else None
+    if isinstance(e, A.Name) and e.ref == "const" and program is not None:
+        d = program.decls.get(e.ident)
+        return static_int(d.value, program, depth + 1) if isinstance(d, A.ConstDecl) and d.value is not None else None
+    if isinstance(e, A.Unary) and e.op == "-":
+        v = static_int(e.operand, program, depth + 1)
+        return None if v is None else -v
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
+        a = static_int(e.left, program, depth + 1)
+        b = static_int(e.right, program, depth + 1)
+        if a is None or b is None:
+            return None
+        v = a + b if e.op == "+" else a - b if e.op == "-" else a * b
+        return v if -MAX_STATIC_INT < v < MAX_STATIC_INT else None
+    return None
+
+
+def static_length(e, program):
+    """The number of items of a list known when the rules load (a range of constant ends, a list written
+    out), or None."""
+    if isinstance(e, A.Binary) and e.op == "..":
+        lo, hi = static_int(e.left, program), static_int(e.right, program)
+        if lo is None or hi is None:
+            return None
+        return max(0, hi - lo + 1)
+    if isinstance(e, (A.ListLit, A.TupleLit)):
+        return len(e.items)
+    return None
 
 
 def _single_list_comprehension(c):

@@ -285,7 +285,13 @@ def lit(value, span=A.NO_SPAN):
     return A.Literal(span=span, ty=ty, value=value)
 
 
+_OPPOSITE = {"==": "!=", "!=": "=="}
+
+
 def negate(e, span=None):
+    """`not e`; for `a == b` or `a != b` the opposite comparison (the same reads, errors and charges)."""
+    if isinstance(e, A.Binary) and e.op in _OPPOSITE:
+        return attrs.evolve(e, op=_OPPOSITE[e.op], span=span or e.span, ty=T.BOOL)
     return A.Unary(span=span or e.span, ty=T.BOOL, op="not", operand=e)
 
 
