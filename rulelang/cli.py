@@ -25,6 +25,7 @@ LOG_FORMAT = "rulelang-log"
 LOG_VERSION = 1
 MAX_LOG_BYTES = 64 * 1024 * 1024  # a log of 100,000 decisions is ~5 MB
 MAX_LOG_DIGITS = 30  # digits of a number in a log (seeds are far shorter)
+MAX_LOG_VALUES = 1_000_000  # lists, objects and list items in a log (about 330,000 decisions), counted before parsing
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -534,6 +535,8 @@ def _read_log(path: str) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise Fail(f"{bad} (it is not UTF-8 text)") from None
+    if text.count("[") + text.count("{") + text.count(",") > MAX_LOG_VALUES:  # parsed, they could fill the memory
+        raise Fail(f"{bad}: more than {MAX_LOG_VALUES:,} values")
     try:
         data = json.loads(text, parse_int=_log_number, parse_float=_log_float, parse_constant=_log_constant)
     except _BadLog as exc:

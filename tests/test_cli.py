@@ -532,6 +532,15 @@ def test_replay_of_a_hostile_log_is_one_line(ttt_log, text):
 
 
 @real
+def test_replay_refuses_a_log_of_too_many_values_before_parsing_it(ttt_log, monkeypatch):
+    # 3.3 MB of text that json would turn into 1.1 million lists: refused by counting, never parsed
+    ttt_log.write_text('{"players": 2, "seed": 0, "log": [%s]}' % ",".join(["[]"] * 1_100_000))
+    monkeypatch.setattr(json, "loads", lambda *a, **k: pytest.fail("a log over the limit was parsed"))
+    err = _replay_fails(ttt_log, "not a rulelang log")
+    assert "more than 1,000,000 values" in err
+
+
+@real
 def test_root_option_widens_where_extends_may_reach(in_root, tmp_path):
     (tmp_path / "base").mkdir()
     (tmp_path / "house").mkdir()
