@@ -359,10 +359,10 @@ class Ruleset:
                 code.emit(pay, d.span)
 
         def epilogue(code):
+            # with no trigger waiting for it the event would do nothing (its argument, `me`, is always
+            # there): no op at all (a save made inside the action ends at the same place)
             if "action_done" in triggered:
                 code.emit(lambda G, L: G.emit_event("action_done", (L["me"], name)), d.span)
-            else:  # no trigger waits for it: the event's arguments are read, nothing else happens
-                code.emit(_no_action_done, d.span)
         triggered = {t.event for t in self.program.triggers}
         cid = "action:" + name
         body = d.effect or A.Block(stmts=[], span=d.span)
@@ -454,11 +454,6 @@ class Ruleset:
     def load_game(self, json_text):
         self._ready()
         return Game.from_json(self, json_text)
-
-
-def _no_action_done(G, L):
-    """The end of an action when no trigger waits for "action_done" (what emit_event would do)."""
-    L["me"]
 
 
 def _no_event(G, L):

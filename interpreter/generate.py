@@ -1234,7 +1234,15 @@ class ExprGenerator:
         t = fn.tmp()
         fn.known[t] = int
         rays = fn.tmp("rays")
-        fn.emit(f"{rays} = line_rays({b}, {n})")
+        board = self.rs.boards.get(e.args[0].value.ident)
+        if board.__class__ is Board:  # the rays listed before, else a look (the board is known here)
+            fn.emit("try:")
+            fn.emit(f"    {rays} = {b}._rays.get({n})")
+            fn.emit("except TypeError:")
+            fn.emit(f"    {rays} = None")
+            fn.emit(f"if {rays} is None: {rays} = {b}.rays({n})")
+        else:
+            fn.emit(f"{rays} = line_rays({b}, {n})")
         fn.emit(f"if {rays} is None:")
         fn.depth += 1
         w = self.expr(lam, fn)
