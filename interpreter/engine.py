@@ -366,7 +366,15 @@ class Ruleset:
         triggered = {t.event for t in self.program.triggers}
         cid = "action:" + name
         body = d.effect or A.Block(stmts=[], span=d.span)
-        code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
+        # for the generated code: the parameters (always in an action's locals, with `me`), and those whose
+        # every candidate is a whole number (their class need not be tested)
+        sc.action_locals = ([p.name for p in d.params],
+                            {p.name: int for p, dom in zip(d.params, domains) if dom.__class__ is _Fixed and dom.values
+                             and all(v.__class__ is int for v in dom.values)})
+        try:
+            code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
+        finally:
+            sc.action_locals = None
         self.codes[cid] = code
         act = self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code,
                                                   d.text, d.span)

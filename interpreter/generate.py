@@ -310,6 +310,9 @@ class Fn:
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
         self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
         self.guards = {}  # a name indexed in a loop -> (tuple or dict, the local holding its class test)
+        self.local_kinds = {}  # a rule local (in L) -> the class its value surely has (an action's parameter)
+        self.stable = frozenset()  # cache keys no statement changes (an action's parameters, `me`): kept
+        self.me_known = False  # `me` is surely in L (an action's code)
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -637,6 +640,9 @@ class ExprGenerator:
         if fn.has_L:
             fn.emit(f"{t} = L[{self.mod.const(n)}]")
             fn.remember(("local", n), t)
+            kind = fn.local_kinds.get(n)
+            if kind is not None:
+                fn.known[t] = kind
         else:  # a rule function sees only its parameters (as the closures' dict of them)
             fn.emit(f"raise KeyError({self.mod.const(n)})")
         return t
@@ -851,9 +857,13 @@ class ExprGenerator:
                 got = fn.cached(("me",))
                 if got is not None:
                     return got
-                fn.emit(f"if 'me' in L: {t} = L['me']")
-                fn.emit("else: raise no_me()")
+                if fn.me_known:
+                    fn.emit(f"{t} = L['me']")
+                else:
+                    fn.emit(f"if 'me' in L: {t} = L['me']")
+                    fn.emit("else: raise no_me()")
                 fn.remember(("me",), t)
+                fn.known[t] = Scalar  # a seat (offers, calls and saves put nothing else there)
         elif ref == "builtin" and n == "current":
             fn.emit(f"{t} = G.current")
         elif ref == "builtin" and n == "players":
@@ -1719,6 +1729,23 @@ def _statement_names():
             "RETURN": RETURN, "Exception": Exception}
 
 
+def _rebound(block):
+    """The rule locals a block writes or binds (lets, loops, assignments), at any depth."""
+    out = set()
+    for x in A.walk(block):
+        if isinstance(x, A.Let):
+            out.add(x.name)
+        elif isinstance(x, A.For):
+            out.update(x.names)
+        elif isinstance(x, A.Assign):
+            t = x.target
+            while isinstance(t, (A.Index, A.Field)):
+                t = t.target
+            if isinstance(t, A.Name):
+                out.add(t.ident)
+    return out
+
+
 def make_stmt_generator(rs, xc):
     """A statement compiler that lays out the op list exactly as the closures' StmtCompiler (same positions,
     spans and hidden locals: saves and pcs mean the same), then puts one generated op at the start of each
@@ -1750,9 +1777,18 @@ def make_stmt_generator(rs, xc):
                     outer.extend(self._made)
                     self._made = outer
 
+        # set by the engine while an action's code is made: (its parameters, parameter -> class of every value)
+        action_locals = None
+
         def code(self, id, block, name="", prologue=None, epilogue=None):
             self._made = []
             c = super().code(id, block, name, prologue, epilogue)
+            self._kinds, self._stable = {}, frozenset()
+            if self.action_locals is not None:
+                params, kinds = self.action_locals
+                rebound = _rebound(block)  # a parameter written or bound again in the body: nothing known of it
+                self._kinds = {n: k for n, k in kinds.items() if n not in rebound}
+                self._stable = frozenset([("me",)] + [("local", n) for n in params if n not in rebound])
             self.fuse_block(c, list(c.ops), block)
             return c
 
@@ -1808,6 +1844,8 @@ def make_stmt_generator(rs, xc):
             start = self.ranges[id(run[0])][0]
             end = self.ranges[id(run[-1])][1]
             fn = Fn(self.mod, True)
+            fn.local_kinds, fn.stable = self._kinds, self._stable
+            fn.me_known = self.action_locals is not None
             fn.spans = []
             fn.emit("sp = 0")
             fn.emit("try:")
@@ -1847,7 +1885,8 @@ def make_stmt_generator(rs, xc):
         def stmt(self, st, fn, ops):
             k = self.mod.const
             x = self.xc
-            fn.cache.clear()  # a statement may write what earlier ones read
+            if fn.cache:  # a statement may write what earlier ones read (not an action's parameters, nor `me`)
+                fn.cache = {key: v for key, v in fn.cache.items() if key in fn.stable} if fn.stable else {}
             if isinstance(st, A.Let) and not isinstance(st.value, A.New):
                 self.at(fn, st.span)
                 v = x.expr(st.value, fn)

@@ -290,6 +290,13 @@ SAME_RESULT = {
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
         "get([5, 6], 7, 0), get(xs[0], 1, 4)]  repeat 3 times { offer [a] to 0 } }",
+    # an action's parameters and `me` are read once per op and kept across its statements; a parameter that
+    # the body writes is read again after each statement
+    "action parameters across statements": "var r: list[any] = []\nvar m: map[any, int] = {}\n"
+        "action a(k in 0..2, j in [1, 2]) { effect { r = r + [k]  m[(k, j)] = k + j\n"
+        "let z = [x for x in 0..2 if m[(x, j)] != none]  r = r + [count(z), me == k, me, (k, me)] } }\n"
+        "action b(k in 0..1) { effect { r = r + [k]  k = k + 10  r = r + [k, (k, me)] } }\n"
+        "flow { repeat 3 times { offer [a, b] to 0  offer [b, a] to 1 } }",
 }
 
 
