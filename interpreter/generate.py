@@ -313,6 +313,7 @@ class Fn:
         self.local_kinds = {}  # a rule local (in L) -> the class its value surely has (an action's parameter)
         self.stable = frozenset()  # cache keys no statement changes (an action's parameters, `me`): kept
         self.me_known = False  # `me` is surely in L (an action's code)
+        self.present = frozenset()  # rule locals surely in L all along, unchanged (an action's parameters)
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -660,13 +661,17 @@ class ExprGenerator:
         return t
 
     def preload(self, fn, *trees):
-        """Read, before a loop, every variable its body reads (once, instead of once per round)."""
+        """Read, before a loop, every variable its body reads (once, instead of once per round), and every
+        local that is surely there (an action's parameter no statement writes)."""
         for tree in trees:
             if tree is None:
                 continue
             for x in A.walk(tree):
-                if x.__class__ is A.Name and x.ref == "var" and not self.cl.is_constant(x):
-                    self.read_var(x.ident, fn)
+                if x.__class__ is A.Name:
+                    if x.ref == "var" and not self.cl.is_constant(x):
+                        self.read_var(x.ident, fn)
+                    elif x.ref == "local" and x.ident in fn.present and x.ident not in fn.env:
+                        self.local(x.ident, fn)
 
     # ---- loop-invariant parts, computed once before their loop
     # A part of a loop's body (a comprehension's element or condition, the test of an any/all loop, the
@@ -1729,20 +1734,23 @@ def _statement_names():
             "RETURN": RETURN, "Exception": Exception}
 
 
-def _rebound(block):
-    """The rule locals a block writes or binds (lets, loops, assignments), at any depth."""
-    out = set()
+def _bindings(block):
+    """rule local -> how many statements of a block write or bind it (lets, loops, assignments), at any depth."""
+    out = {}
     for x in A.walk(block):
         if isinstance(x, A.Let):
-            out.add(x.name)
+            names = (x.name,)
         elif isinstance(x, A.For):
-            out.update(x.names)
+            names = x.names
         elif isinstance(x, A.Assign):
             t = x.target
             while isinstance(t, (A.Index, A.Field)):
                 t = t.target
-            if isinstance(t, A.Name):
-                out.add(t.ident)
+            names = (t.ident,) if isinstance(t, A.Name) else ()
+        else:
+            continue
+        for n in names:
+            out[n] = out.get(n, 0) + 1
     return out
 
 
@@ -1783,12 +1791,18 @@ def make_stmt_generator(rs, xc):
         def code(self, id, block, name="", prologue=None, epilogue=None):
             self._made = []
             c = super().code(id, block, name, prologue, epilogue)
-            self._kinds, self._stable = {}, frozenset()
+            # what a statement cannot change, kept from one statement to the next: `me`, a let bound by one
+            # statement only (once it has run), an action's parameter that no statement writes
+            binds = _bindings(block)
+            lets = {x.name for x in A.walk(block) if isinstance(x, A.Let)}
+            stable = [("me",)] + [("local", n) for n in lets if binds[n] == 1]
+            self._kinds, self._present = {}, frozenset()
             if self.action_locals is not None:
                 params, kinds = self.action_locals
-                rebound = _rebound(block)  # a parameter written or bound again in the body: nothing known of it
-                self._kinds = {n: k for n, k in kinds.items() if n not in rebound}
-                self._stable = frozenset([("me",)] + [("local", n) for n in params if n not in rebound])
+                self._kinds = {n: k for n, k in kinds.items() if n not in binds}
+                self._present = frozenset(n for n in params if n not in binds)
+                stable += [("local", n) for n in self._present]
+            self._stable = frozenset(stable)
             self.fuse_block(c, list(c.ops), block)
             return c
 
@@ -1844,7 +1858,7 @@ def make_stmt_generator(rs, xc):
             start = self.ranges[id(run[0])][0]
             end = self.ranges[id(run[-1])][1]
             fn = Fn(self.mod, True)
-            fn.local_kinds, fn.stable = self._kinds, self._stable
+            fn.local_kinds, fn.stable, fn.present = self._kinds, self._stable, self._present
             fn.me_known = self.action_locals is not None
             fn.spans = []
             fn.emit("sp = 0")
@@ -1891,6 +1905,8 @@ def make_stmt_generator(rs, xc):
                 self.at(fn, st.span)
                 v = x.expr(st.value, fn)
                 fn.emit(f"L[{k(st.name)}] = {v}")
+                if ("local", st.name) in fn.stable:  # the statements after it read the value from here
+                    fn.remember(("local", st.name), v)
             elif isinstance(st, A.Assign) and self.plain_place(st.target):
                 self.assign(st, fn, ops)
             elif isinstance(st, A.Assign) and self.indexed_place(st.target) and (

@@ -294,8 +294,11 @@ SAME_RESULT = {
     # the body writes is read again after each statement
     "action parameters across statements": "var r: list[any] = []\nvar m: map[any, int] = {}\n"
         "action a(k in 0..2, j in [1, 2]) { effect { r = r + [k]  m[(k, j)] = k + j\n"
-        "let z = [x for x in 0..2 if m[(x, j)] != none]  r = r + [count(z), me == k, me, (k, me)] } }\n"
-        "action b(k in 0..1) { effect { r = r + [k]  k = k + 10  r = r + [k, (k, me)] } }\n"
+        "let z = [x for x in 0..2 if m[(x, j)] != none]  r = r + [count(z), me == k, me, (k, me)]\n"
+        "for x in 0..2 { let w = x + k  if w > 1 { let v = [w]  r = r + [v] } else { let v = w  r = r + [v] } }\n"
+        "r = r + [z, count(z) + k] } }\n"
+        "action b(k in 0..1) { effect { r = r + [k]  k = k + 10  r = r + [k, (k, me)]\n"
+        "let q = [w for w in 0..1 if w + k > 0]  let w = 5  r = r + [q, w] } }\n"
         "flow { repeat 3 times { offer [a, b] to 0  offer [b, a] to 1 } }",
 }
 
