@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins as _py_builtins
 import linecache
+import re
 import types
 import warnings
 
@@ -110,6 +111,15 @@ def depth_error(name, depth):
 
 
 BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
+
+
+_G_USE = re.compile(r"\bG\b(?!\.(?:data\[|consts\[|fdepth\b|n\b))")
+
+
+def _G_READS_ONLY(line):
+    """A generated line that uses the game only to read variables, constants, the depth or the player count
+    (never the work, nor handing G to a call)."""
+    return _G_USE.search(line) is None
 
 
 class Scalar:
@@ -314,6 +324,7 @@ class Fn:
         self.stable = frozenset()  # cache keys no statement changes (an action's parameters, `me`): kept
         self.me_known = False  # `me` is surely in L (an action's code)
         self.present = frozenset()  # rule locals surely in L all along, unchanged (an action's parameters)
+        self._in_region = False  # inside a loop counting its work in a local (see work_region)
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -365,6 +376,44 @@ class Fn:
         """Inline `charge(G, amount)` (G is always a game in generated code)."""
         self.emit(f"G.work += {amount}")
         self.emit("if G.work > G.work_mark: over(G)")
+
+    # A loop that charges work as it goes (1 per test of an any/all, per cell of a line) may count in a
+    # Python local instead of G.work, written back after the loop, and before every look at the budget
+    # (over(G) sees the same total). Only where nothing else in the loop reads the work or could charge
+    # it (a call given G, a function defined inside): then the same budget stops it at the same test. An
+    # error raised inside the loop leaves its count unwritten; an error ends the run.
+    def work_region(self):
+        """Mark the start of such a loop; None inside another one (the outer one takes it)."""
+        if self._in_region:
+            return None
+        self._in_region = True
+        return (len(self.lines), self._depth)
+
+    def end_work_region(self, mark):
+        if mark is None:
+            return
+        self._in_region = False
+        start, depth = mark
+        if self._depth != depth:
+            return
+        region = self.lines[start:]
+        out = []
+        for line in region:
+            body = line.lstrip()
+            if body.startswith("G.work += "):
+                line = line[:len(line) - len(body)] + "\0W += " + body[len("G.work += "):]
+            elif body == "if G.work > G.work_mark: over(G)":
+                line = line[:len(line) - len(body)] + "if \0W > \0M: G.work = \0W; over(G); \0M = G.work_mark"
+            elif body.startswith(("def ", "lambda")) or " lambda " in body or not _G_READS_ONLY(body):
+                return  # something else reads or charges the work here: left as written
+            out.append(line)
+        if not any(line.lstrip().startswith("\0W += ") for line in out):
+            return
+        w, m = self.tmp("w"), self.tmp("m")
+        pad = "    " * depth
+        self.lines[start:] = [pad + f"{w} = G.work", pad + f"{m} = G.work_mark"] + [
+            line.replace("\0W", w).replace("\0M", m) for line in out]
+        self.emit(f"G.work = {w}")
 
 
 # ============================================================================ expressions
@@ -1099,7 +1148,10 @@ class ExprGenerator:
             fn.emit(f"{t} = {ident}({', '.join(['G'] + args)})")
             return t
         if _loop_call(e):
-            return self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
+            mark = fn.work_region()
+            t = self.any_all_loop(name, e.args[0].value, e.args[1].value, fn)
+            fn.end_work_region(mark)
+            return t
         if self._line_length_loop_call(e):
             return self.line_length_loop(e, fn)
         if name in ("count", "sum") and len(e.args) == 1 and e.args[0].name is None:
@@ -1268,6 +1320,7 @@ class ExprGenerator:
         fn.depth -= 1
         fn.emit("else:")
         fn.depth += 1
+        mark = fn.work_region()
         self.preload(fn, lam.body)
         hoisted = self.hoist(fn, [lam.param], lam.body, rounds=3)  # the node, then the cells of its rays
         fn.emit("try:")
@@ -1308,6 +1361,7 @@ class ExprGenerator:
         fn.emit("except BUILTIN_ERRORS as err:")
         fn.emit(f"    raise builtin_error({k('line_length')}, ({b}, {n}, ), err) from None")
         self.unhoist(fn, hoisted)
+        fn.end_work_region(mark)
         fn.depth -= 1
         return t
 

@@ -6,6 +6,7 @@ endless loop or a huge computation. See docs/runtime.md."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -445,6 +446,33 @@ def test_get_with_a_default_charges_as_the_closures_to_the_last_unit(key):
         return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
 
     lo, hi = 1, 600_000  # the closures pass at lo and fail at hi
+    assert not fails(lo, "closures") and fails(hi, "closures")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
+    assert not fails(lo, "generated") and fails(hi, "generated")
+
+
+@pytest.mark.parametrize("loop", [
+    "[any(1..40, x => x == i) for i in 1..{n}]",                      # an any/all loop counting in a local
+    "[all(1..40, x => m[x] == none) for i in 1..{n}]",                # the same, reading a variable
+    "[line_length(s, (0, i % 50), where: c => m[c[1]] == none) for i in 1..{n}]",  # a walk along a line
+])
+def test_a_loop_counting_its_work_in_a_local_stops_where_the_closures_stop(loop):
+    """Loops whose tests charge nothing else count their work in a Python local (written back before every
+    look at the budget): the longest run within the work budget is the same in both backends."""
+    def rules(n):
+        return rulelang.loads(HEAD + "var m: map[int, int] = {}\nboard s = square_grid(1, 50)\n"
+                              f"flow {{ let y = {loop.format(n=n)} }}")
+
+    def fails(n, backend):
+        rs = rules(n)
+        return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
+
+    gen = rules(5)
+    gen.new_game(2, seed=1)
+    assert re.search(r"\n +(w\d+) = G\.work\n.*\n +\1 \+= 1\n", gen.generated_source, re.S)  # the loop counts locally
+    lo, hi = 1, 1_000_000  # the closures pass at lo and fail at hi
     assert not fails(lo, "closures") and fails(hi, "closures")
     while hi - lo > 1:
         mid = (lo + hi) // 2
