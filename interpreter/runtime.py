@@ -737,16 +737,38 @@ class OfferOp:
         G.pending = None
         name, args = value
         act = G.rs.actions[name]
-        L2 = dict(zip(act.param_names, args))
-        L2["me"] = who
-        return ("call", act.code, L2)
+        return ("call", act.code, act.make_locals(args, who))
 
 
 # ============================================================================ actions
+def _locals_maker(names):
+    """(args, who) -> an action's locals: its parameters in order, then `me` (a dict display for up to three
+    parameters, which Python builds faster than dict(zip(...)))."""
+    names = tuple(names)
+    if len(names) == 0:
+        return lambda args, who: {"me": who}
+    if len(names) == 1:
+        a, = names
+        return lambda args, who: {a: args[0], "me": who}
+    if len(names) == 2:
+        a, b = names
+        return lambda args, who: {a: args[0], b: args[1], "me": who}
+    if len(names) == 3:
+        a, b, c = names
+        return lambda args, who: {a: args[0], b: args[1], c: args[2], "me": who}
+
+    def make(args, who):
+        L = dict(zip(names, args))
+        L["me"] = who
+        return L
+    return make
+
+
 class CompiledAction:
     def __init__(self, name, param_names, domains, requires, costs, code, text, span):
         self.name = name
         self.param_names = param_names
+        self.make_locals = _locals_maker(param_names)
         self.domains = domains
         self.requires = requires  # list of (closure, span)
         self.require_fns = [r for r, _ in requires]
