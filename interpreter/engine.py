@@ -22,7 +22,7 @@ from . import saves as _saves
 from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
 from .closures import ExprCompiler, StmtCompiler
 from .runtime import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, Located,
-                      Place, _Fixed, _get)
+                      OfferOp, Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
 from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
@@ -1049,6 +1049,16 @@ class Game:
         fr = self.frames[-1]
         pc = fr.pc - 1
         op = fr.code.ops[pc]
+        if op.__class__ is OfferOp and len(self.frames) < MAX_FRAMES:  # op.resume and _push, inline
+            self.pending = None
+            try:
+                act = self.rs.actions[value[0]]
+                L2 = act.make_locals(value[1], p.player)
+            except (KeyError, TypeError, ValueError, IndexError) as e:
+                self._fail(f"a value of the wrong kind: {e}", fr.code.spans[pc], fr.code.name)
+            self.frames.append(Frame(act.code, 0, L2, fr.depth))
+            self._run()
+            return
         self.work = 0  # start_work(self), inline
         self.work_mark = TIME_CHECK_EVERY
         self.deadline = None
