@@ -177,7 +177,7 @@ class Ruleset:
         # players, copied by the next ones (they depend only on the rules and the number of players: no
         # expression reads the seed or the random state)
         self._starts = {}
-        self.option_lists = {}  # (seat, options) -> (Action list, {id: position} or None), see legal_actions
+        self.option_lists = {}  # (seat, options or their ids) -> (Action list, {id: position} or None, options)
         self._listed = 0  # options held by option_lists
         self.table_rows = {}
         self.row_fields = {}
@@ -381,6 +381,7 @@ class Ruleset:
         if self._built == "generated":
             if not costs and (not d.params or act.fixed_options is not None):
                 act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)
+                act.same_pairs = True  # its listings hold the same (id, value) objects each time
             elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
                 specs = []
                 for p, dom in zip(d.params, domains):
@@ -953,14 +954,19 @@ class Game:
         if p.kind == "action":
             who = p.player
             if len(options) <= MAX_LISTED_OPTIONS:
-                # the same options offered to the same seat again: the actions and the lookup made then
-                key = (who, tuple(options))
+                # the same options offered to the same seat again: the actions and the lookup made then.
+                # Options made by generated listings of fixed candidates are the same objects every time:
+                # known by identity (the cache holds them, so no other object can have their ids)
+                if p.same_pairs:
+                    key = (who, *map(id, options))
+                else:
+                    key = (who, tuple(options))
                 try:
                     got = rs.option_lists.get(key)
                 except TypeError:  # a value that cannot be a key (a map): listed as below
                     got = key = None
                 if got is not None:
-                    out, look = got
+                    out, look, _ = got
                     self._actions = out
                     self._lookup = (options, look) if look is not None else None
                     return out
@@ -982,7 +988,7 @@ class Game:
             if rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
                 rs.option_lists.clear()
                 rs._listed = len(options) + 1
-            rs.option_lists[key] = (out, look)
+            rs.option_lists[key] = (out, look, options)  # (options: their pairs live as long as the key)
         return out
 
     def _make_actions(self, is_action, who, options):

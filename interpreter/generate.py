@@ -557,13 +557,16 @@ class ExprGenerator:
         if pys:
             self.preload(fn, *requires)  # read once for all the candidates
             self.hoist(fn, act.param_names, *requires, rounds=len(act.fixed_options))
-            fn.emit(f"for aid, vals, opt in {k(act.fixed_options)}:")
+            # each candidate's (id, value) pair is made here once: every listing holds the same objects
+            # (Game._list_actions then knows a listing seen before by the identity of its pairs)
+            rows = tuple((vals, (aid, opt)) for aid, vals, opt in act.fixed_options)
+            fn.emit(f"for vals, pair in {k(rows)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
         for test in requires:
             t = self.test(test, fn)
             fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
-        fn.emit("out.append((aid, opt))" if pys else f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
+        fn.emit("out.append(pair)" if pys else f"out.append({k((act.name, (act.name, ())))})")
         fn.depth -= 1 + (1 if pys else 0)
         fn.emit("except (RuleRuntimeError, KeyError) as err:")
         fn.emit(f"    raise Located({k('while checking action ' + chr(39) + act.name + chr(39) + ': ')} + str(err), "

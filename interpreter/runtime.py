@@ -423,6 +423,7 @@ class Pending:
     start = 0
     ordered = False
     pool = ()
+    same_pairs = False  # an offer's options are pairs made once by generated listings (see Game._list_actions)
 
     def __init__(self, kind, player, options, prompt="", target="", probs=None):
         self.kind = kind  # action | choose | chance
@@ -720,6 +721,7 @@ class OfferOp:
             self._acts = tuple(rs.actions[name] for name in self.actions)
             one = self._acts[0] if len(self._acts) == 1 else None
             self._one = None if one is None else one.fast_legal or one.legal
+            self._same = all(a.same_pairs for a in self._acts)
             self._rs = rs
         if self._one is not None:
             opts = self._one(G, who)  # a new list each time: it becomes the pending options
@@ -729,7 +731,9 @@ class OfferOp:
                 opts.extend(act.legal(G, who))
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
-        G.pending = Pending("action", who, opts, "take an action")
+        G.pending = p = Pending("action", who, opts, "take an action")
+        if self._same:
+            p.same_pairs = True
         return SUSPEND
 
     def resume(self, G, L, value):
@@ -773,6 +777,7 @@ class CompiledAction:
         self.requires = requires  # list of (closure, span)
         self.require_fns = [r for r, _ in requires]
         self.fast_legal = None  # a generated legal(G, who), see generate.ExprGenerator.legal_function
+        self.same_pairs = False  # fast_legal lists the same (id, value) objects every time
         self.fixed_options = None
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools

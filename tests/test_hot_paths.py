@@ -362,3 +362,20 @@ def test_a_boards_graph_has_its_nodes_attributes_and_edges():
     h = rs.boards["h"].graph
     assert h.number_of_nodes() == 12 and h.number_of_edges() == 3 * 3 + 2 * 4 + 2 * 3  # rows, and two diagonals
     assert h.nodes[(0, 0)] == {"row": 0, "column": 0, "edge": True}
+
+
+def test_listings_of_fixed_candidates_are_known_by_the_identity_of_their_pairs():
+    rs = rulelang.load("games/examples/tictactoe.rules")
+    g1, g2 = rs.new_game(2, seed=1), rs.new_game(2, seed=2)
+    assert g1.pending.same_pairs  # a generated listing of fixed candidates
+    first, again = g1.legal_actions(), g2.legal_actions()
+    cells = [f"place({r},{c})" for r in range(3) for c in range(3)]
+    assert [a.id for a in first] == cells
+    assert all(a is b for a, b in zip(first, again))  # the same options: the Actions made for the first
+    g1.apply("place(1,1)")
+    later = g1.legal_actions()
+    assert [a.id for a in later] == [c for c in cells if c != "place(1,1)"] and all(a.player == 1 for a in later)
+    loaded = rs.load_game(g1.to_json())  # options read from a save are new objects: listed by value
+    assert not loaded.pending.same_pairs and [a.id for a in loaded.legal_actions()] == [a.id for a in later]
+    closures = rs.with_backend("closures").new_game(2, seed=1)
+    assert not closures.pending.same_pairs and [a.id for a in closures.legal_actions()] == cells
