@@ -560,6 +560,7 @@ class ExprGenerator:
             # each candidate's (id, value) pair is made here once: every listing holds the same objects
             # (Game._list_actions then knows a listing seen before by the identity of its pairs)
             rows = tuple((vals, (aid, opt)) for aid, vals, opt in act.fixed_options)
+            mark = fn.work_region()  # the loops of the requires, in all the candidates
             fn.emit(f"for vals, pair in {k(rows)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
@@ -567,7 +568,10 @@ class ExprGenerator:
             t = self.test(test, fn)
             fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
         fn.emit("out.append(pair)" if pys else f"out.append({k((act.name, (act.name, ())))})")
-        fn.depth -= 1 + (1 if pys else 0)
+        if pys:
+            fn.depth -= 1
+            fn.end_work_region(mark)
+        fn.depth -= 1
         fn.emit("except (RuleRuntimeError, KeyError) as err:")
         fn.emit(f"    raise Located({k('while checking action ' + chr(39) + act.name + chr(39) + ': ')} + str(err), "
                 f"{k(act.span)}) from None")
