@@ -478,3 +478,26 @@ def test_a_loop_counting_its_work_in_a_local_stops_where_the_closures_stop(loop)
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
     assert not fails(lo, "generated") and fails(hi, "generated")
+
+
+def test_a_legal_listing_counting_its_work_in_a_local_stops_where_the_closures_stop():
+    """The requires' loops of a generated listing of fixed candidates count in one local for all candidates."""
+    def rules(n):
+        return rulelang.loads(HEAD + "var m: map[int, int] = {}\nvar r: list[int] = []\n"
+                              f"action a(k in 1..50) {{ require all(1..{n}, x => m[x] == none)  effect {{ r = r + [k] }} }}\n"
+                              "flow { repeat 2 times { offer [a] to 0 } }")
+
+    def fails(n, backend):
+        rs = rules(n)
+        return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
+
+    gen = rules(5)
+    gen.new_game(2, seed=1)
+    legal = gen.generated_source[gen.generated_source.index("def legal_"):]
+    assert re.search(r"\n +(w\d+) = G\.work\n +m\d+ = G\.work_mark\n +for vals, pair in", legal)
+    lo, hi = 1, 100_000  # the closures pass at lo and fail at hi
+    assert not fails(lo, "closures") and fails(hi, "closures")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
+    assert not fails(lo, "generated") and fails(hi, "generated")
