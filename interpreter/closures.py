@@ -766,14 +766,15 @@ class StmtCompiler:
         c.emit(lambda G, L: RETURN, s.span)
 
     def s_Turn(self, c, s):
-        pf = self.xc.compile(s.player)
+        local = _local_name(s.player)  # the usual `turn p`: read from the locals here, no call
+        pf = None if local is not None else self.xc.compile(s.player)
         who = self.hidden("turn")
         end_holder = []
 
         triggered = {t.event for t in self.rs.program.triggers}  # events with no trigger are not emitted
 
         def start(G, L):
-            p = pf(G, L)
+            p = L[local] if local is not None else pf(G, L)
             if p.__class__ is not int and not isinstance(p, int) or not 0 <= p < G.n:
                 raise RuleRuntimeError(f"turn of {fmt(p)}, which is not a player")
             if G.eliminated[p]:
@@ -798,7 +799,9 @@ class StmtCompiler:
         end_holder.append(len(c.ops))
 
     def s_Offer(self, c, s):
-        c.emit(OfferOp(list(s.actions), self.xc.compile(s.player), s.span), s.span)
+        local = _local_name(s.player)
+        c.emit(OfferOp(list(s.actions), None if local is not None else self.xc.compile(s.player), s.span, local),
+               s.span)
 
     def s_Shuffle(self, c, s):
         place = Place(self.xc, s.pile)
@@ -968,6 +971,12 @@ class StmtCompiler:
 
 def _jump(target):
     return lambda G, L: target
+
+
+def _local_name(e):
+    """The name of a plain local (a loop's player, a parameter), read by the op itself from its locals (the
+    same KeyError when it is not there as the compiled expression); else None."""
+    return e.ident if isinstance(e, A.Name) and e.ref == "local" else None
 
 
 def _finish_then(who, target):

@@ -702,9 +702,10 @@ class RandomOp:
 class OfferOp:
     """offer [a, b] to P"""
 
-    def __init__(self, actions, player, span):
+    def __init__(self, actions, player, span, local=None):
         self.actions = actions  # names
-        self.player = player
+        self.player = player  # the seat's expression, or None: then the seat is the local named `local`
+        self.local = local
         self.span = span
         self._rs = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
         self._acts = ()
@@ -714,7 +715,7 @@ class OfferOp:
         rs = G.rs
         if rs.ending_checks and G._check_endings():
             return END
-        who = self.player(G, L)
+        who = L[self.local] if self.player is None else self.player(G, L)
         if who.__class__ is not int or not 0 <= who < G.n:
             raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         if self._rs is not rs:
