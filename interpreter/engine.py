@@ -41,6 +41,10 @@ _FIRST = itemgetter(0)  # the id of an (id, value) option
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
 
+_STOPS = (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError,
+          OverflowError, Located, RecursionError)  # what _run reports as the game's error (see Game._stopped)
+
+
 class Frame:
     __slots__ = ("code", "pc", "locals", "depth")
 
@@ -725,12 +729,13 @@ class Game:
         return self.scenario.step(self, kind, value)
 
     # ------------------------------------------------------------------ the machine
-    def _run(self, budget=None):
+    def _run(self, budget=None, fresh=True):
         budget = budget or self.rs.step_budget
-        self.work = 0  # start_work(self), inline: the work budget and the clock start again
-        self.work_mark = TIME_CHECK_EVERY
-        self.deadline = None
-        self.fdepth = 0
+        if fresh:  # (not after an action run by _run_action: its work counts with what follows)
+            self.work = 0  # start_work(self), inline: the work budget and the clock start again
+            self.work_mark = TIME_CHECK_EVERY
+            self.deadline = None
+            self.fdepth = 0
         frames = self.frames
         steps = 0
         # the clock is read every TIME_CHECK_STEPS steps: `limit` is the next step count to look at
@@ -791,25 +796,62 @@ class Game:
                 else:
                     fr.pc = pc
                     frames.pop()
-        except RuleRuntimeError as e:
+        except _STOPS as e:
+            self._stopped(e, fr, pc)
+
+    def _stopped(self, e, fr, pc):
+        """An error raised by op `pc` of frame `fr` (the running one): the game stops with it, said where."""
+        if isinstance(e, RuleRuntimeError):
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(str(e), span, fr.code.name if fr is not None else "")
-        except KeyError as e:
+        if isinstance(e, KeyError):
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(f"{e} has no value here", span, fr.code.name if fr is not None else "")
-        except (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
+        if isinstance(e, (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError)):
             # a kind of value the checker could not rule out: report it at the statement, never as a crash
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
             self._fail(f"a value of the wrong kind: {e}", span, fr.code.name if fr is not None else "")
-        except Located as e:
+        if isinstance(e, Located):
             if e.frames and fr is not None:  # procedures that ran without frames: their frames, as they would be
                 fr.pc = e.caller_pc
                 for code, cpc, cl in e.frames:
-                    frames.append(Frame(code, cpc, cl, fr.depth))
+                    self.frames.append(Frame(code, cpc, cl, fr.depth))
             self._fail(e.message, e.span, e.where if e.where is not None else fr.code.name if fr is not None else "")
-        except RecursionError:
-            span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
-            self._fail("the rules nest too deeply (a function calling itself without end?)", span, "")
+        span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None  # RecursionError
+        self._fail("the rules nest too deeply (a function calling itself without end?)", span, "")
+
+    def _run_action(self, code, L, depth):
+        """An offered action whose whole code is one generated op (code.whole): that op called here, without
+        a frame, then the rules run on as _run. The same work budget, errors (said at the same place, the
+        action's frame left as _run leaves it) and state; one step fewer against the step budget."""
+        self.work = 0  # as _run starts
+        self.work_mark = TIME_CHECK_EVERY
+        self.deadline = None
+        self.fdepth = 0
+        try:
+            r = code.whole(self, L)
+        except _STOPS as e:
+            fr = Frame(code, 0, L, depth)
+            self.frames.append(fr)
+            self._stopped(e, fr, 0)
+        if r is not None and r.__class__ is not int:  # a signal (END, RETURN, a call): as _run takes it
+            fr = Frame(code, 1, L, depth)
+            self.frames.append(fr)
+            if r is END:
+                self.frames.clear()
+                return
+            if r is RETURN:
+                self.frames.pop()
+            else:
+                try:
+                    self._push(r, fr)
+                except RuleRuntimeError as e:
+                    self._stopped(e, fr, 0)
+        else:  # the position it goes on at (the end of the code: the action is done)
+            pc = 1 if r is None else r
+            if pc < len(code.ops):
+                self.frames.append(Frame(code, pc, L, depth))
+        self._run(fresh=False)
 
     def _push(self, r, fr):
         frames = self.frames
@@ -1062,8 +1104,11 @@ class Game:
                 L2 = act.make_locals(value[1], p.player)
             except (KeyError, TypeError, ValueError, IndexError) as e:
                 self._fail(f"a value of the wrong kind: {e}", fr.code.spans[pc], fr.code.name)
-            self.frames.append(Frame(act.code, 0, L2, fr.depth))
-            self._run()
+            if act.code.whole is not None and len(self.frames) + 1 < MAX_FRAMES:  # (as many frames as _run sees)
+                self._run_action(act.code, L2, fr.depth)
+            else:
+                self.frames.append(Frame(act.code, 0, L2, fr.depth))
+                self._run()
             return
         self.work = 0  # start_work(self), inline
         self.work_mark = TIME_CHECK_EVERY

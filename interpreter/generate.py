@@ -1936,6 +1936,8 @@ def make_stmt_generator(rs, xc):
             fn.emit(f"return {end}")
             name = self.mod.name("op")
             c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
+            if start == 0 and end == len(c.ops):  # the whole code: an offered action can call it without a frame
+                c.whole = c.ops[0]
 
         def at(self, fn, span):
             fn.spans.append(span)

@@ -36,13 +36,14 @@ MAX_ACTION_ID = 300  # characters of one action id, such as "place(0,1)"
 
 
 class Code:
-    __slots__ = ("id", "ops", "spans", "name")
+    __slots__ = ("id", "ops", "spans", "name", "whole")
 
     def __init__(self, id, name=""):
         self.id = id
         self.name = name or id
         self.ops = []
         self.spans = []
+        self.whole = None  # one generated op that runs the whole code (it cannot stop), if there is one
 
     def emit(self, op, span):
         self.ops.append(op)

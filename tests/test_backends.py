@@ -291,6 +291,12 @@ SAME_RESULT = {
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
         "get([5, 6], 7, 0), get(xs[0], 1, 4)]  repeat 3 times { offer [a] to 0 } }",
+    # an action whose code is one generated op runs without a frame: its signals are taken as _run takes them
+    "an action that ends the game, returns or eliminates": "var r: list[any] = []\n"
+        "action a(k in [1, 2]) { effect { r = r + [k]  if k == 1 { return }  r = r + [me] } }\n"
+        "action b() { effect { r = r + [9]  eliminate me } }\n"
+        "action d() { effect { r = r + [me]  if count(r) > 4 { end_game \"five\" }  r = r + [0] } }\n"
+        "flow { loop { offer [a] to 0  offer [b, a] to 1  offer [d] to 0 } }",
     # an action's parameters and `me` are read once per op and kept across its statements; a parameter that
     # the body writes is read again after each statement
     "action parameters across statements": "var r: list[any] = []\nvar m: map[any, int] = {}\n"

@@ -379,3 +379,17 @@ def test_listings_of_fixed_candidates_are_known_by_the_identity_of_their_pairs()
     assert not loaded.pending.same_pairs and [a.id for a in loaded.legal_actions()] == [a.id for a in later]
     closures = rs.with_backend("closures").new_game(2, seed=1)
     assert not closures.pending.same_pairs and [a.id for a in closures.legal_actions()] == cells
+
+
+def test_an_action_whose_code_is_one_generated_op_runs_without_a_frame_and_plays_the_same():
+    rs = rulelang.load("games/examples/connect4.rules")
+    closures = rs.with_backend("closures")
+    for seed in range(5):
+        a, b = rs.new_game(2, seed=seed), closures.new_game(2, seed=seed)
+        assert rs.codes["action:drop"].whole is not None and closures.codes["action:drop"].whole is None
+        rng = random.Random(seed)
+        while not a.is_over():
+            pick = rng.choice(a.legal_actions()).id
+            a.apply(pick)
+            b.apply(pick)
+            assert a.to_json() == b.to_json()
