@@ -181,7 +181,7 @@ class Ruleset:
         # players, copied by the next ones (they depend only on the rules and the number of players: no
         # expression reads the seed or the random state)
         self._starts = {}
-        self.option_lists = {}  # (seat, options or their ids) -> (Action list, {id: position} or None, options)
+        self.option_lists = {}  # (seat, options or id(options)) -> (Action list, {id: position} or None, options)
         self._listed = 0  # options held by option_lists
         self.table_rows = {}
         self.row_fields = {}
@@ -384,8 +384,7 @@ class Ruleset:
                                                   d.text, d.span)
         if self._built == "generated":
             if not costs and (not d.params or act.fixed_options is not None):
-                act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)
-                act.same_pairs = True  # its listings hold the same (id, value) objects each time
+                act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)  # (sets same_pairs)
             elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
                 specs = []
                 for p, dom in zip(d.params, domains):
@@ -997,10 +996,10 @@ class Game:
             who = p.player
             if len(options) <= MAX_LISTED_OPTIONS:
                 # the same options offered to the same seat again: the actions and the lookup made then.
-                # Options made by generated listings of fixed candidates are the same objects every time:
-                # known by identity (the cache holds them, so no other object can have their ids)
+                # A generated listing of fixed candidates hands out one list per set of legal ones: known by
+                # its identity (the cache holds the list too, so no other object can have its id)
                 if p.same_pairs:
-                    key = (who, *map(id, options))
+                    key = (who, id(options))
                 else:
                     key = (who, tuple(options))
                 try:
@@ -1030,7 +1029,7 @@ class Game:
             if rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
                 rs.option_lists.clear()
                 rs._listed = len(options) + 1
-            rs.option_lists[key] = (out, look, options)  # (options: their pairs live as long as the key)
+            rs.option_lists[key] = (out, look, options)  # (options: alive as long as the key)
         return out
 
     def _make_actions(self, is_action, who, options):

@@ -78,6 +78,20 @@ def field_slow(G, v, name, by_row, rows):
     return value
 
 
+MAX_MASKED = 60  # candidates of a legal function whose listings are kept per set of legal ones
+MAX_LISTS = 4096  # listings kept per legal function (the table starts again when full)
+
+
+def listed(pairs, mask, lists):
+    """The (id, value) pairs of the candidates whose bits are set in mask, in order: a list made once per
+    mask and kept (lists), handed out again for the same mask."""
+    out = [pair for i, pair in enumerate(pairs) if mask >> i & 1]
+    if len(lists) >= MAX_LISTS:
+        lists.clear()
+    lists[mask] = out
+    return out
+
+
 def line_rays(b, n):
     """The rays line_length walks from node n of board b, or None where the built-in must run."""
     return b.rays(n) if b.__class__ is Board else None
@@ -147,7 +161,7 @@ def _runtime_names():
     return {
         "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
-        "items_of": _items, "skey": skey, "fmt": fmt, "line_rays": line_rays,
+        "items_of": _items, "skey": skey, "fmt": fmt, "line_rays": line_rays, "listed": listed,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
         "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
         "BUILTIN_ERRORS": BUILTIN_ERRORS,
@@ -548,7 +562,11 @@ class ExprGenerator:
             if act.fixed_options and all(vals[i].__class__ is int for _, vals, _ in act.fixed_options):
                 fn.known[p] = int
         k = self.mod.const
-        fn.emit("out = []")
+        # Up to MAX_MASKED candidates, the legal ones are noted as bits of a number, and the listing is a
+        # list made once per set of legal candidates and handed out again (never changed: pending options
+        # are only read), so Game._list_actions knows an offer seen before by the identity of its list.
+        masked = 0 < len(pys) and len(act.fixed_options) <= MAX_MASKED
+        fn.emit("mask = 0" if masked else "out = []")
         if pys:
             fn.emit(f"G.work += {len(act.fixed_options)}")
             fn.emit("if G.work > G.work_mark: over(G)")
@@ -557,24 +575,34 @@ class ExprGenerator:
         if pys:
             self.preload(fn, *requires)  # read once for all the candidates
             self.hoist(fn, act.param_names, *requires, rounds=len(act.fixed_options))
-            # each candidate's (id, value) pair is made here once: every listing holds the same objects
-            # (Game._list_actions then knows a listing seen before by the identity of its pairs)
-            rows = tuple((vals, (aid, opt)) for aid, vals, opt in act.fixed_options)
             mark = fn.work_region()  # the loops of the requires, in all the candidates
-            fn.emit(f"for vals, pair in {k(rows)}:")
+            if masked:
+                rows = tuple((vals, 1 << i) for i, (aid, vals, opt) in enumerate(act.fixed_options))
+                fn.emit(f"for vals, bit in {k(rows)}:")
+            else:
+                rows = tuple((vals, (aid, opt)) for aid, vals, opt in act.fixed_options)
+                fn.emit(f"for vals, pair in {k(rows)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
         for test in requires:
             t = self.test(test, fn)
             fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
-        fn.emit("out.append(pair)" if pys else f"out.append({k((act.name, (act.name, ())))})")
-        if pys:
+        if not pys:
+            fn.emit(f"out.append({k((act.name, (act.name, ())))})")
+        else:
+            fn.emit("mask |= bit" if masked else "out.append(pair)")
             fn.depth -= 1
             fn.end_work_region(mark)
         fn.depth -= 1
         fn.emit("except (RuleRuntimeError, KeyError) as err:")
         fn.emit(f"    raise Located({k('while checking action ' + chr(39) + act.name + chr(39) + ': ')} + str(err), "
                 f"{k(act.span)}) from None")
+        if masked:
+            pairs = tuple((aid, opt) for aid, vals, opt in act.fixed_options)
+            lists = {}  # mask -> its list (one table per action: see listed())
+            fn.emit(f"out = {k(lists)}.get(mask)")
+            fn.emit(f"if out is None: out = listed({k(pairs)}, mask, {k(lists)})")
+            act.same_pairs = True
         fn.emit("return out")
         f = self.mod.add(name, self._def(name, "G, who", fn, span))
         if self.auto_finish:

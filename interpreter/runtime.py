@@ -424,7 +424,7 @@ class Pending:
     start = 0
     ordered = False
     pool = ()
-    same_pairs = False  # an offer's options are pairs made once by generated listings (see Game._list_actions)
+    same_pairs = False  # an offer's options are a list handed out again by its generated listing (_list_actions)
 
     def __init__(self, kind, player, options, prompt="", target="", probs=None):
         self.kind = kind  # action | choose | chance
@@ -723,7 +723,7 @@ class OfferOp:
             self._acts = tuple(rs.actions[name] for name in self.actions)
             one = self._acts[0] if len(self._acts) == 1 else None
             self._one = None if one is None else one.fast_legal or one.legal
-            self._same = all(a.same_pairs for a in self._acts)
+            self._same = one is not None and one.same_pairs and one.fast_legal is not None
             self._rs = rs
         if self._one is not None:
             opts = self._one(G, who)  # a new list each time: it becomes the pending options
@@ -779,7 +779,7 @@ class CompiledAction:
         self.requires = requires  # list of (closure, span)
         self.require_fns = [r for r, _ in requires]
         self.fast_legal = None  # a generated legal(G, who), see generate.ExprGenerator.legal_function
-        self.same_pairs = False  # fast_legal lists the same (id, value) objects every time
+        self.same_pairs = False  # fast_legal hands out one list per set of legal candidates (never changed)
         self.fixed_options = None
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools

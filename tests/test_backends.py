@@ -500,7 +500,7 @@ def test_a_legal_listing_counting_its_work_in_a_local_stops_where_the_closures_s
     gen = rules(5)
     gen.new_game(2, seed=1)
     legal = gen.generated_source[gen.generated_source.index("def legal_"):]
-    assert re.search(r"\n +(w\d+) = G\.work\n +m\d+ = G\.work_mark\n +for vals, pair in", legal)
+    assert re.search(r"\n +(w\d+) = G\.work\n +m\d+ = G\.work_mark\n +for vals, bit in", legal)
     lo, hi = 1, 100_000  # the closures pass at lo and fail at hi
     assert not fails(lo, "closures") and fails(hi, "closures")
     while hi - lo > 1:

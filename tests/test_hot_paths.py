@@ -364,10 +364,10 @@ def test_a_boards_graph_has_its_nodes_attributes_and_edges():
     assert h.nodes[(0, 0)] == {"row": 0, "column": 0, "edge": True}
 
 
-def test_listings_of_fixed_candidates_are_known_by_the_identity_of_their_pairs():
+def test_listings_of_fixed_candidates_are_handed_out_again_and_known_by_their_identity():
     rs = rulelang.load("games/examples/tictactoe.rules")
     g1, g2 = rs.new_game(2, seed=1), rs.new_game(2, seed=2)
-    assert g1.pending.same_pairs  # a generated listing of fixed candidates
+    assert g1.pending.same_pairs and g1.pending.options is g2.pending.options  # one list per set of legal ones
     first, again = g1.legal_actions(), g2.legal_actions()
     cells = [f"place({r},{c})" for r in range(3) for c in range(3)]
     assert [a.id for a in first] == cells
@@ -393,3 +393,15 @@ def test_an_action_whose_code_is_one_generated_op_runs_without_a_frame_and_plays
             a.apply(pick)
             b.apply(pick)
             assert a.to_json() == b.to_json()
+
+
+def test_listings_handed_out_again_are_never_changed():
+    rs = rulelang.load("games/examples/connect4.rules")
+    seen = {}
+    for seed in range(30):
+        g, rng = rs.new_game(2, seed=seed), random.Random(seed)
+        while not g.is_over():
+            opts = g.pending.options
+            seen.setdefault(id(opts), (opts, list(opts)))
+            g.apply(rng.choice(g.legal_actions()))
+    assert len(seen) > 10 and all(opts == copy for opts, copy in seen.values())
