@@ -37,6 +37,7 @@ TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
 MAX_SHOWN_VALUE = 200  # characters of a variable's value shown when an invariant does not hold
 MAX_LISTED_OPTIONS = 64  # offers of at most this many actions keep their Action list for reuse
+SEARCHED_OPTIONS = 6  # apply() searches a listing of at most this many options (no id -> position table)
 _FIRST = itemgetter(0)  # the id of an (id, value) option
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
@@ -1019,9 +1020,13 @@ class Game:
             key = None
         self._actions = out
         # id -> position for apply(), kept with the very options list it was made from (ids are unique in
-        # practice; if two were equal, apply() searches the list as before and takes the first)
-        look = dict(zip(map(_FIRST, options), range(len(options))))
-        if len(look) != len(options):
+        # practice; if two were equal, apply() searches the list as before and takes the first). A short
+        # list is searched by apply(): quicker than making the table
+        if len(options) > SEARCHED_OPTIONS:
+            look = dict(zip(map(_FIRST, options), range(len(options))))
+            if len(look) != len(options):
+                look = None
+        else:
             look = None
         self._lookup = (options, look) if look is not None else None
         if key is not None:
