@@ -79,6 +79,7 @@ def field_slow(G, v, name, by_row, rows):
 
 
 MAX_MASKED = 60  # candidates of a legal function whose listings are kept per set of legal ones
+MAX_KEPT_IDS = 20_000  # (id, value) pairs kept per action whose candidates are computed
 MAX_LISTS = 4096  # listings kept per legal function (the table starts again when full)
 
 
@@ -668,12 +669,23 @@ class ExprGenerator:
         fn.emit(f"except {errs} as err:")
         fn.emit(f"    raise Located({checking} + str(err), {k(act.span)}) from None")
         if pys:
-            aid = fn.tmp("w")
+            # a candidate's (id, value) pair, kept per values when they are all texts and whole numbers
+            # (equal such values are written alike; a bool, equal to 1 or 0, is never kept)
+            ids = {}
+            key, pair, aid = fn.tmp("w"), fn.tmp("w"), fn.tmp("w")
+            plain = " and ".join(f"({p}.__class__ is str or {self.mod.class_test(p, int, fn)})" for p in pys)
+            fn.emit(f"{key} = ({''.join(p + ', ' for p in pys)})")
+            fn.emit(f"{pair} = {k(ids)}.get({key}) if {plain} else None")
+            fn.emit(f"if {pair} is None:")
+            fn.depth += 1
             shown = ", ".join("fmt(" + p + ")" for p in pys)
             fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
             fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: "
                     f"raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
-            fn.emit(f"out.append(({aid}, ({k(act.name)}, ({''.join(p + ', ' for p in pys)}))))")
+            fn.emit(f"{pair} = ({aid}, ({k(act.name)}, {key}))")
+            fn.emit(f"if {plain} and len({k(ids)}) < {MAX_KEPT_IDS}: {k(ids)}[{key}] = {pair}")
+            fn.depth -= 1
+            fn.emit(f"out.append({pair})")
         else:
             fn.emit(f"out.append(({k(act.name)}, ({k(act.name)}, ())))")
         fn.depth -= len(pys)

@@ -405,3 +405,25 @@ def test_listings_handed_out_again_are_never_changed():
             seen.setdefault(id(opts), (opts, list(opts)))
             g.apply(rng.choice(g.legal_actions()))
     assert len(seen) > 10 and all(opts == copy for opts, copy in seen.values())
+
+
+def test_kept_ids_of_computed_candidates_tell_a_bool_from_a_number():
+    text = '''
+game "Ids" { players 2 }
+var xs: list[any] = [true, "1", 2, [1]]
+var seen: list[any] = []
+action a(k in xs) { effect { seen = seen + [k]  xs = if count(seen) % 2 == 1 then [1, "1", 2, [1]] else [true, "1", 2, [1]] } }
+flow { repeat 4 times { offer [a] to 0 } }
+'''
+    gen = rulelang.loads(text)
+    closures = gen.with_backend("closures")
+    g, c = gen.new_game(2, seed=1), closures.new_game(2, seed=1)
+    listed = []
+    for _ in range(4):
+        ids = [a.id for a in g.legal_actions()]
+        assert ids == [a.id for a in c.legal_actions()]
+        listed.append(ids)
+        g.apply(ids[0])
+        c.apply(ids[0])
+        assert g.to_json() == c.to_json()
+    assert listed[0][0] == "a(true)" and listed[1][0] == "a(1)" and listed[2][0] == "a(true)"
