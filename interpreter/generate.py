@@ -118,7 +118,7 @@ def distinct_items(xs):
     c = xs.__class__
     if c is frozenset or c is dict:  # sorted, and never twice
         return _items(xs)
-    if c is tuple and len(xs) < 2:  # nothing to repeat
+    if c is tuple and (len(xs) < 2 or len(set(xs)) == len(xs)):  # no repeats (told as dict.fromkeys tells them)
         return xs
     return list(dict.fromkeys(_items(xs)))  # the first of equal items kept, as distinct()
 
