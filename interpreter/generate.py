@@ -342,6 +342,7 @@ class Fn:
         self.me_known = False  # `me` is surely in L (an action's code)
         self.present = frozenset()  # rule locals surely in L all along, unchanged (an action's parameters)
         self._in_region = False  # inside a loop counting its work in a local (see work_region)
+        self.tuple_alias = {}  # (generated names,) -> a name holding the list of those values (see g_TupleLit)
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -587,6 +588,8 @@ class ExprGenerator:
                 fn.emit(f"for vals, pair in {k(rows)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
+            fn.tuple_alias[tuple(pys)] = "vals"  # `(r, c)` of the parameters is the candidate's own list
+            fn.known["vals"] = tuple
         for test in requires:
             t = self.test(test, fn)
             fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
@@ -1641,6 +1644,9 @@ class ExprGenerator:
 
     def g_TupleLit(self, e, fn):
         vs = [self.expr(x, fn) for x in e.items]
+        alias = fn.tuple_alias.get(tuple(vs))
+        if alias is not None and all(fn.known.get(v) in (int, str, bool) for v in vs):
+            return alias  # the very values, already in a list of plain values (a candidate's `vals`)
         t = fn.tmp()
         fn.known[t] = tuple
         if len(vs) == 2:

@@ -297,6 +297,12 @@ SAME_RESULT = {
         "action b() { effect { r = r + [9]  eliminate me } }\n"
         "action d() { effect { r = r + [me]  if count(r) > 4 { end_game \"five\" }  r = r + [0] } }\n"
         "flow { loop { offer [a] to 0  offer [b, a] to 1  offer [d] to 0 } }",
+    # a listing's `(r, c)` of the parameters in order is the candidate's own list of values; `(c, r)` is not
+    "a map indexed by the parameters": "var m: map[any, int] = {(0, 1): 5}\nvar r: list[any] = []\n"
+        "action a(x in 0..1, y in [0, 1]) { require m[(x, y)] == none and m[(y, x)] != 7  "
+        "effect { m[(x, y)] = 7  r = r + [[x, y]] } }\n"
+        "action b(x in [[1], [2]], y in [0]) { require m[(x, y)] != 3  effect { m[(x, y)] = 1 } }\n"
+        "flow { repeat 3 times { offer [a] to 0  offer [b] to 1 } }",
     # an action's parameters and `me` are read once per op and kept across its statements; a parameter that
     # the body writes is read again after each statement
     "action parameters across statements": "var r: list[any] = []\nvar m: map[any, int] = {}\n"
