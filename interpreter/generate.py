@@ -2151,8 +2151,12 @@ def make_stmt_generator(rs, xc):
                 fn.emit(f"if {val}.__class__ in CONTAINERS: check_value(G, {store})")
                 fn.emit(f"else: charge(G, len({new}) if {new}.__class__ in CONTAINERS else 1)")
                 return
-            fn.emit(f"if {v}.__class__ in CONTAINERS: check_value(G, {store})")
-            fn.emit(f"elif {new}.__class__ in CONTAINERS:")
+            kv = self.mod.kind(v, fn)
+            if kv is None or kv in CONTAINERS:
+                fn.emit(f"if {v}.__class__ in CONTAINERS: check_value(G, {store})")
+                fn.emit(f"elif {new}.__class__ in CONTAINERS:")
+            else:  # a number, text, seat...: the copy made is charged
+                fn.emit(f"if {new}.__class__ in CONTAINERS:")
             fn.emit(f"    G.work += len({new})")
             fn.emit("    if G.work > G.work_mark: over(G)")
 
