@@ -736,6 +736,7 @@ class Game:
             self.work_mark = TIME_CHECK_EVERY
             self.deadline = None
             self.fdepth = 0
+        self._actions = None  # the listing of the decision the run stops at is made anew (an offer may make it)
         frames = self.frames
         steps = 0
         # the clock is read every TIME_CHECK_STEPS steps: `limit` is the next step count to look at
@@ -774,7 +775,6 @@ class Game:
                         continue
                     fr.pc = pc + 1
                     if r is SUSPEND:
-                        self._actions = None
                         return
                     if r is RETURN:
                         frames.pop()

@@ -736,6 +736,10 @@ class OfferOp:
         G.pending = p = Pending("action", who, opts, "take an action")
         if self._same:
             p.same_pairs = True
+            got = rs.option_lists.get((who, id(opts)))  # listed before: its Actions at hand (see Game._list_actions)
+            if got is not None:
+                G._actions = got[0]
+                G._lookup = (opts, got[1]) if got[1] is not None else None
         return SUSPEND
 
     def resume(self, G, L, value):

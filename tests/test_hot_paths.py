@@ -368,7 +368,10 @@ def test_listings_of_fixed_candidates_are_handed_out_again_and_known_by_their_id
     rs = rulelang.load("games/examples/tictactoe.rules")
     g1, g2 = rs.new_game(2, seed=1), rs.new_game(2, seed=2)
     assert g1.pending.same_pairs and g1.pending.options is g2.pending.options  # one list per set of legal ones
-    first, again = g1.legal_actions(), g2.legal_actions()
+    first = g1.legal_actions()
+    g2 = rs.new_game(2, seed=2)  # the same offer again: its Actions are at hand before anyone asks
+    assert g2._actions is not None and g2._actions is g1._actions
+    again = g2.legal_actions()
     cells = [f"place({r},{c})" for r in range(3) for c in range(3)]
     assert [a.id for a in first] == cells
     assert all(a is b for a, b in zip(first, again))  # the same options: the Actions made for the first
