@@ -15,7 +15,7 @@ import random
 import re
 import tokenize
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import rulelang
@@ -185,12 +185,15 @@ texts = st.one_of(st.sampled_from(HOSTILE_STRINGS),
 @settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(names=st.lists(identifier, min_size=len(NAME_SLOTS), max_size=len(NAME_SLOTS), unique=True),
        strings=st.lists(texts, min_size=STRING_SLOTS, max_size=STRING_SLOTS, unique=True))
+@example(names=(["h" + c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"] + [f"hA{i}" for i in range(40)])[:len(NAME_SLOTS)],
+         strings=(['"""', "'''", "\\", "", "0", "1", "2", ">="] + [f"s{i}" for i in range(40)])[:STRING_SLOTS])
 def test_fuzzed_names_and_strings_never_reach_the_source(names, strings):
     n = dict(zip(NAME_SLOTS, names))
     rs = rulelang.loads(rules_text(n, strings))
     check_clean(rs, names, strings, raw=False)
-    for s in strings:  # no text of the rules is a string literal of the source (tokens are checked above)
-        assert repr(s) not in rs.generated_source or len(s) < 2
+    for s in strings:  # no text of the rules is a string literal of the source (tokens are checked above;
+        # a text equal to one the generator writes itself, such as '>=' of compare('>=', ...), is no leak)
+        assert repr(s) not in rs.generated_source or len(s) < 2 or repr(s) in FIXED_STRINGS
     play_both(rs)
 
 
