@@ -496,7 +496,8 @@ def _choice_options(values):
     out = []
     seen = set()
     for v in values:
-        i = v if v.__class__ is str else fmt(v)  # (fmt of a text is the text)
+        c = v.__class__
+        i = v if c is str else str(v) if c is int else fmt(v)  # (fmt of a text is the text, of a number str())
         if i in seen:
             continue
         seen.add(i)
