@@ -448,21 +448,28 @@ def test_a_bound_value_is_computed_once_in_both_backends():
     assert a.scores() == b.scores() == [12, 13]  # sum([4, 2, 3]) + p = 9 + p: three items differ, plus it
 
 
-@pytest.mark.parametrize("key", ['"' + "k" * 128 + '"', "7", "[1, 2]", "true"])
-def test_get_with_a_default_charges_as_the_closures_to_the_last_unit(key):
-    """get(map, key, default) charges the key's size + 1, written without a call for texts and numbers:
-    the longest run that stays within the work budget is the same in both backends."""
+def same_budget_threshold(rules, hi):
+    """rules(n): a ruleset whose work grows with n, within the work budget at n = 1 and over it at n = hi.
+    The longest run that stays within the budget (found by bisection with the closures) is the same with
+    the generated code."""
     def fails(n, backend):
-        rs = unoptimised(HEAD + f"var m: map[any, int] = {{}}\nflow {{ let k = {key}  "
-                                f"let y = [get(m, k, 0) for i in 1..{n}] }}")
+        rs = rules(n)
         return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
 
-    lo, hi = 1, 600_000  # the closures pass at lo and fail at hi
+    lo = 1
     assert not fails(lo, "closures") and fails(hi, "closures")
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
     assert not fails(lo, "generated") and fails(hi, "generated")
+
+
+@pytest.mark.parametrize("key", ['"' + "k" * 128 + '"', "7", "[1, 2]", "true"])
+def test_get_with_a_default_charges_as_the_closures_to_the_last_unit(key):
+    """get(map, key, default) charges the key's size + 1, written without a call for texts and numbers:
+    the longest run that stays within the work budget is the same in both backends."""
+    same_budget_threshold(lambda n: unoptimised(HEAD + f"var m: map[any, int] = {{}}\nflow {{ let k = {key}  "
+                                                        f"let y = [get(m, k, 0) for i in 1..{n}] }}"), 600_000)
 
 
 @pytest.mark.parametrize("loop", [
@@ -477,19 +484,10 @@ def test_a_loop_counting_its_work_in_a_local_stops_where_the_closures_stop(loop)
         return rulelang.loads(HEAD + "var m: map[int, int] = {}\nboard s = square_grid(1, 50)\n"
                               f"flow {{ let y = {loop.format(n=n)} }}")
 
-    def fails(n, backend):
-        rs = rules(n)
-        return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
-
     gen = rules(5)
     gen.new_game(2, seed=1)
     assert re.search(r"\n +(w\d+) = G\.work\n.*\n +\1 \+= 1\n", gen.generated_source, re.S)  # the loop counts locally
-    lo, hi = 1, 1_000_000  # the closures pass at lo and fail at hi
-    assert not fails(lo, "closures") and fails(hi, "closures")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
-    assert not fails(lo, "generated") and fails(hi, "generated")
+    same_budget_threshold(rules, 1_000_000)
 
 
 def test_a_legal_listing_counting_its_work_in_a_local_stops_where_the_closures_stop():
@@ -499,17 +497,8 @@ def test_a_legal_listing_counting_its_work_in_a_local_stops_where_the_closures_s
                               f"action a(k in 1..50) {{ require all(1..{n}, x => m[x] == none)  effect {{ r = r + [k] }} }}\n"
                               "flow { repeat 2 times { offer [a] to 0 } }")
 
-    def fails(n, backend):
-        rs = rules(n)
-        return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
-
     gen = rules(5)
     gen.new_game(2, seed=1)
     legal = gen.generated_source[gen.generated_source.index("def legal_"):]
     assert re.search(r"\n +(w\d+) = G\.work\n +m\d+ = G\.work_mark\n +for vals, bit in", legal)
-    lo, hi = 1, 100_000  # the closures pass at lo and fail at hi
-    assert not fails(lo, "closures") and fails(hi, "closures")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fails(mid, "closures") else (mid, hi)
-    assert not fails(lo, "generated") and fails(hi, "generated")
+    same_budget_threshold(rules, 100_000)
