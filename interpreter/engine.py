@@ -182,6 +182,9 @@ class Ruleset:
         # players, copied by the next ones (they depend only on the rules and the number of players: no
         # expression reads the seed or the random state)
         self._starts = {}
+        # (players, chance mode) -> a game stopped at its first decision, when reaching it drew nothing at random:
+        # the next games of that many players are copies of it with their own seed (see new_game)
+        self._first_decisions = {}
         self.option_lists = {}  # (seat, options or id(options)) -> (Action list, {id: position} or None, options)
         self._listed = 0  # options held by option_lists
         self.table_rows = {}
@@ -459,9 +462,21 @@ class Ruleset:
             raise GameError(f"the seed must be a whole number from 0 to 2^64-1, not {seed!r}")
         if chance not in ("sampled", "explicit"):
             raise GameError(f"chance is \"sampled\" or \"explicit\", not {chance!r}")
+        first = self._first_decisions.get((players, chance))
+        if first is not None:
+            g = first.clone()
+            g.seed = seed
+            g.rng = R.seed_state(seed)
+            return g
         g = Game(self, players, seed, chance)
         g._init_state()
         g._run()
+        if g.rng == R.seed_state(seed) and not g.over and self.compile_hooks is None and len(self._first_decisions) < 64:
+            # nothing drew at random, so nothing read the seed (no expression can): every game of this many
+            # players reaches the same first decision, with only the seed and the random state its own
+            first = self._first_decisions[(players, chance)] = g.clone()
+            if first._actions is None and first.pending is not None:
+                first._list_actions()  # made once here, handed to every copy (as a repeated offer's are)
         return g
 
     def load_game(self, json_text):
@@ -1235,19 +1250,39 @@ class Game:
         return out
 
     def clone(self):
+        # Every field is set by name, in __init__'s order: copying through __dict__ would turn both games'
+        # attributes into a plain dict, which CPython reads about twice as slowly as an instance's own slots
+        # (tests/test_hot_paths.py checks that this list is every field a game has)
         g = Game.__new__(Game)
-        g.__dict__.update(self.__dict__)
-        g.data = dict(self.data)
-        if self.rs.pieces:
-            P.copy_pieces(g)
+        g.rs = self.rs
+        g._triggers = self._triggers
+        g.n = self.n
+        g.seed = self.seed
+        g.chance_mode = self.chance_mode
         g.consts = self.consts
+        g.data = dict(self.data)
         g.frames = [Frame(f.code, f.pc, dict(f.locals), f.depth) for f in self.frames]
-        if self.pending is not None:
-            g.pending = self.pending.copy()
+        g.pending = self.pending.copy() if self.pending is not None else None
+        g.current = self.current
+        g.eliminated = self.eliminated
+        g.known = {name: dict(places) for name, places in self.known.items()}
+        g.over = self.over
+        g.end_reason = self.end_reason
+        g.end_pending = self.end_pending
+        g.rng = self.rng
         g.log = list(self.log)
         g.notes = list(self.notes)
-        g.known = {name: dict(places) for name, places in self.known.items()}
+        g.turns = self.turns
+        g.fdepth = self.fdepth
+        g.work = self.work
+        g.work_mark = self.work_mark
+        g.deadline = self.deadline
         g.scenario = None
+        g.error = self.error
+        g._actions = self._actions
+        g._lookup = self._lookup
+        if self.rs.pieces:
+            P.copy_pieces(g)
         return g
 
     def determinize(self, seat, rng=None):

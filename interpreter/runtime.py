@@ -414,6 +414,9 @@ def distinct(xs):
 
 
 # ============================================================================ decision ops
+_CHOICE_FIELDS = ("need", "single", "low", "start", "ordered", "pool", "same_pairs")  # Pending's own defaults
+
+
 class Pending:
     """The decision the game waits for. Plain data (serializes as a dict)."""
 
@@ -436,10 +439,17 @@ class Pending:
         self.acc = []
 
     def copy(self):
-        p = Pending.__new__(Pending)
-        p.__dict__.update(self.__dict__)
+        # field by field, never through __dict__ (that would make both objects' attributes slower to read,
+        # see Game.clone). The options list is shared: no code changes one in place (a decision gets a new one)
+        p = Pending(self.kind, self.player, self.options, self.prompt, self.target, self.probs)
+        if self.kind == "action":  # an offer sets only this one of the defaults
+            if self.same_pairs:
+                p.same_pairs = True
+            return p
         p.acc = list(self.acc)
-        p.options = list(self.options)
+        for name in _CHOICE_FIELDS:
+            if getattr(self, name) is not getattr(Pending, name):
+                setattr(p, name, getattr(self, name))
         return p
 
     def to_dict(self):

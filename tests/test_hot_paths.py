@@ -430,3 +430,58 @@ flow { repeat 4 times { offer [a] to 0 } }
         c.apply(ids[0])
         assert g.to_json() == c.to_json()
     assert listed[0][0] == "a(true)" and listed[1][0] == "a(1)" and listed[2][0] == "a(true)"
+
+
+DRAWS_LATER = '''
+game "Later" { players 2..3 }
+var rolls: list[int] = []
+var marks: list[int] = []
+action mark(k in 1..3) { effect { marks = marks + [k] } }
+flow {
+  repeat 3 times {
+    for p in players { turn p { offer [mark] to p } }
+    let r = roll one of 1..6
+    rolls = rolls + [r]
+  }
+}
+score p = count(rolls)
+'''
+
+DRAWS_AT_SETUP = DRAWS_LATER.replace("var marks: list[int] = []", "var marks: list[int] = []\nsetup { let r = roll one of 1..6\n  rolls = [r] }")
+
+
+@pytest.mark.parametrize("source", [DRAWS_LATER, DRAWS_AT_SETUP], ids=["draws later", "draws at setup"])
+@pytest.mark.parametrize("chance", ["sampled", "explicit"])
+def test_games_after_the_first_start_as_a_fresh_ruleset_starts_them(source, chance):
+    """The second and later games of a player count are copies of the first one's first decision when
+    nothing was drawn on the way there (Ruleset._first_decisions): each must play, step by step, exactly as
+    the same seed does in a freshly loaded ruleset, its own seed deciding every later draw."""
+    rs = rulelang.loads(source)
+    for players, seed in ((2, 0), (2, 1), (3, 7), (2, 2**64 - 1), (3, 7), (2, 12345)):
+        g = rs.new_game(players, seed=seed, chance=chance)
+        fresh = rulelang.loads(source).new_game(players, seed=seed, chance=chance)
+        pick = random.Random(seed)
+        while True:
+            assert g.to_json() == fresh.to_json()
+            if g.is_over():
+                break
+            a = pick.choice(fresh.legal_actions())
+            g.apply(a.id)
+            fresh.apply(a.id)
+    copied = {key[0] for key in rs._first_decisions}
+    # a draw at setup (sampled): every game starts afresh; explicit chance mode stops at that draw, seed or not
+    assert copied == (set() if source is DRAWS_AT_SETUP and chance == "sampled" else {2, 3})
+
+
+def test_a_copy_of_a_game_has_every_field_of_the_game():
+    """Game.clone and Pending.copy set fields by name (not through __dict__, which slows attribute reads):
+    a field added to Game or a decision must be added there too."""
+    for source in (DRAWS_LATER, STARTS, COUNTER):
+        g = rulelang.loads(source).new_game(2, seed=3)
+        g.apply(g.legal_actions()[0])
+        c = g.clone()
+        assert set(vars(c)) == set(vars(g))
+        assert set(vars(c.pending)) <= set(vars(g.pending))
+        for name in vars(g.pending):
+            assert getattr(c.pending, name) == getattr(g.pending, name)
+        assert c.to_json() == g.to_json()
