@@ -588,11 +588,14 @@ class ExprGenerator:
                 fn.emit(f"for vals, pair in {k(rows)}:")
             fn.depth += 1
             fn.emit(f"{', '.join(pys)}, = vals")
+            unpack = len(fn.lines) - 1
             fn.tuple_alias[tuple(pys)] = "vals"  # `(r, c)` of the parameters is the candidate's own list
             fn.known["vals"] = tuple
         for test in requires:
             t = self.test(test, fn)
             fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
+        if pys and not any(re.search(rf"\b{p}\b", line) for line in fn.lines[unpack + 1:] for p in pys):
+            del fn.lines[unpack]  # the tests read the candidate only as `vals` (or not at all)
         if not pys:
             fn.emit(f"out.append({k((act.name, (act.name, ())))})")
         else:

@@ -439,6 +439,8 @@ class Pending:
         self.acc = []
 
     def copy(self):
+        if self.__class__ is not Pending:
+            return self.__class__(self.player, self.options)
         # field by field, never through __dict__ (that would make both objects' attributes slower to read,
         # see Game.clone). The options list is shared: no code changes one in place (a decision gets a new one)
         p = Pending(self.kind, self.player, self.options, self.prompt, self.target, self.probs)
@@ -500,6 +502,24 @@ class Pending:
         p.ordered = d["ordered"]
         p.pool = tuple(decode(x, boards) for x in d["pool"])
         return p
+
+
+class Offer(Pending):
+    """The decision an offer makes: the fields an offer never changes are the class's (fewer stores)."""
+    kind = "action"
+    prompt = "take an action"
+    target = ""
+    probs = None
+    acc = ()  # an offer collects nothing (choose and roll/draw have lists of their own)
+
+    def __init__(self, player, options):
+        self.player = player
+        self.options = options
+
+
+class SameOffer(Offer):
+    """An offer whose options list is handed out again by its generated listing (see Game._list_actions)."""
+    same_pairs = True
 
 
 def _choice_options(values):
@@ -744,9 +764,10 @@ class OfferOp:
                 opts.extend(act.legal(G, who))
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
-        G.pending = p = Pending("action", who, opts, "take an action")
+        if not self._same:
+            G.pending = Offer(who, opts)
         if self._same:
-            p.same_pairs = True
+            G.pending = p = SameOffer(who, opts)
             got = rs.option_lists.get((who, id(opts)))  # listed before: its Actions at hand (see Game._list_actions)
             if got is not None:
                 G._actions = got[0]
