@@ -4,6 +4,7 @@ that a regression fails the test instead of hanging the run."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import rulelang
 from rulelang import GameError
@@ -155,3 +156,21 @@ action pass { }
 flow { loop { offer [pick, pass] to 0 } }
 '''
     stops_with(run(text), "while listing the choices of action 'pick'")
+
+
+_SCALARS = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans())
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4).map(tuple), st.frozensets(_SCALARS, max_size=4),
+    st.dictionaries(_SCALARS, inner, max_size=4)), max_leaves=12)
+
+
+@given(_VALUES)
+@settings(max_examples=150, deadline=None)
+def test_sorting_and_deep_charges_walk_and_read_every_part_once_each(v):
+    """The charge of sorted/keys/values (and of count_of, index_of, ...) is the walk of the collection plus
+    the reading of every part (times log n comparisons when sorting): a map or set measured once must
+    charge exactly what walking it and reading it separately charge."""
+    from interpreter.builtins import COSTS, _CONTAINERS, _cost_of, deep_cost
+    size = len(v) if v.__class__ in _CONTAINERS else 1
+    assert COSTS["values"]((v,)) == (_cost_of(v) + deep_cost(v)) * (size.bit_length() + 1)
+    assert COSTS["count_of"]((v, v)) == 2 * (_cost_of(v) + deep_cost(v))
