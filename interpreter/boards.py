@@ -52,8 +52,8 @@ class Board:
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
         self._distance_tables = {}  # start node -> see _distances_from
         self._distance_entries = 0
-        self._rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of)
-        self._ray_items = 0  # nodes held by _rays, at most MAX_RAY_ITEMS
+        self.known_rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of; generated code reads it too)
+        self._ray_items = 0  # nodes held by known_rays, at most MAX_RAY_ITEMS
 
     def has_node(self, n):
         try:
@@ -236,7 +236,7 @@ class Board:
         it to the edge (listed at the first call); None for other nodes, or when the board keeps no more."""
         if n.__class__ is not tuple or len(n) != 2 or not self.directions:
             return None
-        rays = self._rays.get(n)
+        rays = self.known_rays.get(n)
         if rays is None and n in self.adj:
             rays = self._rays_of(n)
         return rays
@@ -244,7 +244,7 @@ class Board:
     def _line_length_2(self, n, where, G):
         """line_length on a board of (x, y) nodes: the same walk, the same calls of `where` in the same
         order and the same charge as the general loop, along the node's rays (listed at its first walk)."""
-        rays = self._rays.get(n)
+        rays = self.known_rays.get(n)
         if rays is None:
             rays = self._rays_of(n)
             if rays is None:  # the rays kept for this board are at their limit
@@ -279,7 +279,7 @@ class Board:
         if self._ray_items + size > MAX_RAY_ITEMS:
             return None
         self._ray_items += size
-        self._rays[n] = rays
+        self.known_rays[n] = rays
         return rays
 
     def _walk_2(self, n, where, G):

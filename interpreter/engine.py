@@ -388,7 +388,7 @@ class Ruleset:
                                                   d.text, d.span)
         if self._built == "generated":
             if not costs and (not d.params or act.fixed_options is not None):
-                act.fast_legal = xc.legal_function(act, [r.test for r in d.requires], d.span)  # (sets same_pairs)
+                act.fast_legal, act.same_pairs = xc.legal_function(act, [r.test for r in d.requires], d.span)
             elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
                 specs = []
                 for p, dom in zip(d.params, domains):

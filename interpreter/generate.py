@@ -557,7 +557,8 @@ class ExprGenerator:
     def legal_function(self, act, requires, span):
         """`legal_N(G, who)`: the legal candidates of an action whose parameter domains are all known when
         loading and which has no costs; the parameters and `me` are Python locals, the requires inlined.
-        Same candidates, order, work charge and errors as CompiledAction.legal."""
+        Same candidates, order, work charge and errors as CompiledAction.legal. Returns the function and
+        whether it hands out one list per set of legal candidates (CompiledAction.same_pairs)."""
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
         fn.known["who"] = int  # the seat an offer is made to (OfferOp checks it is one)
@@ -611,12 +612,11 @@ class ExprGenerator:
             lists = {}  # mask -> its list (one table per action: see listed())
             fn.emit(f"out = {k(lists)}.get(mask)")
             fn.emit(f"if out is None: out = listed({k(pairs)}, mask, {k(lists)})")
-            act.same_pairs = True
         fn.emit("return out")
         f = self.mod.add(name, self._def(name, "G, who", fn, span))
         if self.auto_finish:
             self.finish()
-        return f
+        return f, masked
 
     def legal_general(self, act, specs, requires, costs, span):
         """`legal_N(G, who)` for any action: one loop per parameter over its domain (computed as the closures
@@ -1359,7 +1359,7 @@ class ExprGenerator:
         board = self.rs.boards.get(e.args[0].value.ident)
         if board.__class__ is Board:  # the rays listed before, else a look (the board is known here)
             fn.emit("try:")
-            fn.emit(f"    {rays} = {b}._rays.get({n})")
+            fn.emit(f"    {rays} = {b}.known_rays.get({n})")
             fn.emit("except TypeError:")
             fn.emit(f"    {rays} = None")
             fn.emit(f"if {rays} is None: {rays} = {b}.rays({n})")
