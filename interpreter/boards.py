@@ -47,8 +47,8 @@ class Board:
                 near[b].add(a)
                 self._edges.append((a, b))
         self._graph = None
-        self.nodes = tuple(sorted(attrs, key=skey))
-        self.adj = {n: tuple(sorted(near[n], key=skey)) for n in self.nodes}
+        self.nodes = tuple(sort_values(tuple(attrs)))  # (without skey when Python orders them the same)
+        self.adj = {n: tuple(sort_values(near[n])) for n in self.nodes}
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
         self._distance_tables = {}  # start node -> see _distances_from
         self._distance_entries = 0
