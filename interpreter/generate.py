@@ -31,6 +31,7 @@ import attrs
 
 from rulelang import ast as A
 
+from .optimise import tree as X
 from .runtime import span_of
 from .boards import Board
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
@@ -335,6 +336,7 @@ class Fn:
         self.known = {}  # a generated name -> the class its value surely has (from how it was made)
         self.items_kind = {}  # a generated name holding a list -> the class every item of it has
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
+        self.memo = {}  # id(AST) -> (name of its value or UNSET, name of its work): computed at its first use
         self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
         self.guards = {}  # a name indexed in a loop -> (tuple or dict, the local holding its class test)
         self.local_kinds = {}  # a rule local (in L) -> the class its value surely has (an action's parameter)
@@ -712,6 +714,10 @@ class ExprGenerator:
             h = fn.hoisted.get(id(e))
             if h is not None:
                 return self.use_hoisted(e, h, fn)
+        if fn.memo:
+            got = fn.memo.get(id(e))
+            if got is not None:
+                return self.use_remembered(e, got[0], got[1], fn)
         if self.cl.is_constant(e):
             if isinstance(e, A.Literal):
                 return self.mod.const(e.value)
@@ -804,6 +810,7 @@ class ExprGenerator:
             if tree is not None:
                 self._find_invariant(tree, bound, fn, found)
         guarded = self._guard_targets(fn, bound, trees) if rounds >= 3 else []
+        guarded += self._remember_invariants(fn, bound, trees, found)
         if not found:
             return guarded
         # one try for all (they share their reads; after one fails, the others are left to the loop too)
@@ -861,9 +868,84 @@ class ExprGenerator:
     def unhoist(fn, ids):
         for i in ids:
             if i.__class__ is tuple:
-                fn.guards.pop(i[1], None)
+                if i[0] == "memo":
+                    fn.memo.pop(i[1], None)
+                else:
+                    fn.guards.pop(i[1], None)
             else:
                 fn.hoisted.pop(i, None)
+
+    # A part of a loop's body that reads none of the loop's names but charges work (a call of a rule
+    # function, a built-in over a list, a comprehension) cannot be computed before the loop: the loop may
+    # be empty, or stop before it. It is computed where the loop first needs it, as before, noting the work
+    # it charged; later rounds take the same value and charge the same work (the same total, so the budget
+    # stops the rules as before, with the same error). The rules' state does not change while a loop of an
+    # expression or of a listing runs, and no expression changes anything, so the value is the same.
+    def _remember_invariants(self, fn, bound, trees, pure):
+        if fn.speculating:
+            return []
+        skip = {id(x) for x in pure}
+        found = []
+        for tree in trees:
+            if tree is not None:
+                self._find_remembered(tree, bound, fn, found, skip)
+        made = []
+        for x in found:
+            h, w = fn.tmp("r"), fn.tmp("rw")
+            fn.emit(f"{h} = UNSET")
+            fn.memo[id(x)] = (h, w)
+            made.append(("memo", id(x)))
+        return made
+
+    def _find_remembered(self, e, bound, fn, found, skip):
+        if id(e) in skip or id(e) in fn.hoisted or id(e) in fn.memo or self.cl.is_constant(e):
+            return
+        c = e.__class__
+        if c is A.Lambda:
+            return
+        if c is A.Call and _loop_call(e):
+            self._find_remembered(e.args[0].value, bound, fn, found, skip)
+            self._find_remembered(e.args[1].value.body, bound, fn, found, skip)
+            return
+        if (c is A.Call or c is A.Comprehension) and self._worth_remembering(e) and not (X.free_locals(e) & bound):
+            found.append(e)
+            return
+        for child in _children(e):
+            self._find_remembered(child, bound, fn, found, skip)
+
+    def _worth_remembering(self, e):
+        """A comprehension, a call of a built-in whose work grows with its input, or a call of a rule
+        function whose body does more than a few steps."""
+        if e.__class__ is A.Comprehension:
+            return True
+        if e.func.ref == "func":
+            d = self.rs.program.decls.get(e.func.ident)
+            return d is not None and _size_of(d.body) >= 6
+        return e.func.ident not in FLAT_COST and X.size(e, 4) >= 3
+
+    def use_remembered(self, e, h, w, fn):
+        """A part remembered in its loop (see _remember_invariants): computed at its first use, with its work
+        noted; then its value, and its work charged again."""
+        t = fn.tmp()
+        start = fn.tmp("w")
+        fn.emit(f"{t} = {h}")
+        fn.emit(f"if {t} is UNSET:")
+        fn.depth += 1
+        fn.emit(f"{start} = G.work")
+        del fn.memo[id(e)]
+        try:
+            r = self.expr(e, fn)
+        finally:
+            fn.memo[id(e)] = (h, w)
+        fn.emit(f"{t} = {h} = {r}")
+        fn.emit(f"{w} = G.work - {start}")
+        fn.depth -= 1
+        fn.emit("else:")
+        fn.emit(f"    G.work += {w}")
+        fn.emit("    if G.work > G.work_mark: over(G)")
+        if r in fn.known:
+            fn.known[t] = fn.known[r]
+        return t
 
     def use_hoisted(self, e, h, fn):
         """A hoisted part in its loop: the value computed before the loop, or (UNSET) computed here."""

@@ -502,3 +502,56 @@ def test_a_legal_listing_counting_its_work_in_a_local_stops_where_the_closures_s
     legal = gen.generated_source[gen.generated_source.index("def legal_"):]
     assert re.search(r"\n +(w\d+) = G\.work\n +m\d+ = G\.work_mark\n +for vals, bit in", legal)
     same_budget_threshold(rules, 100_000)
+
+
+REMEMBERED = '''
+var xs: list[int] = [1, 2, 3, 4, 5, 6, 7, 8]
+var empty: list[int] = []
+function heavy(k) = count([i for i in 1..k if i % 3 == 0])
+function fails(k) = [1, 2][k]
+'''
+
+
+@pytest.mark.parametrize("loop", [
+    "[x + heavy({n}) for x in xs]",                                  # every round needs it
+    "[x for x in xs if x > 6 or heavy({n}) > 0]",                    # only some rounds do
+    "[count([y for y in xs if y > heavy({n})]) for x in xs]",        # a comprehension inside a comprehension
+    "any(xs, x => x + heavy({n}) < 0)",                              # an any/all loop (every round)
+])
+def test_a_part_of_a_loop_that_reads_none_of_its_names_charges_every_round_as_the_closures(loop):
+    """A part of a loop's body that reads none of the loop's names but charges work is computed once in the
+    generated code (at its first use) and charged again in every round that uses it: the longest run within
+    the work budget is the same in both backends."""
+    def rules(n):
+        return unoptimised(HEAD + REMEMBERED + f"flow {{ let y = {loop.format(n=n)} }}")
+
+    gen = rules(5)
+    gen.new_game(2, seed=1)
+    assert re.search(r"\n +(r\d+) = UNSET\n", gen.generated_source)  # the part is remembered
+    same_budget_threshold(rules, 200_000)
+
+
+@pytest.mark.parametrize("flow", [
+    "let y = [x + fails(5) for x in xs]",                 # fails in the first round
+    "let y = [x + fails(5) for x in xs if x > 4]",        # in the first round that needs it
+    "let y = [x + fails(5) for x in xs if x > 100]",      # never needed: no error
+    "let y = [x + fails(5) for x in empty]",               # an empty loop: never computed
+])
+def test_a_remembered_part_fails_where_and_as_the_closures_fail(flow):
+    rs = unoptimised(HEAD + REMEMBERED + f"flow {{\n  {flow}\n}}")
+    assert outcome(rs) == outcome(rs.with_backend("closures"))
+
+
+def test_a_listing_remembers_a_part_its_candidates_share():
+    """The requires of an action's candidates: a part that reads no parameter is computed once per listing,
+    its work charged for each candidate as the closures charge it."""
+    def rules(n):
+        return unoptimised(HEAD + REMEMBERED + "var m: int = 0\n"
+                           f"action a(k in 1..40) {{ require k > m and heavy({n}) >= 0  effect {{ m = k }} }}\n"
+                           "flow { loop { offer [a] to 0 } }")
+
+    gen = rules(5)
+    g = gen.new_game(2, seed=1)
+    assert [a.id for a in g.legal_actions()][:3] == ["a(1)", "a(2)", "a(3)"]
+    assert re.search(r"\n +(r\d+) = UNSET\n", gen.generated_source)
+    same_budget_threshold(rules, 200_000)

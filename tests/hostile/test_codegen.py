@@ -22,7 +22,7 @@ import rulelang
 from rulelang import RuleError
 from interpreter.generate import SAFE_BUILTINS, _runtime_names, _statement_names
 
-GENERATED_IDENT = re.compile(r"(t|k_|e_|fn_|op_|legal_|p|x|b|h|n|g|lam|out|items|rays|w|m|r|c)\d+")
+GENERATED_IDENT = re.compile(r"(t|k_|e_|fn_|op_|legal_|p|x|b|h|n|g|lam|out|items|rays|w|m|r|rw|c)\d+")
 # attributes and fixed names the generator writes (none comes from a rule file)
 FIXED_NAMES = {"G", "L", "K", "err", "data", "consts", "work", "work_mark", "fdepth", "n", "current",
                "end_pending", "active_players", "scenario_value", "get", "append", "__class__", "sp", "aid", "vals",
