@@ -526,6 +526,7 @@ class StmtCompiler:
     on_stmt = None
     back_jumps = None
     _plain_finish = None  # (code, op index, hidden local) of the last turn end emitted without an event
+    _plain_turn = None  # (code, start op index, finish op index, start) of the last turn with no event at all
 
     def __init__(self, rs, xc):
         self.rs = rs
@@ -720,8 +721,18 @@ class StmtCompiler:
                 L[n0] = items[i]
                 L[idx_n] = i + 1
         c.ops[head] = step
+        self._plain_turn = None
         end = self._loop_body(c, s.body, head)
         end_holder.append(end)
+        turn = self._plain_turn
+        if turn is not None and turn[0] is c and turn[1] == head + 1 and turn[2] == end - 2 and len(names) == 1 \
+                and c.ops[end - 2].__name__ == "finish" and self.back_jumps is None:
+            # `for p in S { turn p { ... } }` with no turn event: the end of a turn takes the loop's next step and
+            # starts the next turn itself, then goes on at the turn's first statement. The ops stay in place
+            # (saves and positions are unchanged); the turn's start and end share the turn's span (its errors
+            # are said at the same place); one op instead of three counts against the step budget
+            c.ops[end - 2] = _next_turn(turn[3], items_n, idx_n, names[0], end_holder, head + 2)
+        self._plain_turn = None
 
     def s_While(self, c, s):
         tf = self.xc.compile(s.test)
@@ -785,7 +796,7 @@ class StmtCompiler:
             if announce_start:
                 return G.emit_event("turn_start", (p,))
         announce_start = "turn_start" in triggered
-        c.emit(start, s.span)
+        first = c.emit(start, s.span)
         self.block(c, s.body)
 
         if "turn_end" in triggered:
@@ -795,6 +806,8 @@ class StmtCompiler:
             def finish(G, L):
                 L[who]  # what emit_event would read
             self._plain_finish = (c, len(c.ops), who)  # see _loop_body
+            if not announce_start:
+                self._plain_turn = (c, first, len(c.ops), start)  # see s_For
         c.emit(finish, s.span)
         end_holder.append(len(c.ops))
 
@@ -985,6 +998,20 @@ def _finish_then(who, target):
         L[who]  # what emit_event would read
         return target
     return finish
+
+
+def _next_turn(start, items_n, idx_n, n0, end_holder, body):
+    """A turn's end fused with its loop's next step and the next turn's start (see s_For)."""
+    def next_turn(G, L):
+        i = L[idx_n]
+        items = L[items_n]
+        if i >= len(items):
+            return end_holder[0]
+        L[n0] = items[i]
+        L[idx_n] = i + 1
+        r = start(G, L)
+        return body if r is None else r
+    return next_turn
 
 
 def _jump_unless(test, target):

@@ -2,6 +2,7 @@
 apply() by id or Action with or without legal_actions() first, on copies and loaded saves; an illegal id
 is refused with the same message; `action_done` still reaches its triggers; line_length walks, asks and
 charges as the general walk does."""
+import json
 import random
 
 import pytest
@@ -274,9 +275,9 @@ EVENT
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_turn_without_a_turn_end_trigger_plays_as_one_with_an_empty_trigger(seed):
-    """The end of a turn that no trigger waits for goes straight on at the loop's head: the same game as
-    when a trigger (doing nothing) waits for turn_end, eliminated seats (whose turns are skipped) included;
-    a save taken anywhere continues the same."""
+    """The end of a turn that no trigger waits for goes straight on to the loop's next step and the next
+    turn's start (one fused op): the same game as when a trigger (doing nothing) waits for turn_end,
+    eliminated seats (whose turns are skipped) included; a save taken anywhere continues the same."""
     plain = rulelang.loads(TURNS.replace("EVENT", ""))
     ref = rulelang.loads(TURNS.replace("EVENT", "when turn_end(p) then { }"))
     for rs in (plain, plain.with_backend("closures")):
@@ -290,6 +291,23 @@ def test_a_turn_without_a_turn_end_trigger_plays_as_one_with_an_empty_trigger(se
             b.apply(pick)
             a = rs.load_game(a.to_json())
         assert a.to_json() == b.to_json()
+
+
+def test_a_turn_of_a_seat_that_is_not_a_player_fails_the_same_when_the_turns_are_fused():
+    """The next turn started by the end of the one before (see above) fails as the turn's own start does:
+    the same message, at the turn statement (a trigger on turn_end keeps the ops apart)."""
+    src = 'game "T" { players 2 }\naction go { effect { } }\n' \
+          'flow { for p in [0, 1, 7] { turn p { offer [go] to p } } }\nEVENT'
+    outcomes = []
+    for rules in (src.replace("EVENT", ""), src.replace("EVENT", "when turn_end(p) then { }")):
+        g = rulelang.loads(rules).new_game(2, seed=1)
+        g.apply("go")
+        with pytest.raises(rulelang.GameError) as err:
+            g.apply("go")
+        state = json.loads(g.to_json())
+        outcomes.append((str(err.value), state["error"], state["log"], state["over"]))
+    assert outcomes[0][0].startswith("<string>:3:29: turn of 7, which is not a player")  # `turn` is at column 29
+    assert outcomes[0] == outcomes[1]
 
 
 MAPS = '''
