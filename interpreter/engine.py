@@ -182,7 +182,8 @@ class Ruleset:
         # players, copied by the next ones (they depend only on the rules and the number of players: no
         # expression reads the seed or the random state)
         self._starts = {}
-        # (players, chance mode) -> a game stopped at its first decision, when reaching it drew nothing at random:
+        # (players, chance mode, step budget, cascade depth) -> a game stopped at its first decision, when reaching
+        # it drew nothing at random:
         # the next games of that many players are copies of it with their own seed (see new_game)
         self._first_decisions = {}
         self.option_lists = {}  # (seat, options or id(options)) -> (Action list, {id: position} or None, options)
@@ -462,7 +463,9 @@ class Ruleset:
             raise GameError(f"the seed must be a whole number from 0 to 2^64-1, not {seed!r}")
         if chance not in ("sampled", "explicit"):
             raise GameError(f"chance is \"sampled\" or \"explicit\", not {chance!r}")
-        first = self._first_decisions.get((players, chance))
+        # (the limits a user may set between games are part of the key: a run under others might fail)
+        key = (players, chance, self.step_budget, self.cascade_depth)
+        first = self._first_decisions.get(key)
         if first is not None:
             g = first.clone()
             g.seed = seed
@@ -474,7 +477,7 @@ class Ruleset:
         if g.rng == R.seed_state(seed) and not g.over and self.compile_hooks is None and len(self._first_decisions) < 64:
             # nothing drew at random, so nothing read the seed (no expression can): every game of this many
             # players reaches the same first decision, with only the seed and the random state its own
-            first = self._first_decisions[(players, chance)] = g.clone()
+            first = self._first_decisions[key] = g.clone()
             if first._actions is None and first.pending is not None:
                 first._list_actions()  # made once here, handed to every copy (as a repeated offer's are)
         return g

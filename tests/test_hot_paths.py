@@ -503,3 +503,17 @@ def test_a_copy_of_a_game_has_every_field_of_the_game():
         for name in vars(g.pending):
             assert getattr(c.pending, name) == getattr(g.pending, name)
         assert c.to_json() == g.to_json()
+
+
+def test_a_limit_set_between_games_applies_to_the_next_game():
+    """A lower step budget set on the ruleset after a first game stops the next game's setup as it would stop
+    a ruleset loaded afresh: later games are copies of the first one only under the same limits."""
+    src = 'game "L" { players 2 }\nvar n: int = 0\naction go { effect { } }\n' \
+          'flow { while n < 50 { n += 1 }  loop { offer [go] to 0 } }'
+    rs = rulelang.loads(src)
+    rs.new_game(2, seed=1)
+    rs.step_budget = 20
+    with pytest.raises(rulelang.GameError, match="ran 20 steps"):
+        rs.new_game(2, seed=2)
+    rs.step_budget = 2_000_000
+    assert rs.new_game(2, seed=3).to_json() == rulelang.loads(src).new_game(2, seed=3).to_json()
