@@ -725,13 +725,13 @@ class StmtCompiler:
         end = self._loop_body(c, s.body, head)
         end_holder.append(end)
         turn = self._plain_turn
-        if turn is not None and turn[0] is c and turn[1] == head + 1 and turn[2] == end - 2 and len(names) == 1 \
+        if turn is not None and turn[0] is c and turn[1] == head + 1 and turn[2] == end - 2 \
                 and c.ops[end - 2].__name__ == "finish" and self.back_jumps is None:
             # `for p in S { turn p { ... } }` with no turn event: the end of a turn takes the loop's next step and
             # starts the next turn itself, then goes on at the turn's first statement. The ops stay in place
             # (saves and positions are unchanged); the turn's start and end share the turn's span (its errors
             # are said at the same place); one op instead of three counts against the step budget
-            c.ops[end - 2] = _next_turn(turn[3], items_n, idx_n, names[0], end_holder, head + 2)
+            c.ops[end - 2] = _next_turn(step, turn[3], head + 2)
         self._plain_turn = None
 
     def s_While(self, c, s):
@@ -1000,16 +1000,13 @@ def _finish_then(who, target):
     return finish
 
 
-def _next_turn(start, items_n, idx_n, n0, end_holder, body):
-    """A turn's end fused with its loop's next step and the next turn's start (see s_For)."""
+def _next_turn(step, start, body):
+    """A turn's end fused with its loop's next step and the next turn's start (see s_For): what the ops
+    step and start do in a row, then the turn's first statement."""
     def next_turn(G, L):
-        i = L[idx_n]
-        items = L[items_n]
-        if i >= len(items):
-            return end_holder[0]
-        L[n0] = items[i]
-        L[idx_n] = i + 1
-        r = start(G, L)
+        r = step(G, L)
+        if r is None:
+            r = start(G, L)
         return body if r is None else r
     return next_turn
 

@@ -273,13 +273,15 @@ EVENT
 '''
 
 
+@pytest.mark.parametrize("loop", ["for p in players", "for i, p in players"])
 @pytest.mark.parametrize("seed", range(6))
-def test_a_turn_without_a_turn_end_trigger_plays_as_one_with_an_empty_trigger(seed):
+def test_a_turn_without_a_turn_end_trigger_plays_as_one_with_an_empty_trigger(seed, loop):
     """The end of a turn that no trigger waits for goes straight on to the loop's next step and the next
     turn's start (one fused op): the same game as when a trigger (doing nothing) waits for turn_end,
     eliminated seats (whose turns are skipped) included; a save taken anywhere continues the same."""
-    plain = rulelang.loads(TURNS.replace("EVENT", ""))
-    ref = rulelang.loads(TURNS.replace("EVENT", "when turn_end(p) then { }"))
+    turns = TURNS.replace("for p in players", loop)
+    plain = rulelang.loads(turns.replace("EVENT", ""))
+    ref = rulelang.loads(turns.replace("EVENT", "when turn_end(p) then { }"))
     for rs in (plain, plain.with_backend("closures")):
         a, b = rs.new_game(3, seed=seed), ref.new_game(3, seed=seed)
         r = random.Random(seed)
