@@ -21,8 +21,8 @@ from . import rng as R
 from . import saves as _saves
 from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
 from .closures import ExprCompiler, StmtCompiler
-from .runtime import (END, MAX_ACTION_CHOICES, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction, Located,
-                      OfferOp, Place, _Fixed, _get)
+from .runtime import (END, MAX_ACTION_CHOICES, NO_LOCALS, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
+                      Located, OfferOp, Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
 from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
@@ -186,7 +186,9 @@ class Ruleset:
         # it drew nothing at random:
         # the next games of that many players are copies of it with their own seed (see new_game)
         self._first_decisions = {}
-        self.option_lists = {}  # (seat, options or id(options)) -> (Action list, {id: position} or None, options)
+        # (seat, options or id(options)) -> (Action list, (options, {id: position}) or None, options, the decision
+        # that offered them)
+        self.option_lists = {}
         self._listed = 0  # options held by option_lists
         self.table_rows = {}
         self.row_fields = {}
@@ -838,38 +840,30 @@ class Game:
         span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None  # RecursionError
         self._fail("the rules nest too deeply (a function calling itself without end?)", span, "")
 
-    def _run_action(self, code, L, depth):
-        """An offered action whose whole code is one generated op (code.whole): that op called here, without
-        a frame, then the rules run on as _run. The same work budget, errors (said at the same place, the
-        action's frame left as _run leaves it) and state; one step fewer against the step budget."""
-        self.work = 0  # as _run starts
-        self.work_mark = TIME_CHECK_EVERY
-        self.deadline = None
-        self.fdepth = 0
-        try:
-            r = code.whole(self, L)
-        except _STOPS as e:
-            fr = Frame(code, 0, L, depth)
-            self.frames.append(fr)
-            self._stopped(e, fr, 0)
-        if r is not None and r.__class__ is not int:  # a signal (END, RETURN, a call): as _run takes it
-            fr = Frame(code, 1, L, depth)
-            self.frames.append(fr)
-            if r is END:
-                self.frames.clear()
-                return
-            if r is RETURN:
-                self.frames.pop()
-            else:
-                try:
-                    self._push(r, fr)
-                except RuleRuntimeError as e:
-                    self._stopped(e, fr, 0)
-        else:  # the position it goes on at (the end of the code: the action is done)
-            pc = 1 if r is None else r
-            if pc < len(code.ops):
-                self.frames.append(Frame(code, pc, L, depth))
-        self._run(fresh=False)
+    # An offered action whose whole code is one generated op (code.whole) is called by apply() without a frame,
+    # then the rules run on as _run: the same work budget, errors (said at the same place, the action's frame
+    # left as _run leaves it) and state; one step fewer against the step budget. The two helpers below are what
+    # _run would do with a stop or a signal of that op.
+    def _stopped_in_action(self, e, code, L, depth):
+        fr = Frame(code, 0, L, depth)
+        self.frames.append(fr)
+        self._stopped(e, fr, 0)
+
+    def _action_signal(self, r, code, L, depth):
+        """A signal of the action's op (END, RETURN, a call or triggers): as _run takes it. True for END (the
+        rules stop there)."""
+        fr = Frame(code, 1, L, depth)
+        self.frames.append(fr)
+        if r is END:
+            self.frames.clear()
+            return True
+        if r is RETURN:
+            self.frames.pop()
+        else:
+            try:
+                self._push(r, fr)
+            except RuleRuntimeError as e:
+                self._stopped(e, fr, 0)
 
     def _push(self, r, fr):
         frames = self.frames
@@ -899,7 +893,7 @@ class Game:
     def _check_endings(self):
         for name, cond, span in self.rs.ending_checks:
             try:
-                hit = cond(self, {})
+                hit = cond(self, NO_LOCALS)  # (an expression never writes its locals)
             except (RuleRuntimeError, KeyError) as e:
                 self._fail(f"while checking ending \"{name}\": {e}", span, "")
             if hit:
@@ -1026,9 +1020,9 @@ class Game:
                 except TypeError:  # a value that cannot be a key (a map): listed as below
                     got = key = None
                 if got is not None:
-                    out, look, _ = got
+                    out, pair = got[0], got[1]
                     self._actions = out
-                    self._lookup = (options, look) if look is not None else None
+                    self._lookup = pair if pair is None or pair[0] is options else (options, pair[1])
                     return out
             else:
                 key = None
@@ -1039,8 +1033,9 @@ class Game:
         self._actions = out
         # id -> position for apply(), kept with the very options list it was made from (ids are unique in
         # practice; if two were equal, apply() searches the list as before and takes the first). A short
-        # list is searched by apply(): quicker than making the table
-        if len(options) > SEARCHED_OPTIONS:
+        # list is searched by apply() (quicker than making the table), unless the table is kept for the
+        # next time the same options are offered
+        if len(options) > SEARCHED_OPTIONS or key is not None:
             look = dict(zip(map(_FIRST, options), range(len(options))))
             if len(look) != len(options):
                 look = None
@@ -1052,7 +1047,9 @@ class Game:
             if rs._listed > MAX_CACHED_ACTIONS:  # the cache starts again when full
                 rs.option_lists.clear()
                 rs._listed = len(options) + 1
-            rs.option_lists[key] = (out, look, options)  # (options: alive as long as the key)
+            # (options: alive as long as the key; the decision too, for an offer of the same list: an offer's
+            # Pending is never changed once made, see OfferOp)
+            rs.option_lists[key] = (out, self._lookup, options, p)
         return out
 
     def _make_actions(self, is_action, who, options):
@@ -1126,8 +1123,24 @@ class Game:
                 L2 = act.make_locals(value[1], p.player)
             except (KeyError, TypeError, ValueError, IndexError) as e:
                 self._fail(f"a value of the wrong kind: {e}", fr.code.spans[pc], fr.code.name)
-            if act.code.whole is not None and len(self.frames) + 1 < MAX_FRAMES:  # (as many frames as _run sees)
-                self._run_action(act.code, L2, fr.depth)
+            code = act.code
+            if code.whole is not None and len(self.frames) + 1 < MAX_FRAMES:  # (as many frames as _run sees)
+                # its op called here, without a frame (see _stopped_in_action)
+                self.work = 0
+                self.work_mark = TIME_CHECK_EVERY
+                self.deadline = None
+                self.fdepth = 0
+                try:
+                    r = code.whole(self, L2)
+                except _STOPS as e:
+                    self._stopped_in_action(e, code, L2, fr.depth)
+                if r is None or r.__class__ is int:  # the position it goes on at (the end: the action is done)
+                    pc = 1 if r is None else r
+                    if pc < len(code.ops):
+                        self.frames.append(Frame(code, pc, L2, fr.depth))
+                elif self._action_signal(r, code, L2, fr.depth):
+                    return
+                self._run(fresh=False)  # (its work counts with the action's)
             else:
                 self.frames.append(Frame(act.code, 0, L2, fr.depth))
                 self._run()

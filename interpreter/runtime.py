@@ -15,6 +15,7 @@ generate.py (the generated backend); see docs/runtime.md.
 from __future__ import annotations
 
 import re
+import types
 
 from rulelang import ast as A
 
@@ -23,6 +24,9 @@ from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they us
 from .values import Pile, fmt, readable, skey
 
 SUSPEND = "suspend"
+# the locals of code that has none (an ending's condition): shared, read-only (an expression never writes its
+# locals, so nothing should try to; if something did, it would fail instead of leaking into other games)
+NO_LOCALS = types.MappingProxyType({})
 RETURN = "return"
 END = "end"
 MAX_FUNCTION_DEPTH = 200
@@ -439,8 +443,8 @@ class Pending:
         self.acc = []
 
     def copy(self):
-        if self.__class__ is not Pending:
-            return self.__class__(self.player, self.options)
+        if self.__class__ is not Pending:  # an offer's decision is never changed once made: shared
+            return self
         # field by field, never through __dict__ (that would make both objects' attributes slower to read,
         # see Game.clone). The options list is shared: no code changes one in place (a decision gets a new one)
         p = Pending(self.kind, self.player, self.options, self.prompt, self.target, self.probs)
@@ -505,7 +509,8 @@ class Pending:
 
 
 class Offer(Pending):
-    """The decision an offer makes: the fields an offer never changes are the class's (fewer stores)."""
+    """The decision an offer makes: the fields an offer never changes are the class's (fewer stores). Never
+    changed once made (a decision that follows is a new object), so clones and games share one."""
     kind = "action"
     prompt = "take an action"
     target = ""
@@ -766,12 +771,14 @@ class OfferOp:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
         if not self._same:
             G.pending = Offer(who, opts)
-        if self._same:
-            G.pending = p = SameOffer(who, opts)
-            got = rs.option_lists.get((who, id(opts)))  # listed before: its Actions at hand (see Game._list_actions)
-            if got is not None:
-                G._actions = got[0]
-                G._lookup = (opts, got[1]) if got[1] is not None else None
+            return SUSPEND
+        got = rs.option_lists.get((who, id(opts)))  # listed before: its decision and Actions at hand
+        if got is None:
+            G.pending = SameOffer(who, opts)
+        else:  # (an Offer is never changed once made, so games share it; see Game._list_actions)
+            G.pending = got[3]
+            G._actions = got[0]
+            G._lookup = got[1]  # (made from this very list: the key is its identity)
         return SUSPEND
 
     def resume(self, G, L, value):

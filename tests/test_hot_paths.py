@@ -419,15 +419,22 @@ def test_an_action_whose_code_is_one_generated_op_runs_without_a_frame_and_plays
 
 
 def test_listings_handed_out_again_are_never_changed():
+    """The options lists and the offers (decisions) that games and copies share are never changed."""
     rs = rulelang.load("games/examples/connect4.rules")
-    seen = {}
+    seen, offers, shared = {}, {}, 0
     for seed in range(30):
         g, rng = rs.new_game(2, seed=seed), random.Random(seed)
         while not g.is_over():
             opts = g.pending.options
             seen.setdefault(id(opts), (opts, list(opts)))
+            shared += id(g.pending) in offers
+            offers.setdefault(id(g.pending), (g.pending, dict(vars(g.pending)), g.pending.to_dict()))
+            c = g.clone()
+            assert c.pending is g.pending
+            c.apply(rng.choice(c.legal_actions()))  # a copy playing on leaves the shared offer alone
             g.apply(rng.choice(g.legal_actions()))
     assert len(seen) > 10 and all(opts == copy for opts, copy in seen.values())
+    assert shared > 10 and all(vars(p) == fields and p.to_dict() == saved for p, fields, saved in offers.values())
 
 
 def test_kept_ids_of_computed_candidates_tell_a_bool_from_a_number():
