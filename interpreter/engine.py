@@ -454,6 +454,15 @@ class Ruleset:
 
     # ------------------------------------------------------------------ games
     def new_game(self, players, seed=None, chance="sampled"):
+        if players.__class__ is int and seed.__class__ is int and 0 <= seed < 1 << 64:
+            # the usual call, when a game of this many players was made before: a copy (see below; a key is
+            # only there for a valid count and chance mode)
+            first = self._first_decisions.get((players, chance, self.step_budget, self.cascade_depth))
+            if first is not None:
+                g = first.clone()
+                g.seed = seed
+                g.rng = R.seed_state(seed)
+                return g
         self._ready()
         if isinstance(players, bool) or not isinstance(players, int) or players not in self.player_counts:
             raise GameError(f"{self.name} is for {_counts_text(self.player_counts)} players, not {players}")
@@ -467,9 +476,8 @@ class Ruleset:
             raise GameError(f"chance is \"sampled\" or \"explicit\", not {chance!r}")
         # (the limits a user may set between games are part of the key: a run under others might fail)
         key = (players, chance, self.step_budget, self.cascade_depth)
-        first = self._first_decisions.get(key)
-        if first is not None:
-            g = first.clone()
+        if key in self._first_decisions:  # (a seed given as a bool or another kind of int: as above)
+            g = self._first_decisions[key].clone()
             g.seed = seed
             g.rng = R.seed_state(seed)
             return g
@@ -1281,7 +1289,7 @@ class Game:
         g.pending = self.pending.copy() if self.pending is not None else None
         g.current = self.current
         g.eliminated = self.eliminated
-        g.known = {name: dict(places) for name, places in self.known.items()}
+        g.known = {name: dict(places) for name, places in self.known.items()} if self.known else {}
         g.over = self.over
         g.end_reason = self.end_reason
         g.end_pending = self.end_pending

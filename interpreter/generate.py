@@ -1472,20 +1472,21 @@ class ExprGenerator:
         fn.emit("else:")
         fn.depth += 1
         best, walked, run = fn.tmp("n"), fn.tmp("n"), fn.tmp("n")
-        pair, ray = fn.tmp("x"), fn.tmp("x")
+        ahead, behind = fn.tmp("x"), fn.tmp("x")
         x = fn.bind(lam.param, "x")  # a new name: what was remembered about the node is not about the cells
         fn.emit(f"{best} = 1")
         fn.emit(f"{walked} = 0")
-        fn.emit(f"for {pair} in {rays}:")  # per direction: the cells ahead, then behind, to the first "no"
+        fn.emit(f"for {ahead}, {behind} in {rays}:")  # per direction: the cells ahead, then behind, to the first "no"
         fn.emit(f"    {run} = 0")
-        fn.emit(f"    for {ray} in {pair}:")
-        fn.emit(f"        for {x} in {ray}:")
-        fn.depth += 3
-        fn.charge(1)
-        r = self.expr(lam.body, fn)
-        fn.emit(f"if not {r}: break")
-        fn.emit(f"{run} += 1")
-        fn.depth -= 2
+        for side in (ahead, behind):  # (the test written twice: one loop fewer per direction)
+            fn.emit(f"    for {x} in {side}:")
+            fn.depth += 2
+            fn.charge(1)
+            r = self.expr(lam.body, fn)
+            fn.emit(f"if not {r}: break")
+            fn.emit(f"{run} += 1")
+            fn.depth -= 2
+        fn.depth += 1
         fn.emit(f"{walked} += {run}")
         fn.emit(f"if {run} >= {best}: {best} = {run} + 1")
         fn.depth -= 1
