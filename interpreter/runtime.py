@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 import types
+from bisect import bisect_right
 
 from rulelang import ast as A
 
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
-from .values import Pile, fmt, readable, skey
+from .values import Pile, fmt, ordered_pile, readable, skey
 
 SUSPEND = "suspend"
 # the locals of code that has none (an ending's condition): shared, read-only (an expression never writes its
@@ -378,8 +379,10 @@ def add_item(coll, x, G=None):
     if isinstance(coll, frozenset):
         return coll | {x}
     if isinstance(coll, Pile):
-        if coll.kind == "bag" or coll.pool:
-            return Pile(coll.kind, coll.known, coll.pool + (x,))
+        if coll.kind == "bag" or coll.pool:  # into the sorted pool at its place (as sorting it again would put it)
+            pool = coll.pool
+            i = bisect_right(pool, skey(x), key=skey)
+            return ordered_pile(coll.kind, coll.known, pool[:i] + (x,) + pool[i:])
         return Pile(coll.kind, coll.known + (x,), ())
     raise RuleRuntimeError(f"cannot add to {fmt(coll)}")
 
@@ -397,12 +400,12 @@ def remove_item(coll, x, G=None):
             raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
         return coll - {x}
     if isinstance(coll, Pile):
-        if x in coll.known:
+        if x in coll.known:  # (what is left stays in order: nothing to sort)
             i = coll.known.index(x)
-            return Pile(coll.kind, coll.known[:i] + coll.known[i + 1:], coll.pool)
+            return ordered_pile(coll.kind, coll.known[:i] + coll.known[i + 1:], coll.pool)
         if x in coll.pool:
             i = coll.pool.index(x)
-            return Pile(coll.kind, coll.known, coll.pool[:i] + coll.pool[i + 1:])
+            return ordered_pile(coll.kind, coll.known, coll.pool[:i] + coll.pool[i + 1:])
         raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
     raise RuleRuntimeError(f"cannot remove from {fmt(coll)}")
 
@@ -697,12 +700,12 @@ class RandomOp:
             else:
                 faces = p.pool
             charge(G, len(faces) + 1)
-            if len(set(faces)) == 1:
+            if faces[0] == faces[-1] and len(set(faces)) == 1:  # (all the same only if the ends are)
                 self._take(G, L, p, faces[0])
                 continue
             if G.chance_mode == "sampled":
                 idx = G.random_below(len(faces))
-                self._take(G, L, p, faces[idx])
+                self._take(G, L, p, faces[idx], idx if self.is_draw else None)
                 continue
             counts = {}
             for f in faces:
@@ -719,13 +722,18 @@ class RandomOp:
             L[self.target] = check_items(G, tuple(p.acc))
         return None
 
-    def _take(self, G, L, p, value):
+    def _take(self, G, L, p, value, at=None):
+        """`value` drawn or rolled; `at`: its position in the pool of the pile, when step() has just picked it
+        there (the pile has no known part then: the item taken is that one, equal to the first of its value
+        that remove_item would take)."""
         p.acc.append(value)
         if self.is_draw:
             pile = self.place.get_at(G, L, p.pool)
             charge(G, _copy_cost(pile))
             if isinstance(pile, tuple):
                 self.place.set_at(G, L, p.pool, pile[1:])
+            elif at is not None:
+                self.place.set_at(G, L, p.pool, ordered_pile(pile.kind, pile.known, pile.pool[:at] + pile.pool[at + 1:]))
             else:
                 self.place.set_at(G, L, p.pool, remove_item(pile, value))
 

@@ -45,6 +45,19 @@ class Pile:
         return f"Pile({self.kind}, {self.known}, {self.pool})"
 
 
+def ordered_pile(kind, known, pool):
+    """A Pile of parts already in a Pile's order (`known` a tuple, `pool` a tuple sorted as sort_values sorts):
+    what Pile(kind, known, pool) makes, without sorting the pool again."""
+    p = _new_object(Pile)
+    p.kind = kind
+    p.known = known
+    p.pool = pool
+    return p
+
+
+_new_object = object.__new__
+
+
 class Piece:
     """A reference to one piece (see `piece` declarations): its kind and its id. Equal and hashed by
     (kind, id); the piece's fields live in the game state (interpreter/pieces.py)."""

@@ -81,3 +81,36 @@ def test_the_depth_limit_holds_for_flat_innermost_lists():
 ])
 def test_measure_of_lists_of_coordinates_counts_as_the_plain_walk(v):
     assert measure(v) == reference_measure(v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(st.integers(-5, 5), max_size=8), st.lists(scalars, max_size=8), st.lists(values, max_size=6)),
+       st.data())
+def test_adding_to_and_removing_from_a_pile_keep_the_order_a_new_pile_sorts_into(xs, data):
+    """add_item and remove_item put an item in a pile's sorted pool at its place (or take it out) instead of
+    sorting the pool again: the same pile as one made from the new items."""
+    from interpreter.runtime import add_item, remove_item
+    from interpreter.values import Pile
+
+    kind = data.draw(st.sampled_from(["bag", "deck"]))
+    known = tuple(data.draw(st.lists(scalars, max_size=3)))
+    pile = Pile(kind, known, xs)
+    x = data.draw(st.one_of(st.sampled_from(xs), values) if xs else values)
+    added = add_item(pile, x)
+    if kind == "bag" or pile.pool:
+        made = Pile(kind, known, pile.pool + (x,))
+    else:
+        made = Pile(kind, known + (x,), ())
+    assert added == made and [skey(v) for v in added.pool] == [skey(v) for v in made.pool]
+    assert added.known == made.known
+    for gone in [x, *pile.pool[:2], *known[:1]]:
+        if gone not in pile:
+            continue
+        taken = remove_item(pile, gone)
+        if gone in known:
+            i = known.index(gone)
+            made = Pile(kind, known[:i] + known[i + 1:], pile.pool)
+        else:
+            i = pile.pool.index(gone)
+            made = Pile(kind, known, pile.pool[:i] + pile.pool[i + 1:])
+        assert taken == made and [skey(v) for v in taken.pool] == [skey(v) for v in made.pool]
