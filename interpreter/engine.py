@@ -197,6 +197,9 @@ class Ruleset:
         self.codes = {}
         self.actions = {}
         self.triggers = {}
+        # event -> per trigger, its condition (None: it has none) and parameter names: emit_event tests them
+        # (not under coverage, which counts the tests where the triggers run them)
+        self.trigger_tests = {}
         xc = ExprCompiler(self)
         if backend == "generated":
             xc = ExprGenerator(self, xc, label=os.path.basename(game.span.path or "rules"))
@@ -451,6 +454,8 @@ class Ruleset:
         code = sc.code(cid, t.body, name=f"when {t.event} (line {t.span.line})", prologue=prologue)
         self.codes[cid] = code
         self.triggers.setdefault(t.event, []).append((code, list(t.params)))
+        if self.compile_hooks is None:
+            self.trigger_tests.setdefault(t.event, []).append((cond, list(t.params)))
 
     # ------------------------------------------------------------------ games
     def new_game(self, players, seed=None, chance="sampled"):
@@ -658,10 +663,35 @@ class Game:
         return x
 
     def emit_event(self, name, args):
+        """None when no trigger waits for the event, else ("push", [(code, locals), ...]) or, when the first of
+        them starts after its condition, ("push", [...], 1).
+
+        The triggers run in order, each testing its condition first. Until one runs, nothing changes the
+        state between two tests, so they are made here: the triggers in front whose condition is false are
+        left out, and the first one whose condition holds starts after its test. A test that fails (an error,
+        the work budget) is left to the trigger (nothing it charged is kept), which makes it again and says
+        its error at its place. The same triggers run, in the same order, on the same state; one step fewer
+        per test counts against the step budget."""
         trig = self._triggers.get(name)
         if not trig:
             return None
-        return ("push", [(code, dict(zip(params, args))) for code, params in trig])
+        tests = self.rs.trigger_tests.get(name)
+        k = 0
+        if tests is not None:
+            for cond, params in tests:
+                if cond is None:
+                    break
+                L = dict(zip(params, args))
+                work, fdepth = self.work, self.fdepth
+                try:
+                    hit = cond(self, L)
+                except Exception:
+                    self.work, self.fdepth = work, fdepth
+                    break
+                if hit:
+                    return ("push", [(trig[k][0], L)] + [(code, dict(zip(params, args))) for code, params in trig[k + 1:]], 1)
+                k += 1
+        return ("push", [(code, dict(zip(params, args))) for code, params in trig[k:]])
 
     # ------------------------------------------------------------------ knowledge by place
     # A place is a variable and a path of keys into it (a seat of a per-player variable, a list
@@ -888,6 +918,8 @@ class Game:
             raise RuleRuntimeError(f"more than {MAX_FRAMES} procedures and triggers are running at once")
         for code, L2 in reversed(r[1]):
             frames.append(Frame(code, 0, L2, depth))
+        if len(r) > 2:  # the first trigger's condition was tested by emit_event: it starts after its test
+            frames[-1].pc = r[2]
 
     def _fail(self, message, span, where):
         self.error = message

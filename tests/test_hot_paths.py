@@ -526,3 +526,80 @@ def test_a_limit_set_between_games_applies_to_the_next_game():
         rs.new_game(2, seed=2)
     rs.step_budget = 2_000_000
     assert rs.new_game(2, seed=3).to_json() == rulelang.loads(src).new_game(2, seed=3).to_json()
+
+
+TRIGGERS = '''
+game "Triggers" { players 2 }
+event ping(n: int)
+var x: int = 0
+var seen: list[int] = []
+var bad: map[int, int] = {}
+when ping(n) if n > 5 then { seen = seen + [100 + n] }
+when ping(n) if x == n then { x = x + 1  seen = seen + [n] }
+when ping(n) if x == n + 1 then { seen = seen + [1000 + n] }
+when ping(n) if n == 9 and bad[n] > 0 then { seen = seen + [-1] }
+action go(k in 0..9) { effect { emit ping(k) } }
+event pong(n: int)
+when pong(n) if n == 1 and bad[n] > 0 then { }
+when pong(n) if n == 2 and count([i for i in 0..999999 if i >= 0]) > 0 then { }
+action poke(k in 1..2) { effect { emit pong(k) } }
+flow { loop { for p in players { turn p { offer [go, poke] to p } } } }
+'''
+
+
+def test_trigger_conditions_are_tested_in_turn_on_the_state_the_triggers_before_left():
+    """emit_event tests the conditions of the triggers in front before their frames are made: a trigger
+    whose condition holds runs, and the ones after it still test theirs on the state it leaves (the third
+    trigger sees the x the second one wrote, in the same emit)."""
+    rs = rulelang.loads(TRIGGERS)
+    g = rs.new_game(2, seed=1)
+    g.apply("go(0)")  # x == 0: the second trigger runs, then the third sees x == 1
+    assert list(g.data["seen"]) == [0, 1000]
+    g.apply("go(3)")  # nothing holds
+    assert list(g.data["seen"]) == [0, 1000] and g.data["x"] == 1
+    g.apply("go(7)")  # only the first
+    assert list(g.data["seen"]) == [0, 1000, 107]
+    closures = rs.with_backend("closures").new_game(2, seed=1)
+    for a in ("go(0)", "go(3)", "go(7)"):
+        closures.apply(a)
+    assert closures.to_json() == g.to_json()
+
+
+def test_a_trigger_condition_that_fails_is_said_at_its_trigger():
+    rs = rulelang.loads(TRIGGERS)
+    g = rs.new_game(2, seed=1)
+    with pytest.raises(rulelang.GameError) as err:
+        g.apply("go(9)")  # bad[9] has no value: the fourth trigger's test fails (after the first one ran)
+    assert "<string>:10:" in str(err.value) and "when ping (line 10)" in str(err.value)
+    assert list(g.data["seen"]) == [109]
+    c = rs.with_backend("closures").new_game(2, seed=1)
+    with pytest.raises(rulelang.GameError) as err_c:
+        c.apply("go(9)")
+    assert str(err_c.value) == str(err.value)
+    # a test made by emit_event itself (the first trigger of the event) that fails: the same error, said at
+    # the trigger, as when the trigger makes it
+    for poke, line, what in (("poke(1)", 13, "cannot compare none"), ("poke(2)", 14, "the work budget")):
+        errors = []
+        for backend in ("generated", "closures"):
+            g = rs.with_backend(backend).new_game(2, seed=1)
+            with pytest.raises(rulelang.GameError) as err:
+                g.apply(poke)
+            errors.append(str(err.value))
+        assert errors[0] == errors[1]
+        assert f"<string>:{line}:" in errors[0] and f"when pong (line {line})" in errors[0] and what in errors[0]
+
+
+def test_a_cascade_too_deep_stops_even_when_no_condition_holds():
+    rs = rulelang.loads('''
+game "T" { players 2 }
+event ping(n: int)
+when ping(n) if n > 1000 then { }
+when ping(n) if n < 0 then { }
+when ping(n) then { emit ping(n + 1) }
+action go { effect { emit ping(0) } }
+flow { loop { turn 0 { offer [go] to 0 } } }
+''')
+    g = rs.new_game(2)
+    with pytest.raises(rulelang.GameError) as err:
+        g.apply("go")
+    assert "triggers set off triggers" in str(err.value)
