@@ -542,6 +542,8 @@ class StmtCompiler:
         self.block(c, block)
         if epilogue:
             epilogue(c)
+        if self.back_jumps is None:  # (coverage counts the jumps back: it keeps every jump)
+            _thread_jumps(c)
         return c
 
     def block(self, c, b):
@@ -983,7 +985,39 @@ class StmtCompiler:
 
 
 def _jump(target):
-    return lambda G, L: target
+    def jump(G, L):
+        return target
+    jump.jump_to = target  # (read by _thread_jumps)
+    return jump
+
+
+def jump_target(ops, t):
+    """Where going on at op `t` of `ops` really goes on: past any plain jumps (a jump does nothing else)."""
+    for _ in range(len(ops)):  # (a loop of jumps only, `loop { }`, stays where it is)
+        to = getattr(ops[t], "jump_to", None) if t < len(ops) else None
+        if to is None:
+            break
+        t = to
+    return t
+
+
+def _thread_jumps(c):
+    """A jump, or an if's or while's test, whose target is a plain jump goes straight to where that one goes:
+    one op fewer to run there (nothing else changes: a jump does nothing but go on elsewhere, and no
+    decision is ever pending at one, so saved positions are the same)."""
+    ops = c.ops
+    for i, op in enumerate(ops):
+        to = getattr(op, "jump_to", None)
+        if to is not None:
+            new = jump_target(ops, to)
+            if new != to:
+                ops[i] = _jump(new)
+            continue
+        to = getattr(op, "else_to", None)
+        if to is not None:
+            new = jump_target(ops, to)
+            if new != to:
+                ops[i] = _jump_unless(op.test, new)
 
 
 def _local_name(e):
@@ -1015,4 +1049,6 @@ def _jump_unless(test, target):
     def op(G, L):
         if not test(G, L):
             return target
+    op.test = test  # (read by _thread_jumps)
+    op.else_to = target
     return op

@@ -1953,7 +1953,7 @@ def make_stmt_generator(rs, xc):
     """A statement compiler that lays out the op list exactly as the closures' StmtCompiler (same positions,
     spans and hidden locals: saves and pcs mean the same), then puts one generated op at the start of each
     maximal run of statements that cannot stop; the run's own ops stay in place behind it."""
-    from .closures import StmtCompiler
+    from .closures import StmtCompiler, jump_target
 
     class StmtGenerator(StmtCompiler):
         def __init__(self, rs, xc):
@@ -2067,7 +2067,7 @@ def make_stmt_generator(rs, xc):
             fn.emit("except Exception as err:")
             spans, where = self.mod.const(tuple(fn.spans)), self.mod.const(c.name)
             fn.emit(f"    raise relocate(err, {spans}[sp], {where}) from None")
-            fn.emit(f"return {end}")
+            fn.emit(f"return {jump_target(ops, end)}")  # (past a plain jump there: see closures._thread_jumps)
             name = self.mod.name("op")
             c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
             if start == 0 and end == len(c.ops):  # the whole code: an offered action can call it without a frame

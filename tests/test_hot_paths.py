@@ -603,3 +603,64 @@ flow { loop { turn 0 { offer [go] to 0 } } }
     with pytest.raises(rulelang.GameError) as err:
         g.apply("go")
     assert "triggers set off triggers" in str(err.value)
+
+
+JUMPS = '''
+game "Jumps" { players 2 }
+var n: int = 0
+var trail: list[int] = []
+procedure pick(p: player) {
+  loop {
+    let k = choose one of [1, 2, 3] by p optional prompt "how many?"
+    if k == none { break }
+    if k == 1 {
+      trail = trail + [1]
+      if n > 3 { n = n - 1 } else { n = n + 1 }
+    } elif k == 2 {
+      let again = choose one of [true, false] by p prompt "again?"
+      if again { continue } else { trail = trail + [2] }
+    } else {
+      while n > 0 {
+        let m = choose one of [0, 1] by p prompt "down?"
+        n = n - m
+        if m == 0 { break }
+      }
+    }
+    if count(trail) > 12 { end_game }
+  }
+}
+action go { effect { pick(me) } }
+flow { repeat 6 times { for p in players { turn p { offer [go] to p } } } }
+score p = n
+'''
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_jumps_to_jumps_go_straight_on_and_play_the_same(seed, monkeypatch):
+    """A jump (or an if's test, or a fused run's end) that lands on a plain jump goes straight to where
+    that one goes: the same game, step by step and through saves, as the same rules with every jump kept."""
+    from interpreter import closures
+    from interpreter.closures import jump_target
+
+    def landing(rs):
+        return sum(to is not None and jump_target(code.ops, to) != to for code in rs.codes.values()
+                   for op in code.ops for to in (getattr(op, "jump_to", None), getattr(op, "else_to", None)))
+
+    rs = rulelang.loads(JUMPS)
+    rs.new_game(2, seed=0)
+    assert landing(rs) == 0  # no op goes on at a plain jump any more
+    with monkeypatch.context() as m:
+        m.setattr(closures, "_thread_jumps", lambda c: None)
+        kept = rulelang.loads(JUMPS).with_backend("closures")
+        kept.new_game(2, seed=0)
+    assert landing(kept) >= 3
+    for a_rs in (rs, rs.with_backend("closures")):
+        a, b = a_rs.new_game(2, seed=seed), kept.new_game(2, seed=seed)
+        r = random.Random(seed)
+        while not a.is_over():
+            assert a.to_json() == b.to_json()
+            pick = r.choice(a.legal_actions()).id
+            a.apply(pick)
+            b.apply(pick)
+            a = a_rs.load_game(a.to_json())
+        assert a.to_json() == b.to_json()
