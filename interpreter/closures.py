@@ -733,7 +733,10 @@ class StmtCompiler:
             # starts the next turn itself, then goes on at the turn's first statement. The ops stay in place
             # (saves and positions are unchanged); the turn's start and end share the turn's span (its errors
             # are said at the same place); one op instead of three counts against the step budget
-            c.ops[end - 2] = _next_turn(step, turn[3], head + 2)
+            if len(names) == 1 and turn[4] == names[0]:  # `for p in S { turn p { ... } }`: both at once
+                c.ops[end - 2] = _next_turn_of(items_n, idx_n, names[0], end, turn[5], turn[3], head + 2)
+            else:
+                c.ops[end - 2] = _next_turn(step, turn[3], head + 2)
         self._plain_turn = None
 
     def s_While(self, c, s):
@@ -809,7 +812,7 @@ class StmtCompiler:
                 L[who]  # what emit_event would read
             self._plain_finish = (c, len(c.ops), who)  # see _loop_body
             if not announce_start:
-                self._plain_turn = (c, first, len(c.ops), start)  # see s_For
+                self._plain_turn = (c, first, len(c.ops), start, local, who)  # see s_For
         c.emit(finish, s.span)
         end_holder.append(len(c.ops))
 
@@ -1042,6 +1045,27 @@ def _next_turn(step, start, body):
         if r is None:
             r = start(G, L)
         return body if r is None else r
+    return next_turn
+
+
+def _next_turn_of(items_n, idx_n, name, end, who, start, body):
+    """_next_turn of `for NAME in S { turn NAME { ... } }`: the loop's step and the usual start of the turn
+    (a seat of the game still playing) in one function; any other seat's turn is started by the turn's own
+    start (which skips the turn of an eliminated seat, or says what is wrong)."""
+    def next_turn(G, L):
+        i = L[idx_n]
+        items = L[items_n]
+        if i >= len(items):
+            return end
+        p = L[name] = items[i]
+        L[idx_n] = i + 1
+        if p.__class__ is not int or not 0 <= p < G.n or G.eliminated[p]:
+            r = start(G, L)
+            return body if r is None else r
+        L[who] = p
+        G.current = p
+        G.turns += 1
+        return body
     return next_turn
 
 
