@@ -527,6 +527,7 @@ class StmtCompiler:
     back_jumps = None
     _plain_finish = None  # (code, op index, hidden local) of the last turn end emitted without an event
     _plain_turn = None  # (code, start op index, finish op index, start) of the last turn with no event at all
+    _whole_loop = None  # (code, op index) where a `loop` whose whole body is one `for` starts
 
     def __init__(self, rs, xc):
         self.rs = rs
@@ -699,7 +700,9 @@ class StmtCompiler:
             else:
                 L[items_n] = _items(v)
             L[idx_n] = 0
-        c.emit(init, s.span)
+        first = c.emit(init, s.span)
+        again = self._whole_loop == (c, first)  # the whole body of a `loop`: when it ends, it starts again
+        self._whole_loop = None
         head = c.emit(None, s.span)
         end_holder = []
         if len(names) == 2:
@@ -734,7 +737,8 @@ class StmtCompiler:
             # (saves and positions are unchanged); the turn's start and end share the turn's span (its errors
             # are said at the same place); one op instead of three counts against the step budget
             if len(names) == 1 and turn[4] == names[0]:  # `for p in S { turn p { ... } }`: both at once
-                c.ops[end - 2] = _next_turn_of(items_n, idx_n, names[0], end, turn[5], turn[3], head + 2)
+                c.ops[end - 2] = _next_turn_of(items_n, idx_n, names[0], end, turn[5], turn[3], head + 2,
+                                               init if again else None, head)
             else:
                 c.ops[end - 2] = _next_turn(step, turn[3], head + 2)
         self._plain_turn = None
@@ -767,7 +771,10 @@ class StmtCompiler:
 
     def s_Loop(self, c, s):
         head = len(c.ops)
+        if len(s.body.stmts) == 1 and isinstance(s.body.stmts[0], A.For):
+            self._whole_loop = (c, head)  # (see s_For)
         self._loop_body(c, s.body, head)
+        self._whole_loop = None
 
     def s_Break(self, c, s):
         i = c.emit(None, s.span)
@@ -1048,15 +1055,30 @@ def _next_turn(step, start, body):
     return next_turn
 
 
-def _next_turn_of(items_n, idx_n, name, end, who, start, body):
+def _next_turn_of(items_n, idx_n, name, end, who, start, body, init=None, step=None):
     """_next_turn of `for NAME in S { turn NAME { ... } }`: the loop's step and the usual start of the turn
     (a seat of the game still playing) in one function; any other seat's turn is started by the turn's own
-    start (which skips the turn of an eliminated seat, or says what is wrong)."""
+    start (which skips the turn of an eliminated seat, or says what is wrong).
+
+    `init`: the loop is the whole body of a `loop { }`: when it has run through S, the jump back and the
+    loop's start (`init`) are taken here too, unless the start fails (what it charged is undone and the ops
+    as they are say the error at their place) or S is empty (the loop's `step` ends it again)."""
     def next_turn(G, L):
         i = L[idx_n]
         items = L[items_n]
         if i >= len(items):
-            return end
+            if init is None:
+                return end
+            work, fdepth = G.work, G.fdepth
+            try:
+                init(G, L)
+            except Exception:
+                G.work, G.fdepth = work, fdepth
+                return end
+            items = L[items_n]
+            if not items:
+                return step
+            i = 0
         p = L[name] = items[i]
         L[idx_n] = i + 1
         if p.__class__ is not int or not 0 <= p < G.n or G.eliminated[p]:

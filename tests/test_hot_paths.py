@@ -664,3 +664,63 @@ def test_jumps_to_jumps_go_straight_on_and_play_the_same(seed, monkeypatch):
             b.apply(pick)
             a = a_rs.load_game(a.to_json())
         assert a.to_json() == b.to_json()
+
+
+ROUNDS = '''
+game "Rounds" { players 3 }
+var moves: list[int] = []
+var round: int = 0
+var order: list[list[int]] = [[0, 1, 2], [2, 0], [1]]
+var some: list[list[int]] = [[0, 1, 2], []]
+action go { effect { moves = moves + [me] } }
+action leave { effect { eliminate me } }
+action next { effect { round = round + 1 } }
+ending "moves" when count(moves) >= 12
+flow { loop { for p in SOURCE { turn p { offer [go, leave, next] to p } } } }
+EVENT
+'''
+
+
+KEPT = ("error", "log", "over", "data", "eliminated", "current", "turns", "end_reason")
+
+
+@pytest.mark.parametrize("source", ["players", "order[round]", "some[round % 2]"])
+@pytest.mark.parametrize("seed", range(10))
+def test_a_loop_whose_body_is_a_round_of_turns_starts_the_next_round_as_its_ops_do(seed, source):
+    """`loop { for p in S { turn p { ... } } }`: the end of the last turn of a round starts the next round
+    (the loop's start, its step, the turn's start) itself. The same game as when a trigger waits for turn_end
+    (every op runs then), with eliminated seats, a round list that changes, one that cannot be read (an error
+    said at the loop, as its own start says it) and an empty one (the step budget: no decision comes)."""
+    rules = ROUNDS.replace("SOURCE", source)
+    plain = rulelang.loads(rules.replace("EVENT", ""))
+    ref = rulelang.loads(rules.replace("EVENT", "when turn_end(p) then { }"))
+    ref.step_budget = 5000  # (an empty round: the step budget runs out, sooner)
+    for rs in (plain, plain.with_backend("closures")):
+        rs.step_budget = 5000
+        a, b = rs.new_game(3, seed=seed), ref.new_game(3, seed=seed)
+        r = random.Random(seed)
+        while not a.is_over():
+            assert a.to_json() == b.to_json()
+            pick = r.choice(["go", "go", "go", "go", "next", "next", "leave"])
+            if pick not in [x.id for x in a.legal_actions()]:
+                pick = "go"
+            outcomes = []
+            for g in (a, b):
+                try:
+                    g.apply(pick)
+                    outcomes.append(None)
+                except rulelang.GameError as e:
+                    outcomes.append(str(e))
+            said = outcomes[0]
+            if outcomes[0] is not None and "steps without needing a decision" in outcomes[0]:
+                # the step budget: fewer steps are counted per round, so it runs out at another of the ops
+                outcomes = [o.split(": ", 1)[1] for o in outcomes]
+            assert outcomes[0] == outcomes[1]
+            if outcomes[0] is not None:  # the game stopped (where its frames stopped is not kept the same)
+                assert said.startswith("<string>:11:") and said.endswith("(in flow)")  # where the ops say it
+                sa, sb = json.loads(a.to_json()), json.loads(b.to_json())
+                assert [sa[k] for k in KEPT] == [sb[k] for k in KEPT]
+                break
+            a = rs.load_game(a.to_json())
+        else:
+            assert a.to_json() == b.to_json()
