@@ -1316,8 +1316,8 @@ class Game:
         g.seed = self.seed
         g.chance_mode = self.chance_mode
         g.consts = self.consts
-        g.data = dict(self.data)
-        g.frames = [Frame(f.code, f.pc, dict(f.locals), f.depth) for f in self.frames]
+        g.data = self.data.copy()
+        g.frames = [Frame(f.code, f.pc, f.locals.copy(), f.depth) for f in self.frames]
         g.pending = self.pending.copy() if self.pending is not None else None
         g.current = self.current
         g.eliminated = self.eliminated

@@ -2224,7 +2224,7 @@ def make_stmt_generator(rs, xc):
             new = fn.tmp()
             if len(ks) == 1:
                 fn.emit(f"if {old}.__class__ is dict:")
-                fn.emit(f"    {new} = dict({old})")
+                fn.emit(f"    {new} = {old}.copy()")
                 fn.emit(f"    if {v} is None: {new}.pop({ks[0]}, None)")
                 fn.emit(f"    else: {new}[{ks[0]}] = {v}")
                 fn.emit(f"else: {new} = set_path({old}, [{ks[0]}], {v})")
