@@ -26,7 +26,8 @@ GENERATED_IDENT = re.compile(r"(t|k_|e_|fn_|op_|legal_|p|x|b|h|n|g|lam|out|items
 # attributes and fixed names the generator writes (none comes from a rule file)
 FIXED_NAMES = {"G", "L", "K", "err", "data", "consts", "work", "work_mark", "fdepth", "n", "current",
                "end_pending", "active_players", "scenario_value", "get", "append", "__class__", "sp", "aid", "vals",
-               "opt", "who", "out", "forget", "frames", "ops", "pop", "join", "mask", "bit", "pair", "known_rays", "rays"}
+               "opt", "who", "out", "forget", "frames", "ops", "pop", "join", "mask", "bit", "pair", "known_rays", "rays",
+               "copy"}
 FIXED_STRINGS = {"'me'", "'+'", "'-'", "'*'", "'/'", "'%'", "'<'", "'<='", "'>'", "'>='"}
 DANGER = ("__import__", "import ", "exec", "eval", "open(", "os.", "subprocess", "globals", "getattr", "compile")
 
