@@ -92,3 +92,33 @@ def test_compare_extras(bench):
     now["workers"]["games"] = 4  # another number of games: not comparable
     assert "workers speed-up" not in bench.compare_extras(now, base)
     assert bench.compare_extras(now, {}) == {}
+
+
+@pytest.fixture(scope="module")
+def ops():
+    spec = importlib.util.spec_from_file_location("bench_ops", os.path.join(ROOT, "benchmarks", "ops.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ops_reads_the_instruction_count_valgrind_writes(ops):
+    text = ("==12== Cachegrind, a cache and branch-prediction profiler\n==12== \n"
+            "==12== I   refs:      1,241,134,700\n")
+    assert ops.instructions_of(text) == 1_241_134_700
+    with pytest.raises(ValueError):
+        ops.instructions_of("==12== no count here")
+
+
+def test_ops_instructions_without_valgrind_is_one_line(ops, monkeypatch):
+    monkeypatch.setattr(ops.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit) as stop:
+        ops.instructions_per_game("games/examples/tictactoe.rules", 2, 1)
+    assert "needs valgrind" in str(stop.value) and "\n" not in str(stop.value)
+
+
+@pytest.mark.skipif(not __import__("shutil").which("valgrind"), reason="valgrind is not installed")
+def test_ops_instruction_counts_are_the_same_from_run_to_run(ops):
+    path = os.path.join(ROOT, "games", "examples", "tictactoe.rules")
+    first = ops.instructions_per_game(path, 2, 2)
+    assert first > 10_000 and ops.instructions_per_game(path, 2, 2) == first
