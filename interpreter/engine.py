@@ -21,8 +21,8 @@ from . import rng as R
 from . import saves as _saves
 from .builtins import TIME_CHECK_EVERY, TIME_LIMIT, RuleRuntimeError, charge, check_time, start_work
 from .closures import ExprCompiler, StmtCompiler
-from .runtime import (END, MAX_ACTION_CHOICES, NO_LOCALS, RETURN, SUSPEND, _DONE, Code, CompiledAction, CompiledFunction,
-                      Located, OfferOp, Place, _Fixed, _get)
+from .runtime import (END, MAX_ACTION_CHOICES, NO_LOCALS, RETURN, SUSPEND, _DONE, Code, CompiledAction,
+                      CompiledFunction, Located, OfferOp, Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
 from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
@@ -689,7 +689,8 @@ class Game:
                     self.work, self.fdepth = work, fdepth
                     break
                 if hit:
-                    return ("push", [(trig[k][0], L)] + [(code, dict(zip(params, args))) for code, params in trig[k + 1:]], 1)
+                    rest = [(code, dict(zip(params, args))) for code, params in trig[k + 1:]]
+                    return ("push", [(trig[k][0], L)] + rest, 1)
                 k += 1
         return ("push", [(code, dict(zip(params, args))) for code, params in trig[k:]])
 

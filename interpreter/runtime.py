@@ -733,7 +733,8 @@ class RandomOp:
             if isinstance(pile, tuple):
                 self.place.set_at(G, L, p.pool, pile[1:])
             elif at is not None:
-                self.place.set_at(G, L, p.pool, ordered_pile(pile.kind, pile.known, pile.pool[:at] + pile.pool[at + 1:]))
+                left = ordered_pile(pile.kind, pile.known, pile.pool[:at] + pile.pool[at + 1:])
+                self.place.set_at(G, L, p.pool, left)
             else:
                 self.place.set_at(G, L, p.pool, remove_item(pile, value))
 
