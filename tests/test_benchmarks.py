@@ -12,12 +12,17 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_run", os.path.join(ROOT, "benchmarks", "run.py"))
+def _script(name, file):
+    """A script of benchmarks/ as a module (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "benchmarks", file))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _script("bench_run", "run.py")
 
 
 def test_players_option(bench):
@@ -96,10 +101,7 @@ def test_compare_extras(bench):
 
 @pytest.fixture(scope="module")
 def ops():
-    spec = importlib.util.spec_from_file_location("bench_ops", os.path.join(ROOT, "benchmarks", "ops.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _script("bench_ops", "ops.py")
 
 
 def test_ops_reads_the_instruction_count_valgrind_writes(ops):
