@@ -464,10 +464,7 @@ class Ruleset:
             # only there for a valid count and chance mode)
             first = self._first_decisions.get((players, chance, self.step_budget, self.cascade_depth))
             if first is not None:
-                g = first.clone()
-                g.seed = seed
-                g.rng = R.seed_state(seed)
-                return g
+                return _reseeded(first, seed)
         self._ready()
         if isinstance(players, bool) or not isinstance(players, int) or players not in self.player_counts:
             raise GameError(f"{self.name} is for {_counts_text(self.player_counts)} players, not {players}")
@@ -482,10 +479,7 @@ class Ruleset:
         # (the limits a user may set between games are part of the key: a run under others might fail)
         key = (players, chance, self.step_budget, self.cascade_depth)
         if key in self._first_decisions:  # (a seed given as a bool or another kind of int: as above)
-            g = self._first_decisions[key].clone()
-            g.seed = seed
-            g.rng = R.seed_state(seed)
-            return g
+            return _reseeded(self._first_decisions[key], seed)
         g = Game(self, players, seed, chance)
         g._init_state()
         g._run()
@@ -500,6 +494,14 @@ class Ruleset:
     def load_game(self, json_text):
         self._ready()
         return Game.from_json(self, json_text)
+
+
+def _reseeded(first, seed):
+    """A copy of a game stopped at its first decision, with its own seed and the random state that seed gives."""
+    g = first.clone()
+    g.seed = seed
+    g.rng = R.seed_state(seed)
+    return g
 
 
 def _no_event(G, L):
