@@ -391,7 +391,7 @@ class Ruleset:
             sc.action_locals = None
         self.codes[cid] = code
         act = self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code,
-                                                  d.text, d.span)
+                                                  d.text, d.span, d.order or None)
         if self._built == "generated":
             if not costs and (not d.params or act.fixed_options is not None):
                 act.fast_legal, act.same_pairs = xc.legal_function(act, [r.test for r in d.requires], d.span)
@@ -405,7 +405,7 @@ class Ruleset:
                     else:
                         specs.append(("fn", dom))
                 act.fast_legal = xc.legal_general(act, specs, [r.test for r in d.requires],
-                                                  [(c.target, c.amount) for c in d.costs], d.span)
+                                                  [(c.target, c.amount) for c in d.costs], d.span, act.order)
 
     def _type_domain_size(self, p):
         t = p.type

@@ -620,11 +620,12 @@ class ExprGenerator:
             self.finish()
         return f, masked
 
-    def legal_general(self, act, specs, requires, costs, span):
+    def legal_general(self, act, specs, requires, costs, span, order=None):
         """`legal_N(G, who)` for any action: one loop per parameter over its domain (computed as the closures
         do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
         costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
-        or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST)."""
+        or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST). order: "require" or
+        "cost" per test, the order they are tested in (None: the requires, then the costs)."""
         from .runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
@@ -666,13 +667,17 @@ class ExprGenerator:
         fn.depth += 1
         fn.emit("pass")
         skip = "continue" if pys else "return out"
-        for test in requires:
-            t = self.test(test, fn)
-            fn.emit(f"if not {t}: {skip}")
-        for target, amount in costs:
-            have = self.expr(target, fn)
-            need = self.expr(amount, fn)
-            fn.emit(f"if ({have} or 0) < {need}: {skip}")
+        held = iter(requires)
+        pays = iter(costs)
+        for kind in order or ("require",) * len(requires) + ("cost",) * len(costs):
+            if kind == "require":
+                t = self.test(next(held), fn)
+                fn.emit(f"if not {t}: {skip}")
+            else:
+                target, amount = next(pays)
+                have = self.expr(target, fn)
+                need = self.expr(amount, fn)
+                fn.emit(f"if ({have} or 0) < {need}: {skip}")
         fn.depth -= 1
         fn.emit(f"except {errs} as err:")
         fn.emit(f"    raise Located({checking} + str(err), {k(act.span)}) from None")

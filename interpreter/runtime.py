@@ -823,7 +823,7 @@ def _locals_maker(names):
 
 
 class CompiledAction:
-    def __init__(self, name, param_names, domains, requires, costs, code, text, span):
+    def __init__(self, name, param_names, domains, requires, costs, code, text, span, order=None):
         self.name = name
         self.param_names = param_names
         self.make_locals = _locals_maker(param_names)
@@ -845,6 +845,9 @@ class CompiledAction:
             self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
                                   for vals in combos]
         self.costs = costs  # list of (Place, closure)
+        # "require" or "cost" per test, in the order they are tested (written); None: requires, then costs
+        self.order = None if order is None or list(order) == ["require"] * len(requires) + ["cost"] * len(costs) \
+            else tuple(order)
         self.code = code
         self.text = text
         self.span = span
@@ -860,16 +863,31 @@ class CompiledAction:
         costs = self.costs
         name = self.name
 
+        order = self.order
+
         def ok():
             try:
-                for r in requires:
-                    if not r(G, L):
-                        return False
-                for place, amount in costs:
-                    have = place.get(G, L)
-                    need = amount(G, L)
-                    if (have or 0) < need:
-                        return False
+                if order is None:
+                    for r in requires:
+                        if not r(G, L):
+                            return False
+                    for place, amount in costs:
+                        have = place.get(G, L)
+                        need = amount(G, L)
+                        if (have or 0) < need:
+                            return False
+                    return True
+                ri = ci = 0
+                for kind in order:  # as written: a require, or a cost
+                    if kind == "require":
+                        ri += 1
+                        if not requires[ri - 1](G, L):
+                            return False
+                    else:
+                        place, amount = costs[ci]
+                        ci += 1
+                        if (place.get(G, L) or 0) < amount(G, L):
+                            return False
             except (RuleRuntimeError, KeyError) as e:
                 raise Located(f"while checking action '{name}': {e}", self.span) from None
             return True

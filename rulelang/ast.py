@@ -531,6 +531,9 @@ class ActionDecl(Decl):
     params: list = attrs.Factory(list)
     requires: list = attrs.Factory(list)
     costs: list = attrs.Factory(list)
+    # "require" or "cost" for each require and cost item, in the order they are written: the order
+    # they are tested in (empty: the requires, then the costs)
+    order: tuple = ()
     effect: Optional[Block] = None
     text: str = ""
     text_span: Optional[Span] = None  # where the text "..." clause stands

@@ -627,8 +627,10 @@ class _Builder:
         for kind, value in clauses:
             if kind == "require":
                 d.requires.append(value)
+                d.order += ("require",)
             elif kind == "cost":
                 d.costs.extend(value)
+                d.order += ("cost",) * len(value)
             elif kind == "effect":
                 if d.effect is None:
                     d.effect = value

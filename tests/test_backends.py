@@ -216,6 +216,9 @@ ERRORS = {
     "an invariant error in a cost": "var xs: list[int] = [1]\nvar m: map[int, int] = {}\n"
                                    "action a(k: 1..3) { require k > 2\n cost m[k]: xs[3] + 1 }\n"
                                    "flow { loop { offer [a] to 0 } }",
+    "an error in a require after a cost": "per player var c: int = 5\nvar xs: list[int] = [1]\n"
+                                          "action a(k: 1..3) { cost c[me]: k\n require xs[k + 3] > 0 }\n"
+                                          "flow { loop { offer [a] to 0 } }",
     "an invariant list concatenation": "var a: list[any] = [1, \"x\"]\n"
                                        "flow { let y = [x for x in 1..3 if x > 2 and -(a + a)[1] > 0] }",
     "abs of a text": "var x: any = \"a\"\nflow { let y = abs(x) }",

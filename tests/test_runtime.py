@@ -94,6 +94,36 @@ def test_require_and_cost_decide_legality(toolkit):
     assert g.view(None)["vars"]["gems"] == [0, 3]
 
 
+# A require that stops the game with an error when it is tested (index 9 of a list of one), written after
+# or before a cost that P0 cannot pay (3 coins of 1) for k = 3 only (docs/language.md, Actions: the requires
+# and costs are tested in the order written, the first that fails rules the candidate out).
+_ORDER = """
+game "T" {{ players 2 }}
+per player var coins: int = 1
+var xs: list[int] = [1]
+action a(k: 1..3) {{
+  {first}
+  {second}
+  effect {{ coins[me] -= 0 }}
+}}
+action pass {{ }}
+flow {{ loop {{ turn 0 {{ offer [a, pass] to 0 }} }} }}
+"""
+_COST = "cost coins[me]: if k == 3 then 3 else 0"
+_REQUIRE = "require k < 3 or xs[9] > 0"
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_requires_and_costs_are_tested_in_the_order_written(backend):
+    cost_first = rulelang.loads(_ORDER.format(first=_COST, second=_REQUIRE)).with_backend(backend)
+    g = cost_first.new_game(2)
+    assert [a.id for a in g.legal_actions()] == ["a(1)", "a(2)", "pass"]  # a(3): the cost rules it out first
+    require_first = rulelang.loads(_ORDER.format(first=_REQUIRE, second=_COST)).with_backend(backend)
+    with pytest.raises(GameError) as err:  # a(3): the require is tested first, and fails with an error
+        require_first.new_game(2).legal_actions()
+    assert "while checking action 'a'" in str(err.value)
+
+
 def test_triggers_run_after_the_event(toolkit):
     g = toolkit.new_game(2, seed=1)
     g.apply("climb(2)")
