@@ -75,6 +75,19 @@ CONTAINERS = frozenset(_CONTAINERS)  # `x.__class__ in CONTAINERS` is the quick 
 def measure(v):
     """(size, depth) of a value: size counts every item, a part shared n times counted n times; the walk
     is memoised by id() so shared parts are walked once. Stops early past the limits."""
+    if v.__class__ not in CONTAINERS:
+        return 1, 0
+    size = _flat_size(v)
+    if size is not None and size <= MAX_SIZE:
+        return size, (1 if size > 1 else 0)
+    got = _two_levels(v)
+    if got is not None and got[0] <= MAX_SIZE:
+        return got
+    return _walked(v)
+
+
+def _walked(v):
+    """measure() of a value that is not flat: every part walked."""
     memo = {}
 
     def walk(x, d):
@@ -115,14 +128,6 @@ def measure(v):
         memo[id(x)] = (size, depth)
         return size, depth
 
-    if v.__class__ not in CONTAINERS:
-        return 1, 0
-    size = _flat_size(v)
-    if size is not None and size <= MAX_SIZE:
-        return size, (1 if size > 1 else 0)
-    got = _two_levels(v)
-    if got is not None and got[0] <= MAX_SIZE:
-        return got
     return walk(v, 0)
 
 

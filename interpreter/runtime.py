@@ -755,6 +755,7 @@ class OfferOp:
         self.span = span
         self._rs = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
         self._acts = ()
+        self._tests = ()  # their legal functions
         self._one = None  # the legal function of the one action offered
 
     def __call__(self, G, L):
@@ -766,6 +767,7 @@ class OfferOp:
             raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         if self._rs is not rs:
             self._acts = tuple(rs.actions[name] for name in self.actions)
+            self._tests = tuple(act.fast_legal or act.legal for act in self._acts)
             one = self._acts[0] if len(self._acts) == 1 else None
             self._one = None if one is None else one.fast_legal or one.legal
             self._same = one is not None and one.same_pairs and one.fast_legal is not None
@@ -774,8 +776,8 @@ class OfferOp:
             opts = self._one(G, who)  # a new list each time: it becomes the pending options
         else:
             opts = []
-            for act in self._acts:
-                opts.extend(act.legal(G, who))
+            for legal in self._tests:
+                opts.extend(legal(G, who))
         if not opts:
             raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
         if not self._same:
