@@ -398,10 +398,20 @@ def b_previous_player(G, p):
     return G.next_active(_seat(G, p), -1)
 
 
+_FROM = {}  # (seat, eliminated flags) -> players_from's answer (few: a game has few seats)
+
+
 def b_players_from(G, p):
-    n = G.n
-    p = _seat(G, p)
-    return tuple((p + i) % n for i in range(n) if not G.eliminated[(p + i) % n])
+    el = G.eliminated
+    got = _FROM.get((p, el)) if p.__class__ is int else None
+    if got is None:
+        n = G.n
+        p = _seat(G, p)
+        got = tuple((p + i) % n for i in range(n) if not el[(p + i) % n])
+        if len(_FROM) > 4096:
+            _FROM.clear()
+        _FROM[(p, el)] = got
+    return got
 
 
 def b_is_eliminated(G, p):

@@ -268,6 +268,24 @@ score p = pts[p]
     assert g.winners() == [2]  # P0 has the most points but is out
 
 
+def test_players_from_skips_the_eliminated_seats_as_they_are_now():
+    # docs/language.md: players_from(p) is the seats still in the game, clockwise from p
+    rs = rulelang.loads('''
+game "T" { players 4 }
+var seen: list[any] = []
+action knock(p: player) { require p != me  effect { eliminate p } }
+action look { effect { seen = seen + [players_from(1), players_from(3)] } }
+flow { loop { turn 0 { offer [knock, look] to 0 } } }
+''')
+    g = rs.new_game(4)
+    g.apply("look")
+    g.apply("knock(2)")
+    g.apply("look")
+    g.apply("knock(1)")
+    g.apply("look")
+    assert g.view(None)["vars"]["seen"] == [[1, 2, 3, 0], [3, 0, 1, 2], [1, 3, 0], [3, 0, 1], [3, 0], [3, 0]]
+
+
 def test_runaway_computation_is_bounded():
     rs = rulelang.loads('''
 game "T" { players 2 }
