@@ -455,7 +455,11 @@ class Ruleset:
         self.codes[cid] = code
         self.triggers.setdefault(t.event, []).append((code, list(t.params)))
         if self.compile_hooks is None:
-            self.trigger_tests.setdefault(t.event, []).append((cond, list(t.params)))
+            tests = self.trigger_tests.setdefault(t.event, [])
+            params = tuple(t.params)
+            if tests and tests[-1][1] == params:  # the same names: one table of locals serves both tests
+                params = tests[-1][1]
+            tests.append((cond, params))
 
     # ------------------------------------------------------------------ games
     def new_game(self, players, seed=None, chance="sampled"):
@@ -680,10 +684,13 @@ class Game:
         tests = self.rs.trigger_tests.get(name)
         k = 0
         if tests is not None:
+            L = made = None
             for cond, params in tests:
                 if cond is None:
                     break
-                L = dict(zip(params, args))
+                if params is not made:  # (a test only reads its locals: the next one with the same names shares them)
+                    L = dict(zip(params, args))
+                    made = params
                 work, fdepth = self.work, self.fdepth
                 try:
                     hit = cond(self, L)
