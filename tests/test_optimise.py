@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from interpreter.builtins import RuleRuntimeError, start_work
 from interpreter.compiler import Located
 from interpreter.engine import Ruleset
+from interpreter.optimise import Context, optimise
 from rulelang import GameError
 from rulelang.checker import check_program
 from rulelang.diagnostics import ERROR
@@ -283,6 +284,26 @@ def test_work_budget_still_bounds_an_optimised_search():
     for rs in (plain_rs, opt_rs):
         with pytest.raises(GameError, match="work budget"):
             rs.new_game(2)
+
+
+@pytest.mark.parametrize("xs", [[], [0], [3, 1], [9, 2, 7], [-4, 12, 5, 5]])
+def test_a_count_of_a_function_too_large_to_inline_keeps_its_answer(xs):
+    # count(big(k)) > 0 becomes the any() of big's comprehension, written in place (docs/optimiser.md, 3)
+    text = ('game "T" { players 2 }\n'
+            f'var xs: list[int] = {xs}\nvar r: list[bool] = []\n'
+            'function big(a: int) = [y * 10 for y in xs if y > a and y * 2 > a + 1 and y * 3 > a + 2 '
+            'and y * 4 > a + 3 and y != 7 and y + 1 != a]\n'
+            'flow { r = [count(big(k)) > 0 for k in -1..8] + [count(big(k)) == 0 for k in -1..8]  end_game "done" }\n')
+    plain_rs, opt_rs = load_both(text=text)
+    want = [any(y > a and y * 2 > a + 1 and y * 3 > a + 2 and y * 4 > a + 3 and y != 7 and y + 1 != a for y in xs)
+            for a in range(-1, 9)]
+    for rs in (plain_rs, opt_rs):
+        assert list(rs.new_game(2).data["r"]) == want + [not w for w in want]
+    prog, _ = build_program("<test>", text, ())
+    check_program(prog)
+    ctx = Context(prog)
+    optimise(prog, ctx=ctx)
+    assert ctx.stats.get("early_counts") == 2 and "inline" not in ctx.stats  # both counts, big not inlined
 
 
 def test_a_constant_argument_does_not_become_a_load_error():

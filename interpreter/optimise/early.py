@@ -6,6 +6,8 @@
     count([e for x in xs if c]) == 0    ->  not any(xs, x => c)    (also < 1, <= 0, 0 == ..., 1 > ...)
     count([e for x in xs]) > 0          ->  any(xs, x => true)
     count(xs, x => c) > 0               ->  any(xs, x => c)
+    count(f(a)) > 0                     ->  any(xs', x => c')   f(p) = [e for x in xs if c], too large
+                                                                to inline: its body, a for p, in place
 
 `e` is never computed (the count does not read it). A plain `count(xs) > 0` stays: it is already one
 look at a length.
@@ -44,6 +46,7 @@ import attrs
 
 from rulelang import ast as A
 from rulelang import types as T
+from rulelang.parser import MAX_DEPTH
 
 from . import tree as X
 
@@ -96,6 +99,8 @@ def count_rule(e, ctx, depth=0):
         found = X.call("any", args, T.BOOL, span=counted.span)
     elif len(args) == 1:
         found = _through_binds(args[0], lambda c: _exists(c, counted.span))
+        if found is None:
+            found = _exists_in_call(args[0], counted.span, ctx, depth)
         if found is None:
             return e
     else:
@@ -202,6 +207,33 @@ def _exists(c, span):
         return None
     test = c.condition if c.condition is not None else X.lit(True, span=c.span)
     return X.call("any", [c.source, X.lam(c.names[0], test, span=c.span)], T.BOOL, span=span)
+
+
+def _exists_in_call(e, span, ctx, depth):
+    """For `count(f(args))` where f's body is a list comprehension and f is too large to inline: the
+    any() of that body, with f's parameters replaced by the arguments as the inline pass does; or None."""
+    if not (isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.ref == "func"):
+        return None
+    got = ctx.expandable.get(e.func.ident)
+    if got is None or ctx.inline_budget <= 0:
+        return None
+    params, body = got
+    form = _through_binds(body, lambda c: _exists(c, span))
+    args = X.positional(e)
+    if form is None or args is None or len(args) != len(params):
+        return None
+    if X.size(form, MAX_EXPANDED) > MAX_EXPANDED:
+        return None
+    from .inline import expand
+    out = expand(params, form, args, attrs.evolve(e, ty=T.BOOL), ctx)
+    n, deep = X.size_depth(out, ctx.inline_budget + 1)
+    if n > ctx.inline_budget or depth + deep > MAX_DEPTH:
+        return None
+    ctx.inline_budget -= n
+    return out
+
+
+MAX_EXPANDED = 160  # the largest any() of a function's body written in place of count(f(...)) > 0 (nodes)
 
 
 def _failing_constant(e):

@@ -66,6 +66,7 @@ def prepare(ctx, run):
     (params, body)) for the functions that may be inlined, callees first."""
     ctx.bodies = {}
     ctx.inlinable = {}
+    ctx.expandable = {}
     prog = ctx.program
     if prog is None:
         return
@@ -90,8 +91,9 @@ def prepare(ctx, run):
                 continue
             ctx.bodies[name] = body
             if inlining and not recursive and len(set(p.name for p in d.params)) == len(d.params):
+                ctx.expandable[name] = ([p.name for p in d.params], body)
                 if X.size(body, ctx.inline_size) <= ctx.inline_size:
-                    ctx.inlinable[name] = ([p.name for p in d.params], body)
+                    ctx.inlinable[name] = ctx.expandable[name]
 
 
 def _called(e, funcs):

@@ -28,6 +28,8 @@ class Context:
         self._n = 0
         self.bodies = {}  # function name -> its body, optimised (filled by the inline pass)
         self.inlinable = {}  # function name -> (parameter names, body) of the functions inlined
+        # the same for every function that may be expanded at all (any size; see early.count_rule)
+        self.expandable = {}
         self.stats = {}  # pass name -> rewrites made
         self.rules = []  # (name, rule) being applied together (see rewriter)
         self.run = None
