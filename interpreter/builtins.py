@@ -253,6 +253,27 @@ def b_sum(G, xs):
     return total
 
 
+_WHOLE = frozenset({int})
+
+
+def sum_of_values(G, m, unset):
+    """sum(values(m)) of a map whose values are all whole numbers, none so large that a running total
+    could leave the range in any order: the same charges (values(), then sum()) and result as the two
+    calls, without sorting the keys (the order cannot change the sum). `unset` for any other value,
+    nothing charged: the two calls are made then."""
+    if m.__class__ is not dict:
+        return unset
+    vs = m.values()
+    if not _WHOLE.issuperset(map(type, vs)):
+        return unset
+    n = len(vs)
+    if n and not (-MAX_INT < min(vs) * n and max(vs) * n < MAX_INT):
+        return unset
+    charge(G, _sorting((m,)))
+    charge(G, n + 1)  # sum() of the list values() would have made
+    return sum(vs)
+
+
 def _minmax(fn, G, args):
     if len(args) == 1:
         xs = _items(args[0])

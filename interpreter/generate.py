@@ -35,7 +35,7 @@ from .optimise import tree as X
 from .runtime import span_of
 from .boards import Board
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
-                       charge, check_items, check_value, deep_cost, over)
+                       charge, check_items, check_value, deep_cost, over, sum_of_values)
 from .values import Piece, fmt, skey
 
 # ============================================================================ run-time helpers
@@ -114,6 +114,12 @@ def pairs_of(s):
     return tuple(enumerate(_items(s)))
 
 
+def _values_call(e):
+    """Whether e is `values(m)` (one argument, not named)."""
+    return (isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.ref == "builtin_func"
+            and e.func.ident == "values" and len(e.args) == 1 and e.args[0].name is None)
+
+
 def distinct_items(xs):
     """The items of a list, set or map without repeats, in order (runtime.distinct of items_of)."""
     c = xs.__class__
@@ -173,6 +179,7 @@ def _runtime_names():
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
+        "sum_of_values": sum_of_values,
     }
 
 
@@ -1301,15 +1308,36 @@ class ExprGenerator:
             if (isinstance(c, A.Comprehension) and c.kind == "list" and len(c.names) == 1
                     and (name == "sum" or isinstance(c.element, A.Name) and c.element.ident == c.names[0])):
                 return self.count_sum_loop(name, c, fn)
+        if name == "sum" and len(e.args) == 1 and e.args[0].name is None and _values_call(e.args[0].value):
+            return self.sum_of_values(e, fn)
         # positional arguments first, then the named ones (the closures' order)
         pos = [self.expr(a.value, fn) for a in e.args if a.name is None]
         kws = [(a.name, self.expr(a.value, fn)) for a in e.args if a.name is not None]
+        return self.builtin_call(name, pos, kws, fn)
+
+    def sum_of_values(self, e, fn):
+        """sum(values(m)): answered by builtins.sum_of_values when m's values are small whole numbers (the
+        same charges and result, the keys not sorted); else the two calls, as they are written."""
+        inner = e.args[0].value
+        m = self.expr(inner.args[0].value, fn)
+        t = fn.tmp()
+        fn.emit(f"{t} = sum_of_values(G, {m}, UNSET)")
+        fn.emit(f"if {t} is UNSET:")
+        fn.depth += 1
+        v = self.builtin_call("values", [m], [], fn)
+        fn.emit(f"{t} = {self.builtin_call('sum', [v], [], fn)}")
+        fn.depth -= 1
+        return t
+
+    def builtin_call(self, name, pos, kws, fn):
+        """A call of built-in `name` with its arguments computed (names holding them): its charge, the call,
+        its errors said as the built-in's."""
         k = self.mod.const
         impl = k(IMPLS[name])
         call_args = ", ".join(["G"] + pos + (["**{" + ", ".join(f"{k(n)}: {v}" for n, v in kws) + "}"] if kws else []))
         argt = "(" + "".join(p + ", " for p in pos) + ")"
         t = fn.tmp()
-        flat = name in FLAT_COST or (name == "count" and len(e.args) == 1)
+        flat = name in FLAT_COST or (name == "count" and len(pos) + len(kws) == 1)
         cost = COSTS[name]
         if name == "get" and len(pos) == 3 and not kws:  # a map and a key: one look-up (the same charge)
             m, key, default = pos

@@ -219,6 +219,11 @@ ERRORS = {
     "an error in a require after a cost": "per player var c: int = 5\nvar xs: list[int] = [1]\n"
                                           "action a(k: 1..3) { cost c[me]: k\n require xs[k + 3] > 0 }\n"
                                           "flow { loop { offer [a] to 0 } }",
+    # sum(values(m)) adds the values without sorting the keys only when no running total can be too large
+    "a sum of a map's values too large": "var m: map[int, int] = {1: 4611686018427387000, 2: 4611686018427387000, "
+                                         "3: -4611686018427387000}\nflow { let y = sum(values(m)) }",
+    "a sum of the values of a list": "var m: any = [1, 2]\nflow { let y = sum(values(m)) }",
+    "a sum of a map's texts": "var m: map[int, any] = {1: 2, 2: \"a\"}\nflow { let y = sum(values(m)) }",
     "an invariant list concatenation": "var a: list[any] = [1, \"x\"]\n"
                                        "flow { let y = [x for x in 1..3 if x > 2 and -(a + a)[1] > 0] }",
     "abs of a text": "var x: any = \"a\"\nflow { let y = abs(x) }",
@@ -249,6 +254,9 @@ def test_rule_errors_read_the_same_in_both_backends(case):
 
 
 SAME_RESULT = {
+    "sums of the values of maps": "var ms: list[map[any, any]] = [{}, {\"b\": 2, \"a\": -5}, {2: true, 1: 3}, "
+        "{(1, 2): 4611686018427387000, (0, 1): -4611686018427387000, (5, 5): 1}]\nvar r: list[any] = []\n"
+        "flow { r = [sum(values(m)) for m in ms] }",
     "+= and -= through indexes": "var m: map[int, list[any]] = {1: [1, [2]], 2: []}\nvar r: list[any] = []\n"
         "var n: map[player, map[int, int]] = {0: {5: 1}}\n"
         "flow { let k = 1  m[k][0] += 4  m[2] += [7]  n[0][5] -= 3  n[k - 1][5] += 10 "

@@ -286,6 +286,26 @@ flow { loop { turn 0 { offer [knock, look] to 0 } } }
     assert g.view(None)["vars"]["seen"] == [[1, 2, 3, 0], [3, 0, 1, 2], [1, 3, 0], [3, 0, 1], [3, 0], [3, 0]]
 
 
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_sum_of_values_adds_a_maps_values(backend):
+    # docs/language.md: values(m) lists the values in key order, sum() adds a list of numbers; a running
+    # total past 2^62 in size stops the rules (here in key order: 2^62 - 1000 twice before the negative)
+    rs = rulelang.loads('''
+game "T" { players 2 }
+var ms: list[map[any, int]] = [{}, {"b": 2, "a": -5, "c": 7}, {2: 1, 1: true, 3: 0}]
+var big: map[int, int] = {3: -4611686018427387000, 1: 4611686018427387000, 2: 4611686018427387000}
+var r: list[int] = []
+var n: int = 0
+action add_big { effect { n = sum(values(big)) } }
+flow { r = [sum(values(m)) for m in ms]  loop { turn 0 { offer [add_big] to 0 } } }
+''').with_backend(backend)
+    g = rs.new_game(2)
+    assert list(g.data["r"]) == [0, 4, 2]
+    with pytest.raises(GameError) as err:
+        g.apply("add_big")
+    assert "sum() is too large a number" in str(err.value)
+
+
 def test_runaway_computation_is_bounded():
     rs = rulelang.loads('''
 game "T" { players 2 }
