@@ -112,11 +112,25 @@ def read_field(G, ref, name):
     return row[i]
 
 
+_LIVE = {}  # (kind, its live ids in creation order) -> their Pieces (shared: a Piece is never changed)
+_LIVE_ITEMS = [0]  # ids held by _LIVE's keys: it starts again past MAX_LIVE_KEPT
+MAX_LIVE_KEPT = 200_000
+
+
 def live(G, name):
     """The live pieces of a kind, in creation order; charges the work budget like a list of that size."""
     ids = G.data["#" + name]
     charge(G, len(ids) + 1)
-    return tuple(Piece(name, i) for i in ids)
+    key = (name, tuple(ids))
+    got = _LIVE.get(key)
+    if got is None:
+        got = tuple([Piece(name, i) for i in ids])
+        _LIVE_ITEMS[0] += len(got) + 1
+        if _LIVE_ITEMS[0] > MAX_LIVE_KEPT:
+            _LIVE.clear()
+            _LIVE_ITEMS[0] = len(got) + 1
+        _LIVE[key] = got
+    return got
 
 
 def count_live(G):

@@ -85,6 +85,25 @@ setup {
     assert g.view(None)["vars"]["ids"] == [1, 3, 4, 5]
 
 
+def test_the_kind_name_lists_the_pieces_live_at_each_moment_in_each_game():
+    # the same live ids give the same list (it may be shared); a change in one game shows in that game only
+    rs = rulelang.loads(HEAD + SHIP + '''
+var seen: list[list[int]]
+action look { effect { seen = seen + [[s.id for s in Ship]] } }
+action scrap { effect { destroy first(Ship) } }
+action build { effect { let s = new Ship(owner: me) } }
+setup { for i in 1..3 { let s = new Ship(owner: 0) } }
+flow { loop { for p in players { turn p { offer [look, scrap, build] to p } } } }
+''')
+    a, b = rs.new_game(2, seed=1), rs.new_game(2, seed=1)
+    for act in ("look", "scrap", "look", "build", "look", "scrap", "look"):
+        a.apply(act)
+    for act in ("look", "look", "build", "look"):
+        b.apply(act)
+    assert a.view(None)["vars"]["seen"] == [[1, 2, 3], [2, 3], [2, 3, 4], [3, 4]]
+    assert b.view(None)["vars"]["seen"] == [[1, 2, 3], [1, 2, 3], [1, 2, 3, 4]]
+
+
 def test_find_a_piece_by_field():
     g = game(SHIP + '''
 var found: Ship
