@@ -124,6 +124,9 @@ def sort_values(xs):
     return sorted(xs, key=skey)
 
 
+_INT_OR_STR = frozenset({int, str})
+
+
 def fmt(v) -> str:
     """The canonical compact text of a value, used in action ids: 3, teal, (0,2), {a,b}."""
     c = v.__class__
@@ -131,6 +134,8 @@ def fmt(v) -> str:
         return v
     if c is int:
         return str(v)
+    if c is tuple and _INT_OR_STR.issuperset(map(type, v)):  # numbers and texts are their own text
+        return "(" + ",".join(map(str, v)) + ")" if len(v) != 1 else "(" + str(v[0]) + ",)"
     if v is None:
         return "none"
     if v is True:

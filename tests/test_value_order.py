@@ -114,3 +114,13 @@ def test_adding_to_and_removing_from_a_pile_keep_the_order_a_new_pile_sorts_into
             i = pile.pool.index(gone)
             made = Pile(kind, known, pile.pool[:i] + pile.pool[i + 1:])
         assert taken == made and [skey(v) for v in taken.pool] == [skey(v) for v in made.pool]
+
+
+@pytest.mark.parametrize("value, text", [
+    ((), "()"), ((0, 2), "(0,2)"), ((-3,), "(-3,)"), (("lamp", 4), "(lamp,4)"), (("a",), "(a,)"),
+    ((True, 1), "(true,1)"), ((None, 0), "(none,0)"), (((1, 2), 3), "((1,2),3)"), ((frozenset({2, 1}),), "({1,2},)"),
+])
+def test_lists_have_the_canonical_text_of_action_ids(value, text):
+    # docs/language.md, "Action ids": tuples as (0,2), no spaces, one item (x,); true/false/none as words
+    from interpreter.values import fmt
+    assert fmt(value) == text
