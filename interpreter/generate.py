@@ -460,7 +460,6 @@ class ExprGenerator:
         self._field_kinds = None  # field name -> the one class of its values in every row (int, str, bool)
         self._leaf = {}  # id(function body) -> whether it calls no rule function
         self._inline = {}  # rule function -> whether calls of it are written inline
-        self._recursive = None  # the rule functions that can end up calling themselves (found once)
         self._lazy = []  # (AST, name, function) of every expression compiled, generated at its first call
         self.mod.ns["materialize"] = self.materialize
 
@@ -546,19 +545,21 @@ class ExprGenerator:
         return ident
 
     def define_function(self, name, body, span):
-        """Generate `def fn_N(G, v_1, ...)`: the depth check and the +1 work charge of a call, then the body."""
+        """Generate `def fn_N(G, v_1, ...)`: the +1 work charge of a call (and, for a function that can call
+        itself, the depth check), then the body."""
         ident, params = self.functions[name]
         fn = Fn(self.mod, False)
         pys = [fn.bind(p, "p") for p in params]
-        msg = self.mod.const(name)
-        fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
-        fn.emit(f"    raise depth_error({msg}, MAX_FUNCTION_DEPTH)")
+        counted = name in self.recursive()  # only calls that can nest without end count (closures.x_Call)
+        if counted:
+            fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
+            fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
         fn.charge(1)
-        leaf = self.calls_none(body)
-        if not leaf:
+        counted = counted and not self.calls_none(body)
+        if counted:
             fn.emit("G.fdepth += 1")
         r = self.expr(body, fn)
-        if not leaf:
+        if counted:
             fn.emit("G.fdepth -= 1")
         fn.emit(f"return {r}")
         return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
@@ -1620,33 +1621,12 @@ class ExprGenerator:
         return got
 
     def recursive(self):
-        """The rule functions that can call themselves, directly or through others: those in a cycle of
-        the call graph. One walk of each body (a per-function search was quadratic in the number of
-        functions: 1,000 functions in a cycle took seconds)."""
-        if self._recursive is None:
-            import networkx as nx
-            decls = self.rs.program.decls
-            graph = nx.DiGraph()
-            for name, d in decls.items():
-                if isinstance(d, A.FuncDecl):
-                    graph.add_node(name)
-                    graph.add_edges_from((name, callee) for callee in _calls(d.body)
-                                         if isinstance(decls.get(callee), A.FuncDecl))
-            found = set()
-            for part in nx.strongly_connected_components(graph):
-                if len(part) > 1 or any(graph.has_edge(f, f) for f in part):
-                    found |= part
-            self._recursive = found
-        return self._recursive
+        """The rule functions that can call themselves, directly or through others (closures.ExprCompiler)."""
+        return self.cl.recursive()
 
     def inline_call(self, name, params, args, fn):
-        d = self.rs.program.decls[name]
-        fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
-        fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
+        d = self.rs.program.decls[name]  # (never a function that can call itself: see inlinable)
         fn.charge(1)
-        leaf = self.calls_none(d.body)
-        if not leaf:
-            fn.emit("G.fdepth += 1")
         saved = fn.env, fn.has_L
         fn.env = dict(zip(params, args))  # the body sees its parameters only, as in its own function
         fn.has_L = False
@@ -1654,8 +1634,6 @@ class ExprGenerator:
         r = self.expr(d.body, fn)
         fn.inlined -= 1
         fn.env, fn.has_L = saved
-        if not leaf:
-            fn.emit("G.fdepth -= 1")
         return r
 
     def calls_none(self, body):

@@ -99,6 +99,26 @@ flow {{ end_game "x" }}
     stops_with(out, "calls itself more than 200 deep" if "calls itself" in out.stdout else "nests too deeply")
 
 
+def test_only_functions_that_call_themselves_count_against_the_depth_limit():
+    # docs/language.md: functions may call themselves at most 200 deep; a chain of 230 different functions,
+    # each calling the next, cannot nest without end and is not stopped by that limit
+    chain = "".join(f"function f{i}(n: int): int = f{i + 1}(n) + 1\n" for i in range(230)) + "function f230(n: int): int = n\n"
+    text = 'game "T" { players 2 }\nvar r: int = 0\n' + chain + 'flow { r = f0(5)  end_game "x" }\n'
+    rs = rulelang.loads(text)
+    assert rs.new_game(2).data["r"] == 235
+    out = run(text.replace('end_game "x"', "r = f0(5) + f0(6)  end_game \"x\""))
+    assert out.ok and "NO ERROR" in out.stdout, out.explain()
+    # the closures (the reference) run the same, or meet Python's own stack first: a rule error, not a crash
+    closures = rs.with_backend("closures")
+    try:
+        assert closures.new_game(2).data["r"] == 235
+    except GameError as e:
+        assert "nests too deeply" in str(e)
+    recursive = 'function f(n: int): int = if n > 0 then f(n - 1) + 1 else 0\n'
+    out = run('game "T" { players 2 }\n' + recursive + 'flow { let x = f(500)  end_game "x" }\n')
+    stops_with(out, "calls itself more than 200 deep")
+
+
 def test_sum_respects_the_number_limit():
     out = run('''game "T" { players 2 }
 var x: int = 1

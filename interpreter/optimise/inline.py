@@ -73,8 +73,8 @@ def prepare(ctx, run):
     funcs = {name: d for name, d in prog.decls.items() if isinstance(d, A.FuncDecl) and d.body is not None}
     calls = {name: _called(d.body, funcs) for name, d in funcs.items()}
     sccs = _sccs(list(funcs), calls)
-    # the longest chain of calls: a deep one meets the limit of nested calls (compiler.MAX_FUNCTION_DEPTH)
-    # at a place that inlining would move, so such a program's calls stay calls
+    # the longest chain of calls: a program with a very deep one keeps its calls (inlined, the chain would
+    # make expressions as deep as itself)
     height = {}
     for scc in sccs:
         h = 1 + max((height[g] for f in scc for g in calls[f] if g not in scc), default=0)
