@@ -293,24 +293,28 @@ class ExprCompiler:
             rs = self.rs
             pos = [f for _, f in args]
 
-            if name in self.recursive():
-                def run_body(G, fn, L2):
-                    # no try/finally: an error here ends the game, and each run starts again at depth 0
-                    if G.fdepth > MAX_FUNCTION_DEPTH:
-                        raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
-                    G.work += 1
-                    if G.work > G.work_mark:
-                        over(G)
-                    G.fdepth += 1
-                    value = fn.body(G, L2)
-                    G.fdepth -= 1
-                    return value
-            else:  # a call that cannot nest without end: not counted against the depth limit
-                def run_body(G, fn, L2):
-                    G.work += 1
-                    if G.work > G.work_mark:
-                        over(G)
-                    return fn.body(G, L2)
+            def counted(G, fn, L2):
+                # no try/finally: an error here ends the game, and each run starts again at depth 0
+                if G.fdepth > MAX_FUNCTION_DEPTH:
+                    raise RuleRuntimeError(f"function '{name}' calls itself more than {MAX_FUNCTION_DEPTH} deep")
+                G.work += 1
+                if G.work > G.work_mark:
+                    over(G)
+                G.fdepth += 1
+                value = fn.body(G, L2)
+                G.fdepth -= 1
+                return value
+
+            def plain(G, fn, L2):  # a call that cannot nest without end: not counted against the depth limit
+                G.work += 1
+                if G.work > G.work_mark:
+                    over(G)
+                return fn.body(G, L2)
+
+            def first(G, fn, L2):  # (the call graph is read at the first call: never while only checking)
+                run[0] = counted if name in self.recursive() else plain
+                return run[0](G, fn, L2)
+            run = [first]
 
             if len(pos) == 2:
                 a0, a1 = pos
@@ -318,12 +322,12 @@ class ExprCompiler:
                 def call_user2(G, L):
                     fn = rs.functions[name]
                     p0, p1 = fn.params
-                    return run_body(G, fn, {p0: a0(G, L), p1: a1(G, L)})
+                    return run[0](G, fn, {p0: a0(G, L), p1: a1(G, L)})
                 return call_user2
 
             def call_user(G, L):
                 fn = rs.functions[name]
-                return run_body(G, fn, {pname: f(G, L) for pname, f in zip(fn.params, pos)})
+                return run[0](G, fn, {pname: f(G, L) for pname, f in zip(fn.params, pos)})
             return call_user
         impl = _guarded(name, IMPLS[name], len(e.args))
         pos = [f for n, f in args if n is None]

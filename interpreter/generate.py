@@ -2052,7 +2052,7 @@ def make_stmt_generator(rs, xc):
                     run.append(st)
                     continue
                 if run:
-                    self.fuse_run(c, ops, run)
+                    self.fuse_run(c, ops, run, st if isinstance(st, A.If) else None)
                     run = []
                 if st is None:
                     break
@@ -2060,7 +2060,10 @@ def make_stmt_generator(rs, xc):
                     self.fuse_block(c, ops, sub)
 
         # ---- one fused op
-        def fuse_run(self, c, ops, run):
+        def fuse_run(self, c, ops, run, then_if=None):
+            """One op for the statements of `run`; when an `if` that can stop follows them (then_if), the op
+            also makes its tests and goes on where they lead (their own ops stay in place, for the jumps
+            that reach them)."""
             start = self.ranges[id(run[0])][0]
             end = self.ranges[id(run[-1])][1]
             fn = Fn(self.mod, True)
@@ -2072,17 +2075,35 @@ def make_stmt_generator(rs, xc):
             fn.depth += 1
             for st in run:
                 self.stmt(st, fn, ops)
+            goes_on = jump_target(ops, end)  # (past a plain jump there: see closures._thread_jumps)
+            if then_if is not None and goes_on == end:
+                goes_on = self.tests_after(then_if, fn, ops, end)
             fn.depth -= 1
             fn.emit("except Located:")
             fn.emit("    raise")
             fn.emit("except Exception as err:")
             spans, where = self.mod.const(tuple(fn.spans)), self.mod.const(c.name)
             fn.emit(f"    raise relocate(err, {spans}[sp], {where}) from None")
-            fn.emit(f"return {jump_target(ops, end)}")  # (past a plain jump there: see closures._thread_jumps)
+            fn.emit(f"return {goes_on}")
             name = self.mod.name("op")
             c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
             if start == 0 and end == len(c.ops):  # the whole code: an offered action can call it without a frame
                 c.whole = c.ops[0]
+
+        def tests_after(self, st, fn, ops, pc):
+            """The tests of `if` statement st, whose first test's op is at pc, made in the op before it: each
+            as its op makes it (said at its place if it fails); returns where the op goes on when none holds."""
+            for test, _ in st.branches:
+                op = ops[pc] if pc < len(ops) else None
+                if getattr(op, "else_to", None) is None:  # (not a test's op: the ops from here run as they are)
+                    break
+                if fn.cache:  # the statements before may have written what was read
+                    fn.cache = {key: v for key, v in fn.cache.items() if key in fn.stable} if fn.stable else {}
+                self.at(fn, test.span)
+                t = self.xc.expr(test, fn)
+                fn.emit(f"if {t}: return {jump_target(ops, pc + 1)}")
+                pc = op.else_to
+            return jump_target(ops, pc)
 
         def at(self, fn, span):
             fn.spans.append(span)

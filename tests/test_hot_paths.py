@@ -724,3 +724,81 @@ def test_a_loop_whose_body_is_a_round_of_turns_starts_the_next_round_as_its_ops_
             a = rs.load_game(a.to_json())
         else:
             assert a.to_json() == b.to_json()
+
+
+IF_TESTS = '''
+game "Tests" { players 2 }
+var n: int = 0
+var xs: list[int] = [1, 2]
+var trail: list[int] = []
+procedure pick(p: player) {
+  repeat 3 times {
+    n = n + 1
+    let r = n % 4
+    if r == 0 {
+      let k = choose one of [1, 2] by p prompt "k?"
+      trail = trail + [k]
+    } elif r == 1 and xs[n % 2] > 0 {
+      let k = choose one of [3, 4] by p prompt "k?"
+      trail = trail + [k]
+    } elif r == 2 {
+      trail = trail + [0]
+    } else {
+      let k = choose one of [5, 6] by p prompt "k?"
+      n = n + k
+    }
+    if n > 40 { n = 0 }
+  }
+}
+action go { effect { pick(me) } }
+flow { repeat 5 times { for p in players { turn p { offer [go] to p } } } }
+score p = n + count(trail)
+'''
+
+
+def _test_ops_run(g, picks):
+    """The if-tests run as ops of their own while `picks` are applied to g."""
+    import sys
+    seen = [0]
+
+    def prof(frame, event, arg):
+        if event == "call" and frame.f_code.co_qualname.startswith("_jump_unless"):
+            seen[0] += 1
+    sys.setprofile(prof)
+    try:
+        for pick in picks:
+            g.apply(pick)
+    finally:
+        sys.setprofile(None)
+    return seen[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_tests_of_an_if_after_statements_are_made_by_their_op_and_play_the_same(seed):
+    """A generated op of statements followed by an `if` that can stop makes the if's tests itself and goes on
+    where they lead (docs/runtime.md): the same game, step by step and through saves, as the closures, whose
+    tests are ops of their own; and an error in such a test reads the same."""
+    rs = rulelang.loads(IF_TESTS)
+    cl = rs.with_backend("closures")
+    a, b = rs.new_game(2, seed=seed), cl.new_game(2, seed=seed)
+    r = random.Random(seed)
+    picks = []
+    while not a.is_over():
+        assert a.to_json() == b.to_json()
+        pick = r.choice(a.legal_actions()).id
+        picks.append(pick)
+        a.apply(pick)
+        b.apply(pick)
+        a = rs.load_game(a.to_json())
+    assert a.to_json() == b.to_json() and a.returns() == b.returns()
+    # the if's tests follow `n = n + 1  let r = n % 4`: no test runs as an op of its own any more
+    assert _test_ops_run(rs.new_game(2, seed=seed), picks) == 0 < _test_ops_run(cl.new_game(2, seed=seed), picks)
+    bad = IF_TESTS.replace("xs[n % 2] > 0", "xs[n % 2 + 1] > 0")  # xs = [1, 2]: index 2 fails when n is odd
+    errors = []
+    for backend in ("generated", "closures"):
+        g = rulelang.loads(bad).with_backend(backend).new_game(2, seed=seed)
+        with pytest.raises(rulelang.GameError) as err:
+            while not g.is_over():
+                g.apply(g.legal_actions()[0])
+        errors.append(str(err.value))
+    assert errors[0] == errors[1] and "<string>:13:" in errors[0]
