@@ -2056,6 +2056,8 @@ def make_stmt_generator(rs, xc):
                     run = []
                 if st is None:
                     break
+                if isinstance(st, A.ExprStmt):  # a call of a procedure that can stop: its frame made by an op
+                    self.call_op_of(c, st)
                 for sub in _blocks(st):  # the parts of a statement that can stop
                     self.fuse_block(c, ops, sub)
 
@@ -2089,6 +2091,40 @@ def make_stmt_generator(rs, xc):
             c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
             if start == 0 and end == len(c.ops):  # the whole code: an offered action can call it without a frame
                 c.whole = c.ops[0]
+
+        def call_op_of(self, c, st):
+            """The op of a call of a procedure that can stop, generated: the arguments computed in order into
+            the new frame's locals (the closures' names and order, then `me`), handed to the engine as the
+            closures' op hands them; an error in an argument is said at the call, as there."""
+            k = self.mod.const
+            e = st.expr
+            name = e.func.ident
+            pnames = [p.name for p in self.rs.program.decls[name].params]
+            fn = Fn(self.mod, True)
+            fn.local_kinds, fn.stable, fn.present = self._kinds, self._stable, self._present
+            fn.me_known = self.action_locals is not None
+            fn.spans = [st.span]
+            fn.emit("try:")
+            fn.depth += 1
+            items, i = [], 0
+            for a in e.args:
+                v = self.xc.expr(a.value, fn)
+                if a.name is None:
+                    items.append(f"{k(pnames[i])}: {v}")
+                    i += 1
+                else:
+                    items.append(f"{k(a.name)}: {v}")
+            frame = fn.tmp("w")
+            fn.emit(f"{frame} = {{{', '.join(items)}}}")
+            fn.depth -= 1
+            fn.emit("except Located:")
+            fn.emit("    raise")
+            fn.emit("except Exception as err:")
+            fn.emit(f"    raise relocate(err, {k(st.span)}, {k(c.name)}) from None")
+            fn.emit(f"if {k('me')} in L: {frame}[{k('me')}] = L[{k('me')}]")
+            fn.emit(f"return ({k('call')}, {k(self.rs.codes)}[{k('proc:' + name)}], {frame})")
+            op = self.mod.name("op")
+            c.ops[self.ranges[id(st)][0]] = self.mod.add(op, ExprGenerator._def(op, "G, L", fn, st.span))
 
         def tests_after(self, st, fn, ops, pc):
             """The tests of `if` statement st, whose first test's op is at pc, made in the op before it: each
