@@ -2058,6 +2058,8 @@ def make_stmt_generator(rs, xc):
                     break
                 if isinstance(st, A.ExprStmt):  # a call of a procedure that can stop: its frame made by an op
                     self.call_op_of(c, st)
+                elif isinstance(st, A.If):  # an if that can stop: its tests made by one op
+                    self.tests_op_of(c, ops, st)
                 for sub in _blocks(st):  # the parts of a statement that can stop
                     self.fuse_block(c, ops, sub)
 
@@ -2125,6 +2127,29 @@ def make_stmt_generator(rs, xc):
             fn.emit(f"return ({k('call')}, {k(self.rs.codes)}[{k('proc:' + name)}], {frame})")
             op = self.mod.name("op")
             c.ops[self.ranges[id(st)][0]] = self.mod.add(op, ExprGenerator._def(op, "G, L", fn, st.span))
+
+        def tests_op_of(self, c, ops, st):
+            """The op of the first test of an `if` that can stop, generated: it makes the tests in turn and goes
+            on at the branch they choose, or past them (the later tests' ops stay in place, unused)."""
+            pc = self.ranges[id(st)][0]
+            if getattr(ops[pc], "else_to", None) is None:
+                return
+            fn = Fn(self.mod, True)
+            fn.local_kinds, fn.stable, fn.present = self._kinds, self._stable, self._present
+            fn.me_known = self.action_locals is not None
+            fn.spans = []
+            fn.emit("sp = 0")
+            fn.emit("try:")
+            fn.depth += 1
+            goes_on = self.tests_after(st, fn, ops, pc)
+            fn.depth -= 1
+            fn.emit("except Located:")
+            fn.emit("    raise")
+            fn.emit("except Exception as err:")
+            fn.emit(f"    raise relocate(err, {self.mod.const(tuple(fn.spans))}[sp], {self.mod.const(c.name)}) from None")
+            fn.emit(f"return {goes_on}")
+            op = self.mod.name("op")
+            c.ops[pc] = self.mod.add(op, ExprGenerator._def(op, "G, L", fn, st.span))
 
         def tests_after(self, st, fn, ops, pc):
             """The tests of `if` statement st, whose first test's op is at pc, made in the op before it: each
