@@ -269,7 +269,13 @@ def sum_of_values(G, m, unset):
     n = len(vs)
     if n and not (-MAX_INT < min(vs) * n and max(vs) * n < MAX_INT):
         return unset
-    charge(G, _sorting((m,)))
+    if CONTAINERS.isdisjoint(map(type, m)) and 2 * n + 1 <= MAX_SIZE:
+        # keys and values plain: _sorting((m,)), with the map's size (2n + 1) known without measuring it
+        d = 2 * n + 1
+        bits = n.bit_length()
+        charge(G, (d * bits + 1 + d) * (bits + 1))
+    else:
+        charge(G, _sorting((m,)))
     charge(G, n + 1)  # sum() of the list values() would have made
     return sum(vs)
 

@@ -306,6 +306,18 @@ flow { r = [sum(values(m)) for m in ms]  loop { turn 0 { offer [add_big] to 0 } 
     assert "sum() is too large a number" in str(err.value)
 
 
+@pytest.mark.parametrize("m", [{}, {"a": 1}, {"b": 2, "a": -5, "c": 7}, {i: i for i in range(17)},
+                               {(i, i): 2 for i in range(9)}, {frozenset({i}): 1 for i in range(3)}])
+def test_sum_of_values_charges_what_values_then_sum_charge(m):
+    from interpreter import builtins as B
+
+    class G:
+        work, work_mark = 0, 1 << 60
+    g = G()
+    assert B.sum_of_values(g, m, None) == sum(m.values())
+    assert g.work == B.COSTS["values"]((m,)) + B.COSTS["sum"]((B.b_values(None, m),))
+
+
 def test_runaway_computation_is_bounded():
     rs = rulelang.loads('''
 game "T" { players 2 }
