@@ -1057,25 +1057,19 @@ class Game:
         rs = self.rs
         if p.kind == "action":
             who = p.player
-            if len(options) <= MAX_LISTED_OPTIONS:
-                # the same options offered to the same seat again: the actions and the lookup made then.
-                # A generated listing of fixed candidates hands out one list per set of legal ones: known by
-                # its identity (the cache holds the list too, so no other object can have its id)
-                if p.same_pairs:
-                    key = (who, id(options))
-                else:
-                    key = (who, tuple(options))
-                try:
-                    got = rs.option_lists.get(key)
-                except TypeError:  # a value that cannot be a key (a map): listed as below
-                    got = key = None
+            # A generated listing of fixed candidates hands out one list per set of legal ones, known by its
+            # identity (the cache holds the list too, so no other object can have its id): its Actions and
+            # lookup are kept for the next time it is offered (OfferOp finds them with its decision). Other
+            # listings are new lists of computed candidates, seldom offered again alike: nothing is kept
+            # for them (finding them by their options cost more than it saved: Station 2% slower)
+            key = (who, id(options)) if p.same_pairs and len(options) <= MAX_LISTED_OPTIONS else None
+            if key is not None:
+                got = rs.option_lists.get(key)
                 if got is not None:
                     out, pair = got[0], got[1]
                     self._actions = out
                     self._lookup = pair if pair is None or pair[0] is options else (options, pair[1])
                     return out
-            else:
-                key = None
             out = self._make_actions(True, who, options)
         else:
             out = self._make_actions(False, -1 if p.kind == "chance" else p.player, options)
