@@ -37,7 +37,7 @@ TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
 MAX_SHOWN_VALUE = 200  # characters of a variable's value shown when an invariant does not hold
 MAX_LISTED_OPTIONS = 64  # offers of at most this many actions keep their Action list for reuse
-SEARCHED_OPTIONS = 6  # apply() searches a listing of at most this many options (no id -> position table)
+SEARCHED_OPTIONS = 16  # apply() searches a listing of at most this many options (no id -> position table)
 _FIRST = itemgetter(0)  # the id of an (id, value) option
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 
