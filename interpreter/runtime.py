@@ -569,9 +569,23 @@ class ChooseOp:
         else:
             raise RuleRuntimeError("who chooses? 'me' is not known here (this procedure was not called from an "
                                    "action); say 'by PLAYER'")
-        if self.count is None:
-            low = high = 1
-            single = True
+        if self.count is None:  # choose one: the decision's defaults are a single pick's (need, low, single)
+            if not pool:
+                if self.optional:
+                    L[self.target] = None
+                    return None
+                raise RuleRuntimeError("must choose 1 from only 0 options")
+            p = Pending("choose", who, [], self.prompt or "choose one", self.target)
+            p.pool = pool
+            if self.ordered:
+                p.ordered = True
+            opts = _choice_options(pool)
+            if self.optional:
+                p.low = 0
+                opts.append((DONE_ID, _DONE))
+            p.options = opts
+            G.pending = p
+            return SUSPEND
         else:
             c = self.count(G, L)
             single = False
@@ -608,6 +622,10 @@ class ChooseOp:
         p = G.pending
         if value is _DONE:
             return self.finish(G, L, p)
+        if p.single and p.need == 1:  # one pick: the choice is made
+            G.pending = None
+            L[self.target] = value
+            return None
         p.acc.append(value)
         if p.ordered or p.single:
             i = p.pool.index(value)

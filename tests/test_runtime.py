@@ -318,6 +318,45 @@ def test_sum_of_values_charges_what_values_then_sum_charge(m):
     assert g.work == B.COSTS["values"]((m,)) + B.COSTS["sum"]((B.b_values(None, m),))
 
 
+CHOOSE_ONE = '''
+game "T" { players 2 }
+var got: list[any] = []
+var pool: list[any] = POOL
+action ask { effect { let x = choose one of pool by 1 OPTIONAL prompt "which?"  got = got + [x] } }
+flow { loop { turn 0 { offer [ask] to 0 } } }
+'''
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_choose_one_as_the_language_reference_says(backend):
+    # docs/language.md, "choose": one item; `optional` allows `done` (none); duplicates offered once;
+    # no options and nothing required: none without asking; no options and one required: an error
+    def game(pool, optional):
+        text = CHOOSE_ONE.replace("POOL", pool).replace("OPTIONAL", "optional" if optional else "")
+        return rulelang.loads(text).with_backend(backend).new_game(2)
+
+    g = game('["b", "a", "b", 3]', True)
+    g.apply("ask")
+    assert g.current_player == 1 and [a.id for a in g.legal_actions()] == ["b", "a", "3", "done"]
+    saved = g.to_json()
+    g.apply("3")
+    g.apply("ask")
+    g.apply("done")
+    assert g.view(None)["vars"]["got"] == [3, None]
+    g2 = rulelang.loads(CHOOSE_ONE.replace("POOL", '["b", "a", "b", 3]').replace("OPTIONAL", "optional")) \
+        .with_backend(backend).load_game(saved)
+    assert [a.id for a in g2.legal_actions()] == ["b", "a", "3", "done"]
+    g2.apply("a")
+    assert g2.view(None)["vars"]["got"] == ["a"] and g2.current_player == 0
+    g = game("[]", True)
+    g.apply("ask")  # nothing to choose and nothing required: none, without a decision
+    assert g.view(None)["vars"]["got"] == [None] and g.current_player == 0
+    g = game("[]", False)
+    with pytest.raises(GameError) as err:
+        g.apply("ask")
+    assert "must choose 1 from only 0 options" in str(err.value)
+
+
 def test_runaway_computation_is_bounded():
     rs = rulelang.loads('''
 game "T" { players 2 }
