@@ -793,7 +793,8 @@ class ExprGenerator:
                 if x.__class__ is A.Name:
                     if x.ref == "var" and not self.cl.is_constant(x):
                         self.read_var(x.ident, fn)
-                    elif x.ref == "local" and x.ident in fn.present and x.ident not in fn.env:
+                    elif x.ref == "local" and fn.has_L and x.ident in fn.present and x.ident not in fn.env:
+                        # (not in a function's body written inline: its names are its own, not the action's)
                         self.local(x.ident, fn)
 
     # ---- loop-invariant parts, computed once before their loop

@@ -306,6 +306,23 @@ def test_a_count_of_a_function_too_large_to_inline_keeps_its_answer(xs):
     assert ctx.stats.get("early_counts") == 2 and "inline" not in ctx.stats  # both counts, big not inlined
 
 
+def test_a_function_written_inline_keeps_its_names_apart_from_the_actions():
+    # evens() is small: the generated code writes it inline, without the optimiser too; its `b` is its own,
+    # not the action's parameter `b` (found by Mars: its `b` read as the action's, which a function cannot)
+    text = ('game "T" { players 2 }\nvar seen: list[int] = []\n'
+            'function evens(k: int) = [b for b in 1..6 if b % 2 == 0 and b > k]\n'
+            'action pick(b in 1..2) { effect { let n = b  if count(evens(n)) > 1 { let c = choose one of [7, 8] by me'
+            '  seen = seen + [c] } else { seen = seen + evens(n) } } }\n'
+            'flow { loop { turn 0 { offer [pick] to 0 } } }\n')
+    for rs in load_both(text=text):
+        g = rs.new_game(2)
+        g.apply("pick(1)")  # evens(1) = [2, 4, 6]: a choice
+        g.apply("8")
+        g.apply("pick(2)")  # evens(2) = [4, 6]: a choice again
+        g.apply("7")
+        assert list(g.data["seen"]) == [8, 7]
+
+
 def test_a_constant_argument_does_not_become_a_load_error():
     # f(0) is an error only when it runs; inlined, 10 / 0 must not be folded when loading
     text = ('game "T" { players 2 }\nvar n: int = 0\nfunction tenth(a) = 10 / a\n'
