@@ -2071,27 +2071,13 @@ def make_stmt_generator(rs, xc):
             that reach them)."""
             start = self.ranges[id(run[0])][0]
             end = self.ranges[id(run[-1])][1]
-            fn = Fn(self.mod, True)
-            fn.local_kinds, fn.stable, fn.present = self._kinds, self._stable, self._present
-            fn.me_known = self.action_locals is not None
-            fn.spans = []
-            fn.emit("sp = 0")
-            fn.emit("try:")
-            fn.depth += 1
+            fn = self.op_fn()
             for st in run:
                 self.stmt(st, fn, ops)
             goes_on = jump_target(ops, end)  # (past a plain jump there: see closures._thread_jumps)
             if then_if is not None and goes_on == end:
                 goes_on = self.tests_after(then_if, fn, ops, end)
-            fn.depth -= 1
-            fn.emit("except Located:")
-            fn.emit("    raise")
-            fn.emit("except Exception as err:")
-            spans, where = self.mod.const(tuple(fn.spans)), self.mod.const(c.name)
-            fn.emit(f"    raise relocate(err, {spans}[sp], {where}) from None")
-            fn.emit(f"return {goes_on}")
-            name = self.mod.name("op")
-            c.ops[start] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, run[0].span))
+            self.end_op(c, fn, start, run[0].span, goes_on)
             if start == 0 and end == len(c.ops):  # the whole code: an offered action can call it without a frame
                 c.whole = c.ops[0]
 
@@ -2100,15 +2086,44 @@ def make_stmt_generator(rs, xc):
             the new frame's locals (the closures' names and order, then `me`), handed to the engine as the
             closures' op hands them; an error in an argument is said at the call, as there."""
             k = self.mod.const
-            e = st.expr
-            name = e.func.ident
-            pnames = [p.name for p in self.rs.program.decls[name].params]
+            fn = self.op_fn()
+            self.at(fn, st.span)
+            frame = fn.tmp("w")
+            fn.emit(f"{frame} = {{{', '.join(self.frame_items(st.expr, fn))}}}")
+            fn.emit(f"if {k('me')} in L: {frame}[{k('me')}] = L[{k('me')}]")
+            code = f"{k(self.rs.codes)}[{k('proc:' + st.expr.func.ident)}]"
+            self.end_op(c, fn, self.ranges[id(st)][0], st.span, f"({k('call')}, {code}, {frame})")
+
+        def op_fn(self):
+            """The function of a generated op being written: what the code's statements cannot change (see
+            code()), `sp` (which statement it is in, for its errors) and its body in a try."""
             fn = Fn(self.mod, True)
             fn.local_kinds, fn.stable, fn.present = self._kinds, self._stable, self._present
             fn.me_known = self.action_locals is not None
-            fn.spans = [st.span]
+            fn.spans = []
+            fn.emit("sp = 0")
             fn.emit("try:")
             fn.depth += 1
+            return fn
+
+        def end_op(self, c, fn, pos, span, goes_on):
+            """The end of op_fn()'s function: an error said at the statement the op was in, then `return
+            goes_on`; the op takes position pos of code c."""
+            k = self.mod.const
+            fn.depth -= 1
+            fn.emit("except Located:")
+            fn.emit("    raise")
+            fn.emit("except Exception as err:")
+            fn.emit(f"    raise relocate(err, {k(tuple(fn.spans))}[sp], {k(c.name)}) from None")
+            fn.emit(f"return {goes_on}")
+            name = self.mod.name("op")
+            c.ops[pos] = self.mod.add(name, ExprGenerator._def(name, "G, L", fn, span))
+
+        def frame_items(self, e, fn):
+            """The locals of the frame of procedure call e, computed in order: `key: value` texts (a positional
+            argument under its parameter's name, a named one under its name: the closures' keys)."""
+            k = self.mod.const
+            pnames = [p.name for p in self.rs.program.decls[e.func.ident].params]
             items, i = [], 0
             for a in e.args:
                 v = self.xc.expr(a.value, fn)
@@ -2117,17 +2132,7 @@ def make_stmt_generator(rs, xc):
                     i += 1
                 else:
                     items.append(f"{k(a.name)}: {v}")
-            frame = fn.tmp("w")
-            fn.emit(f"{frame} = {{{', '.join(items)}}}")
-            fn.depth -= 1
-            fn.emit("except Located:")
-            fn.emit("    raise")
-            fn.emit("except Exception as err:")
-            fn.emit(f"    raise relocate(err, {k(st.span)}, {k(c.name)}) from None")
-            fn.emit(f"if {k('me')} in L: {frame}[{k('me')}] = L[{k('me')}]")
-            fn.emit(f"return ({k('call')}, {k(self.rs.codes)}[{k('proc:' + name)}], {frame})")
-            op = self.mod.name("op")
-            c.ops[self.ranges[id(st)][0]] = self.mod.add(op, ExprGenerator._def(op, "G, L", fn, st.span))
+            return items
 
         def tests_op_of(self, c, ops, st):
             """The op of the first test of an `if` that can stop, generated: it makes the tests in turn and goes
@@ -2135,22 +2140,8 @@ def make_stmt_generator(rs, xc):
             pc = self.ranges[id(st)][0]
             if getattr(ops[pc], "else_to", None) is None:
                 return
-            fn = Fn(self.mod, True)
-            fn.local_kinds, fn.stable, fn.present = self._kinds, self._stable, self._present
-            fn.me_known = self.action_locals is not None
-            fn.spans = []
-            fn.emit("sp = 0")
-            fn.emit("try:")
-            fn.depth += 1
-            goes_on = self.tests_after(st, fn, ops, pc)
-            fn.depth -= 1
-            fn.emit("except Located:")
-            fn.emit("    raise")
-            fn.emit("except Exception as err:")
-            fn.emit(f"    raise relocate(err, {self.mod.const(tuple(fn.spans))}[sp], {self.mod.const(c.name)}) from None")
-            fn.emit(f"return {goes_on}")
-            op = self.mod.name("op")
-            c.ops[pc] = self.mod.add(op, ExprGenerator._def(op, "G, L", fn, st.span))
+            fn = self.op_fn()
+            self.end_op(c, fn, pc, st.span, self.tests_after(st, fn, ops, pc))
 
         def tests_after(self, st, fn, ops, pc):
             """The tests of `if` statement st, whose first test's op is at pc, made in the op before it: each
@@ -2231,23 +2222,13 @@ def make_stmt_generator(rs, xc):
         def plain_call(self, st, fn):
             """The closures' call op and the callee's frame, without the frame: the arguments into a fresh
             locals dict (and `me`), then the callee's one fused op (its whole body)."""
-            e = st.expr
-            name = e.func.ident
+            name = st.expr.func.ident
             k = self.mod.const
             proc = self.rs.program.decls[name]
-            pnames = [p.name for p in proc.params]
             self.at(fn, st.span)
             fn.emit("if len(G.frames) >= MAX_FRAMES: raise too_deep()")
             l2 = fn.tmp("w")
-            fn.emit(f"{l2} = {{}}")
-            i = 0
-            for a in e.args:
-                v = self.xc.expr(a.value, fn)
-                if a.name is None:
-                    fn.emit(f"{l2}[{k(pnames[i])}] = {v}")
-                    i += 1
-                else:
-                    fn.emit(f"{l2}[{k(a.name)}] = {v}")
+            fn.emit(f"{l2} = {{{', '.join(self.frame_items(st.expr, fn))}}}")
             fn.emit(f"if 'me' in L: {l2}['me'] = L['me']")
             if proc.body.stmts:
                 r = fn.tmp("r")
