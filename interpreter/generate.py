@@ -2053,22 +2053,22 @@ def make_stmt_generator(rs, xc):
                     run.append(st)
                     continue
                 if run:
-                    self.fuse_run(c, ops, run, st if isinstance(st, A.If) else None)
+                    self.fuse_run(c, ops, run, st if isinstance(st, (A.If, A.While)) else None)
                     run = []
                 if st is None:
                     break
                 if isinstance(st, A.ExprStmt):  # a call of a procedure that can stop: its frame made by an op
                     self.call_op_of(c, st)
-                elif isinstance(st, A.If):  # an if that can stop: its tests made by one op
+                elif isinstance(st, (A.If, A.While)):  # an if or while that can stop: its tests made by one op
                     self.tests_op_of(c, ops, st)
                 for sub in _blocks(st):  # the parts of a statement that can stop
                     self.fuse_block(c, ops, sub)
 
         # ---- one fused op
         def fuse_run(self, c, ops, run, then_if=None):
-            """One op for the statements of `run`; when an `if` that can stop follows them (then_if), the op
-            also makes its tests and goes on where they lead (their own ops stay in place, for the jumps
-            that reach them)."""
+            """One op for the statements of `run`; when an `if` or a `while` that can stop follows them
+            (then_if), the op also makes its tests and goes on where they lead (their own ops stay in place,
+            for the jumps that reach them)."""
             start = self.ranges[id(run[0])][0]
             end = self.ranges[id(run[-1])][1]
             fn = self.op_fn()
@@ -2135,8 +2135,9 @@ def make_stmt_generator(rs, xc):
             return items
 
         def tests_op_of(self, c, ops, st):
-            """The op of the first test of an `if` that can stop, generated: it makes the tests in turn and goes
-            on at the branch they choose, or past them (the later tests' ops stay in place, unused)."""
+            """The op of the first test of an `if` (or the test of a `while`) that can stop, generated: it makes
+            the tests in turn and goes on at the branch they choose, or past them (the later tests' ops stay in
+            place, unused)."""
             pc = self.ranges[id(st)][0]
             if getattr(ops[pc], "else_to", None) is None:
                 return
@@ -2144,9 +2145,10 @@ def make_stmt_generator(rs, xc):
             self.end_op(c, fn, pc, st.span, self.tests_after(st, fn, ops, pc))
 
         def tests_after(self, st, fn, ops, pc):
-            """The tests of `if` statement st, whose first test's op is at pc, made in the op before it: each
-            as its op makes it (said at its place if it fails); returns where the op goes on when none holds."""
-            for test, _ in st.branches:
+            """The tests of `if` statement st (or the test of a `while`), whose first test's op is at pc, made in
+            the op being written: each as its op makes it (said at its place if it fails); returns where the op
+            goes on when none holds."""
+            for test in ([st.test] if isinstance(st, A.While) else [t for t, _ in st.branches]):
                 op = ops[pc] if pc < len(ops) else None
                 if getattr(op, "else_to", None) is None:  # (not a test's op: the ops from here run as they are)
                     break

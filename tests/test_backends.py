@@ -228,6 +228,8 @@ ERRORS = {
         "procedure ask(n: int, m: int) { let k = choose one of [n, m] by 0 }\nflow { ask(1, xs[3]) }",
     "an error in an if's test after statements": "var xs: list[int] = [1]\nvar n: int = 0\n"
         "flow { n = n + 1  if xs[n + 2] > 0 { let k = choose one of [1, 2] by 0 } }",
+    "an error in a while's test after statements": "var xs: list[int] = [1]\nvar n: int = 0\n"
+        "flow { n = n + 1  while xs[n] > 0 { let k = choose one of [1, 2] by 0 } }",
     "an invariant list concatenation": "var a: list[any] = [1, \"x\"]\n"
                                        "flow { let y = [x for x in 1..3 if x > 2 and -(a + a)[1] > 0] }",
     "abs of a text": "var x: any = \"a\"\nflow { let y = abs(x) }",
