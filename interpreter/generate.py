@@ -2148,13 +2148,15 @@ def make_stmt_generator(rs, xc):
             """The tests of `if` statement st (or the test of a `while`), whose first test's op is at pc, made in
             the op being written: each as its op makes it (said at its place if it fails); returns where the op
             goes on when none holds."""
-            for test in ([st.test] if isinstance(st, A.While) else [t for t, _ in st.branches]):
+            # (each at its op's position: an if's test at the test, a while's at the statement)
+            tests = [(st.test, st.span)] if isinstance(st, A.While) else [(t, t.span) for t, _ in st.branches]
+            for test, span in tests:
                 op = ops[pc] if pc < len(ops) else None
                 if getattr(op, "else_to", None) is None:  # (not a test's op: the ops from here run as they are)
                     break
                 if fn.cache:  # the statements before may have written what was read
                     fn.cache = {key: v for key, v in fn.cache.items() if key in fn.stable} if fn.stable else {}
-                self.at(fn, test.span)
+                self.at(fn, span)
                 t = self.xc.expr(test, fn)
                 fn.emit(f"if {t}: return {jump_target(ops, pc + 1)}")
                 pc = op.else_to
