@@ -866,7 +866,9 @@ class CompiledAction:
                                   for vals in combos]
         self.costs = costs  # list of (Place, closure)
         # "require" or "cost" per test, in the order they are tested (written); None: requires, then costs
-        self.order = None if order is None or list(order) == ["require"] * len(requires) + ["cost"] * len(costs) \
+        # (also for an order that does not name each of them once: an action built without the parser)
+        plain = ["require"] * len(requires) + ["cost"] * len(costs)
+        self.order = None if order is None or list(order) == plain or sorted(order) != sorted(plain) \
             else tuple(order)
         self.code = code
         self.text = text
