@@ -586,31 +586,28 @@ class ChooseOp:
             p.options = opts
             G.pending = p
             return SUSPEND
+        c = self.count(G, L)  # choose N or LOW..HIGH: a list of picks
+        if isinstance(c, tuple):
+            if not c:
+                raise RuleRuntimeError("choose with an empty range of counts")
+            low, high = c[0], c[-1]
         else:
-            c = self.count(G, L)
-            single = False
-            if isinstance(c, tuple):
-                if not c:
-                    raise RuleRuntimeError("choose with an empty range of counts")
-                low, high = c[0], c[-1]
-            else:
-                low = high = c
-            if low.__class__ is not int or high.__class__ is not int or low < 0 or high < low:
-                raise RuleRuntimeError(f"cannot choose {fmt(c)} items: give a count of 0 or more, or a range low..high")
+            low = high = c
+        if low.__class__ is not int or high.__class__ is not int or low < 0 or high < low:
+            raise RuleRuntimeError(f"cannot choose {fmt(c)} items: give a count of 0 or more, or a range low..high")
         if self.optional:
             low = 0
         if low > len(pool):
             raise RuleRuntimeError(f"must choose {low} from only {len(pool)} option{'s' if len(pool) != 1 else ''}")
         high = min(high, len(pool))
-        p = Pending("choose", who, [], self.prompt or ("choose one" if single else f"choose {low} to {high}"),
-                    self.target)
+        p = Pending("choose", who, [], self.prompt or f"choose {low} to {high}", self.target)
         p.need = high
         p.low = low
-        p.single = single
+        p.single = False
         p.ordered = self.ordered
         p.pool = pool
         if high == 0:
-            L[self.target] = None if single else ()
+            L[self.target] = ()
             return None
         _refresh_choose(p)
         if not p.options:
@@ -865,11 +862,10 @@ class CompiledAction:
             self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
                                   for vals in combos]
         self.costs = costs  # list of (Place, closure)
-        # "require" or "cost" per test, in the order they are tested (written); None: requires, then costs
-        # (also for an order that does not name each of them once: an action built without the parser)
-        plain = ["require"] * len(requires) + ["cost"] * len(costs)
-        self.order = None if order is None or list(order) == plain or sorted(order) != sorted(plain) \
-            else tuple(order)
+        # "require" or "cost" per test, in the order they are tested (as written); requires, then costs when
+        # no order names each of them once (an action built without the parser)
+        plain = ("require",) * len(requires) + ("cost",) * len(costs)
+        self.order = tuple(order) if order is not None and sorted(order) == sorted(plain) else plain
         self.code = code
         self.text = text
         self.span = span
@@ -889,16 +885,6 @@ class CompiledAction:
 
         def ok():
             try:
-                if order is None:
-                    for r in requires:
-                        if not r(G, L):
-                            return False
-                    for place, amount in costs:
-                        have = place.get(G, L)
-                        need = amount(G, L)
-                        if (have or 0) < need:
-                            return False
-                    return True
                 ri = ci = 0
                 for kind in order:  # as written: a require, or a cost
                     if kind == "require":
