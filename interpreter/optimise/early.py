@@ -46,7 +46,6 @@ import attrs
 
 from rulelang import ast as A
 from rulelang import types as T
-from rulelang.parser import MAX_DEPTH
 
 from . import tree as X
 
@@ -224,13 +223,8 @@ def _exists_in_call(e, span, ctx, depth):
         return None
     if X.size(form, MAX_EXPANDED) > MAX_EXPANDED:
         return None
-    from .inline import expand
-    out = expand(params, form, args, attrs.evolve(e, ty=T.BOOL), ctx)
-    n, deep = X.size_depth(out, ctx.inline_budget + 1)
-    if n > ctx.inline_budget or depth + deep > MAX_DEPTH:
-        return None
-    ctx.inline_budget -= n
-    return out
+    from .inline import expand_in_budget
+    return expand_in_budget(params, form, args, attrs.evolve(e, ty=T.BOOL), ctx, depth)
 
 
 MAX_EXPANDED = 160  # the largest any() of a function's body written in place of count(f(...)) > 0 (nodes)

@@ -125,12 +125,21 @@ def inline_rule(e, ctx, depth):
     args = X.positional(e)
     if args is None or len(args) != len(params):
         return e
-    out = expand(params, body, args, e, ctx)
+    out = expand_in_budget(params, body, args, e, ctx, depth)
+    if out is None:
+        return e
+    ctx.count("inline")
+    return out
+
+
+def expand_in_budget(params, body, args, call, ctx, depth):
+    """expand(), or None when the result would pass what inlining may still add to the program, or make
+    an expression deeper than the limit (at `depth`); what it adds is taken from that budget."""
+    out = expand(params, body, args, call, ctx)
     n, deep = X.size_depth(out, ctx.inline_budget + 1)
     if n > ctx.inline_budget or depth + deep > MAX_DEPTH:
-        return e
+        return None
     ctx.inline_budget -= n
-    ctx.count("inline")
     return out
 
 
