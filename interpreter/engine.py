@@ -669,8 +669,8 @@ class Game:
         return x
 
     def emit_event(self, name, args):
-        """None when no trigger waits for the event, else ("push", [(code, locals), ...]) or, when the first of
-        them starts after its condition, ("push", [...], 1).
+        """None when no trigger waits for the event or none of their conditions holds, else ("push",
+        [(code, locals), ...]) or, when the first of them starts after its condition, ("push", [...], 1).
 
         The triggers run in order, each testing its condition first. Until one runs, nothing changes the
         state between two tests, so they are made here: the triggers in front whose condition is false are
@@ -701,6 +701,8 @@ class Game:
                     rest = [(code, dict(zip(params, args))) for code, params in trig[k + 1:]]
                     return ("push", [(trig[k][0], L)] + rest, 1)
                 k += 1
+            if k == len(trig):  # no condition holds: nothing runs (and nothing nests deeper)
+                return None
         return ("push", [(code, dict(zip(params, args))) for code, params in trig[k:]])
 
     # ------------------------------------------------------------------ knowledge by place

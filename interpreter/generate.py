@@ -1652,8 +1652,15 @@ class ExprGenerator:
         got = fn.cached(("index", c, i))
         if got is not None:  # the same look-up, already made here (it did not fail then)
             return got
-        t = fn.tmp()
+        t = self.read_at(c, i, fn, e.target)
         fn.remember(("index", c, i), t)
+        return t
+
+    def read_at(self, c, i, fn, target=None):
+        """`c[i]` (names of values made already) into a new name: tuple and dict in line, the rest (and every
+        error) by get(), as the closures' _get. `target` (the indexed expression, if known) tells which test
+        to make first."""
+        t = fn.tmp()
         kc = self.mod.kind(c, fn)
         i_int = self.mod.class_test(i, int, fn)
         guard = fn.guards.get(c) if kc is None else None
@@ -1678,7 +1685,7 @@ class ExprGenerator:
             fn.emit(f"else: {t} = get({c}, {i})")
         elif kc is not None:
             fn.emit(f"{t} = get({c}, {i})")
-        elif i_int != "False" and self._likely_list(e.target):  # the same tests, the likelier first
+        elif i_int != "False" and target is not None and self._likely_list(target):  # the likelier test first
             fn.emit(f"if {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
                     f"{t} = {c}[{i}]")
             fn.emit(f"elif {c}.__class__ is dict: {t} = {c}.get({i})")
@@ -2273,10 +2280,12 @@ def make_stmt_generator(rs, xc):
             """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
             then the value limits of the whole variable. x[a][b] += v (plain keys only): the place read
             first, then the value, the sum or difference, and the same write; the limits as the closures'
-            _check_root, from the value added."""
+            _check_root, from the value added. The containers on the way in are read as _set_path reads
+            them (the outer first), and the new ones are made from the inside out, as _set makes them."""
             from .runtime import _expr_text, range_check
             k = self.mod.const
             root, keys = self._index_keys(st.target)
+            targets = self._index_targets(st.target)
             self.at(fn, st.span)
             store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
             check = range_check(st.target.ty, _expr_text(st.target))
@@ -2287,34 +2296,32 @@ def make_stmt_generator(rs, xc):
                 old = fn.tmp()
                 fn.emit(f"{old} = {store}")
                 ks = [self.xc.expr(x, fn) for x in keys]
+                inside = [old]
+                for key, target in zip(ks[:-1], targets):
+                    inside.append(self.xc.read_at(inside[-1], key, fn, target))
             else:
                 old = fn.tmp()
                 fn.emit(f"{old} = {store}")
                 ks = [self.xc.expr(x, fn) for x in keys]
-                cur = old
-                for key in ks:  # Place.get
-                    nxt = fn.tmp()
-                    fn.emit(f"{nxt} = get({cur}, {key})")
-                    cur = nxt
+                inside = [old]
+                for key, target in zip(ks, targets):  # Place.get
+                    inside.append(self.xc.read_at(inside[-1], key, fn, target))
+                cur = inside.pop()
                 val = self.xc.expr(st.value, fn)
                 v = self.sum_or_difference(st.op, cur, val, fn)
                 if check is not None:
                     fn.emit(f"{k(check)}({v})")
-            new = fn.tmp()
-            if len(ks) == 1:
-                fn.emit(f"if {old}.__class__ is dict:")
-                fn.emit(f"    {new} = {old}.copy()")
-                fn.emit(f"    if {v} is None: {new}.pop({ks[0]}, None)")
-                fn.emit(f"    else: {new}[{ks[0]}] = {v}")
-                fn.emit(f"else: {new} = set_path({old}, [{ks[0]}], {v})")
-            else:
-                fn.emit(f"{new} = set_path({old}, [{', '.join(ks)}], {v})")
+            new = v
+            for c, key, target in reversed(list(zip(inside, ks, targets))):
+                new = self.write_at(c, key, new, fn, target)
             fn.emit(f"{store} = {new}")
             if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
                 fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
             if st.op != "=":  # _check_root(G, L, place, value added)
                 fn.emit(f"if {val}.__class__ in CONTAINERS: check_value(G, {store})")
-                fn.emit(f"else: charge(G, len({new}) if {new}.__class__ in CONTAINERS else 1)")
+                fn.emit("else:")  # charge(G, the copy of the outer list or map)
+                fn.emit(f"    G.work += len({new}) if {new}.__class__ in CONTAINERS else 1")
+                fn.emit("    if G.work > G.work_mark: over(G)")
                 return
             kv = self.mod.kind(v, fn)
             if kv is None or kv in CONTAINERS:
@@ -2324,6 +2331,47 @@ def make_stmt_generator(rs, xc):
                 fn.emit(f"if {new}.__class__ in CONTAINERS:")
             fn.emit(f"    G.work += len({new})")
             fn.emit("    if G.work > G.work_mark: over(G)")
+
+        @staticmethod
+        def _index_targets(target):
+            """What each [key] of x[a][b] indexes: x, then x[a]."""
+            out = []
+            while isinstance(target, A.Index):
+                out.append(target.target)
+                target = target.target
+            out.reverse()
+            return out
+
+        def write_at(self, c, key, v, fn, target):
+            """`c` with `v` at `key`, into a new name, as the closures' _set: a new tuple or dict in line, the
+            rest (and every error) by set_path. `target` (what c is the value of) tells which test comes
+            first."""
+            new = fn.tmp()
+            k_int = self.mod.class_test(key, int, fn)
+            kv = self.mod.kind(v, fn)
+            if kv is None or kv is Scalar or kv is type(None):
+                to_dict = [f"    {new} = {c}.copy()", f"    if {v} is None: {new}.pop({key}, None)",
+                           f"    else: {new}[{key}] = {v}"]
+            else:  # (a value that is never none is stored)
+                to_dict = [f"    {new} = {c}.copy()", f"    {new}[{key}] = {v}"]
+            to_tuple = None if k_int == "False" else (
+                f"{c}.__class__ is tuple and {'' if k_int == 'True' else k_int + ' and '}0 <= {key} < len({c})",
+                f"    {new} = {c}[:{key}] + ({v},) + {c}[{key} + 1:]")
+            if to_tuple is not None and self.xc._likely_list(target):
+                fn.emit(f"if {to_tuple[0]}:")
+                fn.emit(to_tuple[1])
+                fn.emit(f"elif {c}.__class__ is dict:")
+                for x in to_dict:
+                    fn.emit(x)
+            else:
+                fn.emit(f"if {c}.__class__ is dict:")
+                for x in to_dict:
+                    fn.emit(x)
+                if to_tuple is not None:
+                    fn.emit(f"elif {to_tuple[0]}:")
+                    fn.emit(to_tuple[1])
+            fn.emit(f"else: {new} = set_path({c}, [{key}], {v})")
+            return new
 
         def sum_or_difference(self, op, cur, val, fn):
             """`cur + val` (op "+=") or `cur - val` ("-="): plain for two numbers in range, else _arith."""
