@@ -179,7 +179,7 @@ def _runtime_names():
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
-        "sum_of_values": sum_of_values,
+        "sum_of_values": sum_of_values, "add_item": C.add_item, "remove_item": C.remove_item,
     }
 
 
@@ -1948,19 +1948,25 @@ def _statement_names():
             "RETURN": RETURN, "Exception": Exception}
 
 
+_WRITES = (A.Assign, A.Add, A.Remove, A.Move, A.Shuffle, A.DrawInto, A.Draw)  # what writes a place
+
+
 def _bindings(block):
-    """rule local -> how many statements of a block write or bind it (lets, loops, assignments), at any depth."""
+    """rule local -> how many statements of a block write or bind it (lets, loops, assignments, and the
+    collections an add, remove, move, shuffle or draw changes), at any depth."""
     out = {}
     for x in A.walk(block):
         if isinstance(x, A.Let):
             names = (x.name,)
         elif isinstance(x, A.For):
             names = x.names
-        elif isinstance(x, A.Assign):
-            t = x.target
-            while isinstance(t, (A.Index, A.Field)):
-                t = t.target
-            names = (t.ident,) if isinstance(t, A.Name) else ()
+        elif isinstance(x, _WRITES):
+            names = []
+            for t in (getattr(x, "target", None), getattr(x, "source", None), getattr(x, "pile", None)):
+                while isinstance(t, (A.Index, A.Field)):
+                    t = t.target
+                if isinstance(t, A.Name):
+                    names.append(t.ident)
         else:
             continue
         for n in names:
@@ -2205,6 +2211,9 @@ def make_stmt_generator(rs, xc):
             elif isinstance(st, A.Assign) and self.indexed_place(st.target) and (
                     st.op == "=" or self.plain_keys(st.target)):
                 self.assign_at(st, fn, ops)
+            elif isinstance(st, (A.Add, A.Remove)) and self.keyed_place(st.target if isinstance(st, A.Add)
+                                                                       else st.source):
+                self.add_or_remove(st, fn)
             elif isinstance(st, (A.EndGame, A.Eliminate)):
                 self.call_op(st, fn, ops, signals=True)
             elif isinstance(st, A.Return):
@@ -2275,6 +2284,53 @@ def make_stmt_generator(rs, xc):
             the generated `+=` reads them once."""
             _, keys = self._index_keys(target)
             return all(self.xc.cl.is_constant(x) or (x.__class__ is A.Name and x.ref != "func") for x in keys)
+
+        def keyed_place(self, target):
+            """A variable or local, or x[a][b] of one with keys that are names or constants (read twice by the
+            closures, as Place.get and Place.set read them), with no pile to convert."""
+            return self.plain_place(target) or (self.indexed_place(target) and self.plain_keys(target))
+
+        def add_or_remove(self, st, fn):
+            """add x to P / remove x from P, as the closures' ops: (add: the item first) the place read, (remove:
+            then the item), add_item or remove_item (their charges and errors), the range check, the write
+            (keys read once: they are plain), forget, then the limits of the whole variable (add only: as
+            _check_root, from the item added)."""
+            from .runtime import _expr_text, range_check
+            k = self.mod.const
+            target = st.target if isinstance(st, A.Add) else st.source
+            root, keys = self._index_keys(target)
+            targets = self._index_targets(target)
+            self.at(fn, st.span)
+            if isinstance(st, A.Add):
+                x = self.xc.expr(st.item, fn)
+            store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
+            old = fn.tmp()
+            fn.emit(f"{old} = {store}")
+            ks = [self.xc.expr(key, fn) for key in keys]
+            inside = [old]
+            for key, t in zip(ks, targets):  # Place.get
+                inside.append(self.xc.read_at(inside[-1], key, fn, t))
+            cur = inside.pop()
+            v = fn.tmp()
+            if isinstance(st, A.Add):
+                fn.emit(f"{v} = add_item({cur}, {x}, G)")
+            else:
+                x = self.xc.expr(st.item, fn)
+                fn.emit(f"{v} = remove_item({cur}, {x}, G)")
+            check = range_check(target.ty, _expr_text(target))
+            if check is not None:
+                fn.emit(f"{k(check)}({v})")
+            new = v
+            for c, key, t in reversed(list(zip(inside, ks, targets))):
+                new = self.write_at(c, key, new, fn, t)
+            fn.emit(f"{store} = {new}")
+            if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
+                fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
+            if isinstance(st, A.Add):  # _check_root(G, L, place, item)
+                fn.emit(f"if {x}.__class__ in CONTAINERS: check_value(G, {store})")
+                fn.emit("else:")  # charge(G, the copy of the outer list or map)
+                fn.emit(f"    G.work += len({new}) if {new}.__class__ in CONTAINERS else 1")
+                fn.emit("    if G.work > G.work_mark: over(G)")
 
         def assign_at(self, st, fn, ops):
             """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,

@@ -129,6 +129,13 @@ HEAD = 'game "T" { players 2 }\n'
 ERRORS = {
     "index outside a list": "var xs: list[int] = [1, 2]\nflow { let i = 5  let y = xs[i] }",
     "negate a text": 'var s: any = "a"\nflow { let y = -s }',
+    # add and remove written in the generated op: the closures' errors, at the same statement
+    "remove what is not there": "per player var h: list[any] = [1]\nvar r: int = 0\n"
+                                "flow { add 2 to h[1]  r = 1  remove 3 from h[1] }",
+    "add to a missing entry of a map": "var m: map[int, list[int]] = {1: [2]}\nvar r: int = 0\n"
+                                       "flow { add 3 to m[1]  r = 1  add 4 to m[2] }",
+    "add at a seat past the last": "per player var h: list[any] = [1]\nflow { let k = 2  add 3 to h[k] }",
+    "add to a number": "var m: map[any, any] = {1: 5}\nflow { let k = 1  add 3 to m[k] }",
     "compare a text and a number": 'var s: any = "a"\nflow { let y = s < 3 }',
     "too large a number": "var n: int = 4611686018427387903\nflow { let y = n + n }",
     "multiplication overflow": "var n: int = 4611686018427387903\nflow { let y = n * 3 }",
@@ -308,6 +315,16 @@ SAME_RESULT = {
         "var r: list[any] = []\naction a(k in xs, j in {3, 1, 2}) { require k != j  effect { r = r + [[k, j]] } }\n"
         "flow { r = [get(m, 1, 0), get(m, 5, 0), get(m, \"a\", 0), get(m, [1], 7), get([5, 6], 1, 0), "
         "get([5, 6], 7, 0), get(xs[0], 1, 4)]  repeat 3 times { offer [a] to 0 } }",
+    # a let-bound collection that add, remove, move or shuffle changes is read again after them (the generated
+    # code keeps a let's value from one statement to the next only when nothing else writes the name)
+    "collections changed by add, remove and move": "per player var h: list[any] = [1]\n"
+        "var m: map[int, list[any]] = {1: [2]}\nvar r: list[any] = []\naction a(k in [0, 1]) { effect {\n"
+        "let xs = [1, 2]  add 3 to xs  r = r + [count(xs)]  remove 1 from xs  r = r + [xs]\n"
+        "let ys = [5]  move 5 from ys to xs  r = r + [xs, ys, count(ys)]\n"
+        "add 4 to h[k]  add 1 to h[1]  remove 1 from h[1]  add [7] to m[1]  add 8 to m[k + 1]  r = r + [h, m]\n"
+        "let zs = [k]  r = r + [zs]  add k to zs  remove 0 from zs  r = r + [zs, count(zs)] } }\n"
+        "flow { let xs = [1]  add 2 to xs  r = [xs]  remove 1 from xs  r = r + [xs]\n"
+        "repeat 2 times { offer [a] to 0 } }",
     # an action whose code is one generated op runs without a frame: its signals are taken as _run takes them
     "an action that ends the game, returns or eliminates": "var r: list[any] = []\n"
         "action a(k in [1, 2]) { effect { r = r + [k]  if k == 1 { return }  r = r + [me] } }\n"
