@@ -1659,42 +1659,51 @@ class ExprGenerator:
     def read_at(self, c, i, fn, target=None):
         """`c[i]` (names of values made already) into a new name: tuple and dict in line, the rest (and every
         error) by get(), as the closures' _get. `target` (the indexed expression, if known) tells which test
-        to make first."""
+        to make first. A tuple is indexed at once by a whole number of 0 or more: past its end, IndexError
+        hands it to get(), which says the error."""
         t = fn.tmp()
         kc = self.mod.kind(c, fn)
         i_int = self.mod.class_test(i, int, fn)
+        non_negative = f"{i} >= 0" if i_int == "True" else f"{i_int} and {i} >= 0"
+        if i in self.mod.values and i_int == "True" and self.mod.values[i] >= 0:
+            non_negative = "True"
+
+        def tuple_branch(kw, test):
+            """`kw test:` then c[i] (test: that c is a tuple, or "True")."""
+            cond = " and ".join(x for x in (test, non_negative) if x != "True") or "True"
+            fn.emit(f"{kw} {cond}:")
+            fn.emit(f"    try: {t} = {c}[{i}]")
+            fn.emit(f"    except IndexError: {t} = get({c}, {i})")
+
         guard = fn.guards.get(c) if kc is None else None
         if guard is not None:  # its class test made before the loop
             cls, g = guard
-            tup = f"{'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c})"
             if cls is tuple:
                 if i_int != "False":
-                    fn.emit(f"if {g} and {tup}: {t} = {c}[{i}]")
+                    tuple_branch("if", g)
                     fn.emit(f"elif {c}.__class__ is dict: {t} = {c}.get({i})")
                 else:
                     fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
             else:
                 fn.emit(f"if {g}: {t} = {c}.get({i})")
                 if i_int != "False":
-                    fn.emit(f"elif {c}.__class__ is tuple and {tup}: {t} = {c}[{i}]")
+                    tuple_branch("elif", f"{c}.__class__ is tuple")
             fn.emit(f"else: {t} = get({c}, {i})")
         elif kc is dict:
             fn.emit(f"{t} = {c}.get({i})")
         elif kc is tuple and i_int != "False":
-            fn.emit(f"if {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): {t} = {c}[{i}]")
+            tuple_branch("if", "True")
             fn.emit(f"else: {t} = get({c}, {i})")
         elif kc is not None:
             fn.emit(f"{t} = get({c}, {i})")
         elif i_int != "False" and target is not None and self._likely_list(target):  # the likelier test first
-            fn.emit(f"if {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
-                    f"{t} = {c}[{i}]")
+            tuple_branch("if", f"{c}.__class__ is tuple")
             fn.emit(f"elif {c}.__class__ is dict: {t} = {c}.get({i})")
             fn.emit(f"else: {t} = get({c}, {i})")
         else:
             fn.emit(f"if {c}.__class__ is dict: {t} = {c}.get({i})")
             if i_int != "False":
-                fn.emit(f"elif {c}.__class__ is tuple and {'' if i_int == 'True' else i_int + ' and '}0 <= {i} < len({c}): "
-                        f"{t} = {c}[{i}]")
+                tuple_branch("elif", f"{c}.__class__ is tuple")
             fn.emit(f"else: {t} = get({c}, {i})")
         return t
 
