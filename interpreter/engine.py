@@ -402,6 +402,8 @@ class Ruleset:
                         specs.append(("fixed", dom.values))
                     elif p.domain is not None:
                         specs.append(("expr", p.domain))
+                    elif isinstance(p.type, A.TypeName) and p.type.name == "player":
+                        specs.append(("players", None))
                     else:
                         specs.append(("fn", dom))
                 act.fast_legal = xc.legal_general(act, specs, [r.test for r in d.requires],

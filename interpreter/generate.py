@@ -632,7 +632,7 @@ class ExprGenerator:
         """`legal_N(G, who)` for any action: one loop per parameter over its domain (computed as the closures
         do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
         costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
-        or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST). order: "require" or
+        ("players", None) (a seat) or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST). order: "require" or
         "cost" per test, the order they are tested in (None: the requires, then the costs)."""
         from .runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
@@ -653,6 +653,8 @@ class ExprGenerator:
             fn.depth += 1
             if kind == "fixed":
                 fn.emit(f"{d} = {k(tuple(what))}")
+            elif kind == "players":  # the seats still playing, in order (never twice)
+                fn.emit(f"{d} = G.active_players()")
             elif kind == "fn":
                 fn.emit(f"{d} = distinct_items({k(what)}(G, {{}}))")
             else:
@@ -667,7 +669,7 @@ class ExprGenerator:
             self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests)
             p = fn.bind(act.param_names[i], "p")
             pys.append(p)
-            if kind == "fixed" and what and all(v.__class__ is int for v in what):
+            if kind == "players" or kind == "fixed" and what and all(v.__class__ is int for v in what):
                 fn.known[p] = int
             fn.emit(f"for {p} in {d}:")
             fn.depth += 1
