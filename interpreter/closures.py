@@ -749,6 +749,7 @@ class StmtCompiler:
                     return end_holder[0]
                 L[n0], L[n1] = items[i]
                 L[idx_n] = i + 1
+            step.ends = end_holder  # (read by _thread_jumps)
         else:
             n0 = names[0]
 
@@ -759,6 +760,7 @@ class StmtCompiler:
                     return end_holder[0]
                 L[n0] = items[i]
                 L[idx_n] = i + 1
+            step.ends = end_holder  # (read by _thread_jumps)
         c.ops[head] = step
         self._plain_turn = None
         end = self._loop_body(c, s.body, head)
@@ -800,6 +802,7 @@ class StmtCompiler:
             if L[left] <= 0:
                 return end_holder[0]
             L[left] -= 1
+        step.ends = end_holder  # (read by _thread_jumps)
         c.ops[head] = step
         end_holder.append(self._loop_body(c, s.body, head))
 
@@ -1046,11 +1049,15 @@ def jump_target(ops, t):
 
 
 def _thread_jumps(c):
-    """A jump, or an if's or while's test, whose target is a plain jump goes straight to where that one goes:
-    one op fewer to run there (nothing else changes: a jump does nothing but go on elsewhere, and no
-    decision is ever pending at one, so saved positions are the same)."""
+    """A jump, an if's or while's test, or a loop's step, whose target is a plain jump goes straight to where
+    that one goes: one op fewer to run there (nothing else changes: a jump does nothing but go on elsewhere,
+    and no decision is ever pending at one, so saved positions are the same)."""
     ops = c.ops
     for i, op in enumerate(ops):
+        ends = getattr(op, "ends", None)
+        if ends:  # a for's or repeat's step: where the loop ends
+            ends[0] = jump_target(ops, ends[0])
+            continue
         to = getattr(op, "jump_to", None)
         if to is not None:
             new = jump_target(ops, to)
