@@ -140,6 +140,43 @@ BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
 _G_USE = re.compile(r"\bG\b(?!\.(?:data\[|consts\[|fdepth\b|n\b))")
 
 
+_HEADS = ("if ", "elif ", "else:", "try:", "except")  # a one-line compound statement: `if TEST: STATEMENT`
+_NOT_PLAIN = ("if ", "elif ", "else", "try", "except", "for ", "while ", "with ", "return", "raise", "def ",
+              "class ", "yield", "break", "continue", "global", "nonlocal", "import", "from ")
+
+
+def _synced(line):
+    """A generated line whose one simple statement hands G to a call, written to give the call the work
+    counted in a work region's local and take it back after: `G.work = W; S; W = G.work; M = G.work_mark`
+    (W and M stand for the region's names). None when that cannot be done (G read elsewhere in the line, a
+    block's header, a statement that leaves the line's block)."""
+    head, stmt = "", line
+    if line.startswith(_HEADS):
+        depth = 0
+        quote = None
+        for i, ch in enumerate(line):
+            if quote:
+                if ch == quote:
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+            elif ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == ":" and depth == 0:
+                head, stmt = line[:i + 1], line[i + 1:].strip()
+                break
+        else:
+            return None
+        if not stmt or not _G_READS_ONLY(head):
+            return None
+        head += " "
+    if stmt.startswith(_NOT_PLAIN) or ";" in stmt or "G.work" in stmt:
+        return None
+    return f"{head}G.work = \0W; {stmt}; \0W = G.work; \0M = G.work_mark"
+
+
 def _G_READS_ONLY(line):
     """A generated line that uses the game only to read variables, constants, the depth or the player count
     (never the work, nor handing G to a call)."""
@@ -406,9 +443,11 @@ class Fn:
 
     # A loop that charges work as it goes (1 per test of an any/all, per cell of a line) may count in a
     # Python local instead of G.work, written back after the loop, and before every look at the budget
-    # (over(G) sees the same total). Only where nothing else in the loop reads the work or could charge
-    # it (a call given G, a function defined inside): then the same budget stops it at the same test. An
-    # error raised inside the loop leaves its count unwritten; an error ends the run.
+    # (over(G) sees the same total). A statement that hands G to a call (a rule function, a built-in that
+    # charges) is given the count first and hands it back after (with the budget's next mark): the work
+    # counted is the same, in the same order. Not where something else reads the work or could charge it
+    # (G given in an if's test, a function defined inside): then the same budget stops it at the same
+    # test. An error raised inside the loop leaves its count unwritten; an error ends the run.
     def work_region(self):
         """Mark the start of such a loop; None inside another one (the outer one takes it)."""
         if self._in_region:
@@ -431,8 +470,13 @@ class Fn:
                 line = line[:len(line) - len(body)] + "\0W += " + body[len("G.work += "):]
             elif body == "if G.work > G.work_mark: over(G)":
                 line = line[:len(line) - len(body)] + "if \0W > \0M: G.work = \0W; over(G); \0M = G.work_mark"
-            elif body.startswith(("def ", "lambda")) or " lambda " in body or not _G_READS_ONLY(body):
+            elif body.startswith(("def ", "lambda")) or " lambda " in body:
                 return  # something else reads or charges the work here: left as written
+            elif not _G_READS_ONLY(body):
+                synced = _synced(body)
+                if synced is None:
+                    return
+                line = line[:len(line) - len(body)] + synced
             out.append(line)
         if not any(line.lstrip().startswith("\0W += ") for line in out):
             return

@@ -510,17 +510,23 @@ def test_get_with_a_default_charges_as_the_closures_to_the_last_unit(key):
     "[any(1..40, x => x == i) for i in 1..{n}]",                      # an any/all loop counting in a local
     "[all(1..40, x => m[x] == none) for i in 1..{n}]",                # the same, reading a variable
     "[line_length(s, (0, i % 50), where: c => m[c[1]] == none) for i in 1..{n}]",  # a walk along a line
+    # tests that hand the game to a call that charges: the call is given the count and hands it back
+    "[any(1..40, x => depth(x % 3) == i) for i in 1..{n}]",           # a rule function (never written inline)
+    "[all(1..40, x => [x, [x]] != [i, [0]]) for i in 1..{n}]",         # lists compared (charged by their size)
 ])
 def test_a_loop_counting_its_work_in_a_local_stops_where_the_closures_stop(loop):
-    """Loops whose tests charge nothing else count their work in a Python local (written back before every
-    look at the budget): the longest run within the work budget is the same in both backends."""
+    """Loops count their work in a Python local (written back before every look at the budget, and given
+    to every call that charges): the longest run within the work budget is the same in both backends."""
     def rules(n):
         return rulelang.loads(HEAD + "var m: map[int, int] = {}\nboard s = square_grid(1, 50)\n"
+                              "function depth(k: int): int = if k > 0 then depth(k - 1) + 1 else 0\n"
                               f"flow {{ let y = {loop.format(n=n)} }}")
 
     gen = rules(5)
     gen.new_game(2, seed=1)
     assert re.search(r"\n +(w\d+) = G\.work\n.*\n +\1 \+= 1\n", gen.generated_source, re.S)  # the loop counts locally
+    if "depth(" in loop or "[x, [x]]" in loop:  # the call written between handing the count over and taking it back
+        assert re.search(r"G\.work = (w\d+); [^;]*\(G, [^;]*; \1 = G\.work; m\d+ = G\.work_mark\n", gen.generated_source)
     same_budget_threshold(rules, 1_000_000)
 
 
