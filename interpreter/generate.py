@@ -177,6 +177,9 @@ def _synced(line):
     return f"{head}G.work = \0W; {stmt}; \0W = G.work; \0M = G.work_mark"
 
 
+SMALL_INT = 2 ** 40  # two numbers below this either way add or subtract far inside the range (MAX_INT)
+
+
 def _G_READS_ONLY(line):
     """A generated line that uses the game only to read variables, constants, the depth or the player count
     (never the work, nor handing G to a call)."""
@@ -378,6 +381,7 @@ class Fn:
         self.env = dict(env or {})
         self.inlined = 0  # rule function bodies being written inline here
         self.known = {}  # a generated name -> the class its value surely has (from how it was made)
+        self.small = set()  # generated names holding a whole number far inside the range (a count, a length)
         self.items_kind = {}  # a generated name holding a list -> the class every item of it has
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
         self.memo = {}  # id(AST) -> (name of its value or UNSET, name of its work): computed at its first use
@@ -1257,9 +1261,16 @@ class ExprGenerator:
             if ints == "False":
                 fn.emit(slow)
                 return t
-            fn.emit(f"if {'' if ints == 'True' else ints + ' and '}{-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: "
-                    f"{t} = {a} {op} {b}")
-            fn.emit(f"else: {slow}")
+            if op != "*" and self._small(a, fn) and self._small(b, fn):  # (the sum cannot leave the range)
+                fn.emit(f"{t} = {a} {op} {b}")
+                fn.known[t] = int
+                return t
+            if ints == "True":  # computed once, then its range tested
+                fn.emit(f"{t} = {a} {op} {b}")
+                fn.emit(f"if not {-MAX_INT} < {t} < {MAX_INT}: {slow}")
+            else:
+                fn.emit(f"if {ints} and {-MAX_INT} < ({a} {op} {b}) < {MAX_INT}: {t} = {a} {op} {b}")
+                fn.emit(f"else: {slow}")
             if ints == "True" or op == "*":  # arith() multiplies numbers only
                 fn.known[t] = int
             return t
@@ -1280,6 +1291,13 @@ class ExprGenerator:
             fn.known[t] = int  # arith() divides numbers only
             return t
         raise RuleRuntimeError(f"cannot compile operator {op!r}")
+
+    def _small(self, x, fn):
+        """A whole number far inside the range (below 2^40 either way): a count, a length, a small constant."""
+        if x in self.mod.values:
+            v = self.mod.values[x]
+            return v.__class__ is int and -SMALL_INT < v < SMALL_INT
+        return x in fn.small
 
     def _both_int(self, a, b, fn=None):
         ca = self.mod.class_test(a, int, fn)
@@ -1433,6 +1451,7 @@ class ExprGenerator:
         if name == "count" and len(pos) == 1 and not kws:
             fn.emit(f"    {t} = len({pos[0]})")  # count(xs) is its length (a wrong kind: the same TypeError)
             fn.known[t] = int
+            fn.small.add(t)
         else:
             fn.emit(f"    {t} = {impl}({call_args})")
         fn.emit("except BUILTIN_ERRORS as err:")
@@ -1625,6 +1644,7 @@ class ExprGenerator:
         fn.known[t] = int
         if name == "count":  # count of a list is only its length (no charge of its own)
             fn.emit(f"{t} = {acc}")
+            fn.small.add(t)
             return t
         fn.emit(f"G.work += len({out}) + 1")  # the built-in's charge: its list walked once
         fn.emit("if G.work > G.work_mark: over(G)")

@@ -139,6 +139,12 @@ ERRORS = {
     "compare a text and a number": 'var s: any = "a"\nflow { let y = s < 3 }',
     "too large a number": "var n: int = 4611686018427387903\nflow { let y = n + n }",
     "multiplication overflow": "var n: int = 4611686018427387903\nflow { let y = n * 3 }",
+    # a count or a length plus a small number is written without a range test; plus a large one, with it
+    "a count plus a number near the limit": "var xs: list[int] = [1, 2]\n"
+                                            "flow { let a = count([x for x in xs if x > 0]) + 5 - 1\n"
+                                            "let y = count([x for x in xs if x > 0]) + 4611686018427387903 }",
+    "a length minus a number near the limit": "var xs: list[int] = [1, 2]\n"
+                                              "flow { let a = count(xs) - 3  let y = a - 4611686018427387903 }",
     "division by zero": "var n: int = 0\nflow { let y = 7 / n }",
     "modulo by zero": "var n: int = 0\nflow { let y = 7 % n }",
     "a field of a non-row": "record R { a: int }\ntable T: R { r1(1) }\nvar x: any = 3\n"
