@@ -256,13 +256,27 @@ def b_sum(G, xs):
 _WHOLE = frozenset({int})
 
 
+_LAST_SUM = (None, 0, 0)  # (map, its sum, the work charged for it): the last map sum_of_values answered
+
+
 def sum_of_values(G, m, unset):
     """sum(values(m)) of a map whose values are all whole numbers, none so large that a running total
     could leave the range in any order: the same charges (values(), then sum()) and result as the two
     calls, without sorting the keys (the order cannot change the sum). `unset` for any other value,
-    nothing charged: the two calls are made then."""
+    nothing charged: the two calls are made then.
+
+    A map is never changed once made (a write makes a new one), so the same map asked again (a test made
+    before every decision, at every turn's end) has the same answer and charge: the last one is kept (one
+    tuple, read and written whole, so games run in threads never see half of one)."""
+    global _LAST_SUM
     if m.__class__ is not dict:
         return unset
+    last = _LAST_SUM
+    if last[0] is m:
+        G.work += last[2]
+        if G.work > G.work_mark:
+            over(G)
+        return last[1]
     vs = m.values()
     if not _WHOLE.issuperset(map(type, vs)):
         return unset
@@ -273,11 +287,14 @@ def sum_of_values(G, m, unset):
         # keys and values plain: _sorting((m,)), with the map's size (2n + 1) known without measuring it
         d = 2 * n + 1
         bits = n.bit_length()
-        charge(G, (d * bits + 1 + d) * (bits + 1))
+        w = (d * bits + 1 + d) * (bits + 1)
     else:
-        charge(G, _sorting((m,)))
+        w = _sorting((m,))
+    charge(G, w)
     charge(G, n + 1)  # sum() of the list values() would have made
-    return sum(vs)
+    total = sum(vs)
+    _LAST_SUM = (m, total, w + n + 1)
+    return total
 
 
 def _minmax(fn, G, args):

@@ -315,7 +315,13 @@ def test_sum_of_values_charges_what_values_then_sum_charge(m):
         work, work_mark = 0, 1 << 60
     g = G()
     assert B.sum_of_values(g, m, None) == sum(m.values())
-    assert g.work == B.COSTS["values"]((m,)) + B.COSTS["sum"]((B.b_values(None, m),))
+    once = B.COSTS["values"]((m,)) + B.COSTS["sum"]((B.b_values(None, m),))
+    assert g.work == once
+    # the same map asked again (its answer kept): the same sum, charged again the same
+    assert B.sum_of_values(g, m, None) == sum(m.values())
+    assert g.work == 2 * once
+    other = dict(m)  # an equal map made anew: computed, charged alike
+    assert B.sum_of_values(g, other, None) == sum(m.values()) and g.work == 3 * once
 
 
 CHOOSE_ONE = '''
