@@ -366,12 +366,6 @@ class Ruleset:
         costs = [(Place(xc, c.target), xc.compile(c.amount)) for c in d.costs]
         name = d.name
 
-        def prologue(code):
-            for place, amount in costs:
-                def pay(G, L, place=place, amount=amount):
-                    place.set(G, L, place.get(G, L) - amount(G, L))
-                code.emit(pay, d.span)
-
         def epilogue(code):
             # with no trigger waiting for it the event would do nothing (its argument, `me`, is always
             # there): no op at all (a save made inside the action ends at the same place)
@@ -380,13 +374,16 @@ class Ruleset:
         triggered = {t.event for t in self.program.triggers}
         cid = "action:" + name
         body = d.effect or A.Block(stmts=[], span=d.span)
+        if d.costs:  # paid first, each as `PLACE -= AMOUNT` written there (one op each: the same positions)
+            pays = [A.Assign(op="-=", target=c.target, value=c.amount, span=c.span) for c in d.costs]
+            body = A.Block(stmts=pays + list(body.stmts), span=body.span)
         # for the generated code: the parameters (always in an action's locals, with `me`), and those whose
         # every candidate is a whole number (their class need not be tested)
         sc.action_locals = ([p.name for p in d.params],
                             {p.name: int for p, dom in zip(d.params, domains) if dom.__class__ is _Fixed and dom.values
                              and all(v.__class__ is int for v in dom.values)})
         try:
-            code = sc.code(cid, body, name=name, prologue=prologue, epilogue=epilogue)
+            code = sc.code(cid, body, name=name, epilogue=epilogue)
         finally:
             sc.action_locals = None
         self.codes[cid] = code
