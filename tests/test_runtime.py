@@ -124,6 +124,30 @@ def test_requires_and_costs_are_tested_in_the_order_written(backend):
     assert "while checking action 'a'" in str(err.value)
 
 
+_PAID = """
+game "T" { players 2 }
+per player var gems: 0..9 = 5
+action take(n in [2, -10]) {
+  cost gems[me]: n
+  effect { gems[me] += 0 }
+}
+flow { loop { offer [take] to 0 } }
+"""
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_a_cost_is_paid_as_a_subtraction_before_the_effect(backend):
+    # docs/language.md, Actions: taking the action subtracts the amount before the effect, as `-=` would
+    # (the same range check, said at the cost)
+    rs = rulelang.loads(_PAID).with_backend(backend)
+    g = rs.new_game(2)
+    g.apply("take(2)")
+    assert g.view(None)["vars"]["gems"] == [3, 5]
+    with pytest.raises(GameError) as err:  # 3 - (-10) = 13: outside 0..9
+        g.apply("take(-10)")
+    assert str(err.value).startswith("<string>:5:8:") and "would hold 13, outside its range 0..9" in str(err.value)
+
+
 def test_triggers_run_after_the_event(toolkit):
     g = toolkit.new_game(2, seed=1)
     g.apply("climb(2)")
