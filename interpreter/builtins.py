@@ -302,6 +302,8 @@ def _minmax(fn, G, args):
         xs = _items(args[0])
     else:
         xs = args
+    if xs and _WHOLE.issuperset(map(type, xs)):  # whole numbers only: skey orders them as numbers do
+        return fn(xs)
     xs = [x for x in xs if x is not None]
     if not xs:
         return None
