@@ -137,7 +137,7 @@ def depth_error(name, depth):
 BUILTIN_ERRORS = (TypeError, ValueError, IndexError, AttributeError, KeyError)
 
 
-_G_USE = re.compile(r"\bG\b(?!\.(?:data\[|consts\[|fdepth\b|n\b))")
+_G_USE = re.compile(r"\bG\b(?!\.(?:data\[|consts\[|fdepth\b|n\b|active_players\(\)))")
 
 
 _HEADS = ("if ", "elif ", "else:", "try:", "except")  # a one-line compound statement: `if TEST: STATEMENT`
@@ -181,8 +181,8 @@ SMALL_INT = 2 ** 40  # two numbers below this either way add or subtract far ins
 
 
 def _G_READS_ONLY(line):
-    """A generated line that uses the game only to read variables, constants, the depth or the player count
-    (never the work, nor handing G to a call)."""
+    """A generated line that uses the game only to read variables, constants, the depth, the player count
+    or the seats still playing (never the work, nor handing G to a call)."""
     return _G_USE.search(line) is None
 
 
