@@ -120,13 +120,24 @@ def _values_call(e):
             and e.func.ident == "values" and len(e.args) == 1 and e.args[0].name is None)
 
 
+_NO_REPEATS = {}  # id(list) -> a list known to hold no item twice (kept alive here, so its id is its own)
+
+
 def distinct_items(xs):
-    """The items of a list, set or map without repeats, in order (runtime.distinct of items_of)."""
+    """The items of a list, set or map without repeats, in order (runtime.distinct of items_of). A list
+    is never changed once made: one found to hold no repeats is remembered (a listing walks the same
+    lists again and again)."""
     c = xs.__class__
-    if c is frozenset or c is dict:  # sorted, and never twice
+    if c is tuple:
+        if len(xs) < 2 or _NO_REPEATS.get(id(xs)) is xs:
+            return xs
+        if len(set(xs)) == len(xs):  # no repeats (told as dict.fromkeys tells them)
+            if len(_NO_REPEATS) >= 4096:
+                _NO_REPEATS.clear()
+            _NO_REPEATS[id(xs)] = xs
+            return xs
+    elif c is frozenset or c is dict:  # sorted, and never twice
         return _items(xs)
-    if c is tuple and (len(xs) < 2 or len(set(xs)) == len(xs)):  # no repeats (told as dict.fromkeys tells them)
-        return xs
     return list(dict.fromkeys(_items(xs)))  # the first of equal items kept, as distinct()
 
 
@@ -744,7 +755,8 @@ class ExprGenerator:
             # (equal such values are written alike; a bool, equal to 1 or 0, is never kept)
             ids = {}
             key, pair, aid = fn.tmp("w"), fn.tmp("w"), fn.tmp("w")
-            plain = " and ".join(f"({p}.__class__ is str or {self.mod.class_test(p, int, fn)})" for p in pys)
+            plain = " and ".join(f"({p}.__class__ is str or {self.mod.class_test(p, int, fn)})" for p in pys
+                                 if self.mod.class_test(p, int, fn) != "True") or "True"
             fn.emit(f"{key} = ({''.join(p + ', ' for p in pys)})")
             fn.emit(f"{pair} = {k(ids)}.get({key}) if {plain} else None")
             fn.emit(f"if {pair} is None:")
