@@ -1036,6 +1036,11 @@ class ExprGenerator:
             fn.hoisted[id(e)] = h
         fn.emit(f"{t} = {r}")
         fn.depth -= 1
+        # (made by the same code either way: what is known of r's value is known of t's)
+        if r in fn.known:
+            fn.known[t] = fn.known[r]
+        if r in fn.items_kind:
+            fn.items_kind[t] = fn.items_kind[r]
         return t
 
     def _find_invariant(self, e, bound, fn, found):
@@ -1086,7 +1091,9 @@ class ExprGenerator:
         c = e.__class__
         if c is A.Placeholder:
             return self._worth(e.inner)
-        if c is A.Name or c is A.Literal or self.cl.is_constant(e):
+        if c is A.Name:  # `players` is a call (the seats still playing); other names are read at once
+            return e.ref == "builtin" and e.ident == "players"
+        if c is A.Literal or self.cl.is_constant(e):
             return False
         if c is A.Field or c is A.Unary:
             return self._worth(e.target if c is A.Field else e.operand)
@@ -1960,7 +1967,7 @@ class ExprGenerator:
 
 # rule names whose reads are plain look-ups (no work, nothing changed)
 _PURE_REFS = frozenset({"local", "var", "const", "member", "enum_values", "table", "board"})
-_PURE_BUILTINS = frozenset({"me", "current", "player_count", "end_triggered"})
+_PURE_BUILTINS = frozenset({"me", "current", "player_count", "end_triggered", "players"})
 
 
 def _item_kind(v):
