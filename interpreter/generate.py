@@ -690,9 +690,10 @@ class ExprGenerator:
     def legal_general(self, act, specs, requires, costs, span, order=None):
         """`legal_N(G, who)` for any action: one loop per parameter over its domain (computed as the closures
         do: distinct items, charged as work, errors named as "while listing the choices"), the requires and
-        costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST)
-        ("players", None) (a seat) or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount AST). order: "require" or
-        "cost" per test, the order they are tested in (None: the requires, then the costs)."""
+        costs inlined (errors named "while checking"). specs: per parameter ("fixed", values), ("expr", AST),
+        ("players", None) (a seat) or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount
+        AST). order: "require" or "cost" per test, the order they are tested in (None: the requires, then the
+        costs)."""
         from .runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
@@ -2389,21 +2390,12 @@ def make_stmt_generator(rs, xc):
             then the item), add_item or remove_item (their charges and errors), the range check, the write
             (keys read once: they are plain), forget, then the limits of the whole variable (add only: as
             _check_root, from the item added)."""
-            from .runtime import _expr_text, range_check
-            k = self.mod.const
             target = st.target if isinstance(st, A.Add) else st.source
-            root, keys = self._index_keys(target)
-            targets = self._index_targets(target)
             self.at(fn, st.span)
             if isinstance(st, A.Add):
                 x = self.xc.expr(st.item, fn)
-            store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
-            old = fn.tmp()
-            fn.emit(f"{old} = {store}")
-            ks = [self.xc.expr(key, fn) for key in keys]
-            inside = [old]
-            for key, t in zip(ks, targets):  # Place.get
-                inside.append(self.xc.read_at(inside[-1], key, fn, t))
+            place = self.place_of(target, fn)
+            inside = self.read_path(place, fn, len(place[2]))
             cur = inside.pop()
             v = fn.tmp()
             if isinstance(st, A.Add):
@@ -2411,75 +2403,87 @@ def make_stmt_generator(rs, xc):
             else:
                 x = self.xc.expr(st.item, fn)
                 fn.emit(f"{v} = remove_item({cur}, {x}, G)")
-            check = range_check(target.ty, _expr_text(target))
-            if check is not None:
-                fn.emit(f"{k(check)}({v})")
-            new = v
-            for c, key, t in reversed(list(zip(inside, ks, targets))):
-                new = self.write_at(c, key, new, fn, t)
-            fn.emit(f"{store} = {new}")
-            if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
-                fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
-            if isinstance(st, A.Add):  # _check_root(G, L, place, item)
-                fn.emit(f"if {x}.__class__ in CONTAINERS: check_value(G, {store})")
-                fn.emit("else:")  # charge(G, the copy of the outer list or map)
-                fn.emit(f"    G.work += len({new}) if {new}.__class__ in CONTAINERS else 1")
-                fn.emit("    if G.work > G.work_mark: over(G)")
+            self.range_checked(target, v, fn)
+            new = self.write_path(place, inside, v, fn)
+            if isinstance(st, A.Add):
+                self.check_whole(place, new, x, fn)
 
         def assign_at(self, st, fn, ops):
             """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,
             then the value limits of the whole variable. x[a][b] += v (plain keys only): the place read
             first, then the value, the sum or difference, and the same write; the limits as the closures'
-            _check_root, from the value added. The containers on the way in are read as _set_path reads
-            them (the outer first), and the new ones are made from the inside out, as _set makes them."""
-            from .runtime import _expr_text, range_check
-            k = self.mod.const
-            root, keys = self._index_keys(st.target)
-            targets = self._index_targets(st.target)
+            _check_root, from the value added."""
             self.at(fn, st.span)
-            store = f"G.data[{k(root.ident)}]" if root.ref == "var" else f"L[{k(root.ident)}]"
-            check = range_check(st.target.ty, _expr_text(st.target))
             if st.op == "=":
                 v = self.xc.expr(st.value, fn)
-                if check is not None:
-                    fn.emit(f"{k(check)}({v})")
-                old = fn.tmp()
-                fn.emit(f"{old} = {store}")
-                ks = [self.xc.expr(x, fn) for x in keys]
-                inside = [old]
-                for key, target in zip(ks[:-1], targets):
-                    inside.append(self.xc.read_at(inside[-1], key, fn, target))
+                self.range_checked(st.target, v, fn)
+                place = self.place_of(st.target, fn)
+                inside = self.read_path(place, fn, len(place[2]) - 1)
             else:
-                old = fn.tmp()
-                fn.emit(f"{old} = {store}")
-                ks = [self.xc.expr(x, fn) for x in keys]
-                inside = [old]
-                for key, target in zip(ks, targets):  # Place.get
-                    inside.append(self.xc.read_at(inside[-1], key, fn, target))
+                place = self.place_of(st.target, fn)
+                inside = self.read_path(place, fn, len(place[2]))
                 cur = inside.pop()
                 val = self.xc.expr(st.value, fn)
                 v = self.sum_or_difference(st.op, cur, val, fn)
-                if check is not None:
-                    fn.emit(f"{k(check)}({v})")
-            new = v
-            for c, key, target in reversed(list(zip(inside, ks, targets))):
-                new = self.write_at(c, key, new, fn, target)
-            fn.emit(f"{store} = {new}")
-            if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
-                fn.emit(f"G.forget({k(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
-            if st.op != "=":  # _check_root(G, L, place, value added)
-                fn.emit(f"if {val}.__class__ in CONTAINERS: check_value(G, {store})")
-                fn.emit("else:")  # charge(G, the copy of the outer list or map)
-                fn.emit(f"    G.work += len({new}) if {new}.__class__ in CONTAINERS else 1")
-                fn.emit("    if G.work > G.work_mark: over(G)")
+                self.range_checked(st.target, v, fn)
+            new = self.write_path(place, inside, v, fn)
+            if st.op != "=":
+                self.check_whole(place, new, val, fn)
                 return
             kv = self.mod.kind(v, fn)
+            store = place[0]
             if kv is None or kv in CONTAINERS:
                 fn.emit(f"if {v}.__class__ in CONTAINERS: check_value(G, {store})")
                 fn.emit(f"elif {new}.__class__ in CONTAINERS:")
             else:  # a number, text, seat...: the copy made is charged
                 fn.emit(f"if {new}.__class__ in CONTAINERS:")
             fn.emit(f"    G.work += len({new})")
+            fn.emit("    if G.work > G.work_mark: over(G)")
+
+        # x[a][b] written in place: its variable read, its keys made once, the containers on the way in read as
+        # _set_path reads them (the outer first), the new ones made from the inside out, as _set makes them
+        def place_of(self, target, fn):
+            """(where the variable is stored, its root name, the keys made now, what each key indexes)."""
+            root, keys = self._index_keys(target)
+            store = f"G.data[{self.mod.const(root.ident)}]" if root.ref == "var" else f"L[{self.mod.const(root.ident)}]"
+            old = fn.tmp()
+            fn.emit(f"{old} = {store}")
+            ks = [self.xc.expr(x, fn) for x in keys]
+            return store, root, ks, self._index_targets(target), old
+
+        def read_path(self, place, fn, n):
+            """The variable's value and the containers its first n keys lead to (as Place.get reads them)."""
+            _, _, ks, targets, old = place
+            inside = [old]
+            for key, target in zip(ks[:n], targets):
+                inside.append(self.xc.read_at(inside[-1], key, fn, target))
+            return inside
+
+        def write_path(self, place, inside, v, fn):
+            """v written at the place (inside: the containers on the way in), stored, what was known of the place
+            forgotten; the new value of the whole variable."""
+            store, root, ks, targets, _ = place
+            new = v
+            for c, key, target in reversed(list(zip(inside, ks, targets))):
+                new = self.write_at(c, key, new, fn, target)
+            fn.emit(f"{store} = {new}")
+            if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
+                fn.emit(f"G.forget({self.mod.const(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
+            return new
+
+        def range_checked(self, target, v, fn):
+            from .runtime import _expr_text, range_check
+            check = range_check(target.ty, _expr_text(target))
+            if check is not None:
+                fn.emit(f"{self.mod.const(check)}({v})")
+
+        @staticmethod
+        def check_whole(place, new, added, fn):
+            """_check_root after a value was added into part of a variable: its limits measured when the value
+            added is a list, set or map, else the copy of the outer list or map charged."""
+            fn.emit(f"if {added}.__class__ in CONTAINERS: check_value(G, {place[0]})")
+            fn.emit("else:")
+            fn.emit(f"    G.work += len({new}) if {new}.__class__ in CONTAINERS else 1")
             fn.emit("    if G.work > G.work_mark: over(G)")
 
         @staticmethod
