@@ -120,21 +120,23 @@ def _values_call(e):
             and e.func.ident == "values" and len(e.args) == 1 and e.args[0].name is None)
 
 
-_NO_REPEATS = {}  # id(list) -> a list known to hold no item twice (kept alive here, so its id is its own)
+_NO_REPEATS = {}  # id(list) -> a short list known to hold no item twice (kept alive here, so its id is its own)
+_KEPT_LISTS = 4096  # at most this many (the table starts again when full), of at most 64 items each
 
 
 def distinct_items(xs):
     """The items of a list, set or map without repeats, in order (runtime.distinct of items_of). A list
-    is never changed once made: one found to hold no repeats is remembered (a listing walks the same
-    lists again and again)."""
+    is never changed once made: a short one found to hold no repeats is remembered (a listing walks the
+    same lists again and again)."""
     c = xs.__class__
     if c is tuple:
         if len(xs) < 2 or _NO_REPEATS.get(id(xs)) is xs:
             return xs
         if len(set(xs)) == len(xs):  # no repeats (told as dict.fromkeys tells them)
-            if len(_NO_REPEATS) >= 4096:
-                _NO_REPEATS.clear()
-            _NO_REPEATS[id(xs)] = xs
+            if len(xs) <= 64:
+                if len(_NO_REPEATS) >= _KEPT_LISTS:
+                    _NO_REPEATS.clear()
+                _NO_REPEATS[id(xs)] = xs
             return xs
     elif c is frozenset or c is dict:  # sorted, and never twice
         return _items(xs)
@@ -1178,6 +1180,7 @@ class ExprGenerator:
                 t = a
                 fn.known.pop(t, None)
                 fn.items_kind.pop(t, None)
+                fn.small.discard(t)
             else:
                 t = fn.tmp()
                 fn.emit(f"{t} = {a}")

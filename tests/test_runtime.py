@@ -504,3 +504,16 @@ flow { turn 0 { offer [go] to 0 } }
     assert rs.load_game(g.to_json()).to_json() == g.to_json()
     with pytest.raises(GameError):
         rs.load_game("[" * 100000 + "]" * 100000)
+
+
+def test_a_listing_remembers_only_short_lists_without_repeats():
+    # docs/runtime.md: a list found without repeats is remembered (lists never change once made); a list
+    # with repeats gives its items once each, in order; a long list is never kept (memory stays bounded)
+    from interpreter.generate import _NO_REPEATS, distinct_items
+    xs = (3, 1, 2)
+    assert distinct_items(xs) is xs and _NO_REPEATS.get(id(xs)) is xs
+    assert distinct_items(xs) is xs  # asked again: remembered
+    ys = (3, 1, 3, 2)
+    assert list(distinct_items(ys)) == [3, 1, 2] and id(ys) not in _NO_REPEATS
+    big = tuple(range(65))
+    assert distinct_items(big) is big and id(big) not in _NO_REPEATS
