@@ -758,8 +758,8 @@ class ExprGenerator:
             # (equal such values are written alike; a bool, equal to 1 or 0, is never kept)
             ids = {}
             key, pair, aid = fn.tmp("w"), fn.tmp("w"), fn.tmp("w")
-            plain = " and ".join(f"({p}.__class__ is str or {self.mod.class_test(p, int, fn)})" for p in pys
-                                 if self.mod.class_test(p, int, fn) != "True") or "True"
+            ints = [(p, self.mod.class_test(p, int, fn)) for p in pys]
+            plain = " and ".join(f"({p}.__class__ is str or {i})" for p, i in ints if i != "True") or "True"
             fn.emit(f"{key} = ({''.join(p + ', ' for p in pys)})")
             fn.emit(f"{pair} = {k(ids)}.get({key}) if {plain} else None")
             fn.emit(f"if {pair} is None:")
