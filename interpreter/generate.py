@@ -233,6 +233,7 @@ def _runtime_names():
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
         "sum_of_values": sum_of_values, "add_item": C.add_item, "remove_item": C.remove_item,
+        "as_pile": C.as_pile,
     }
 
 
@@ -397,6 +398,7 @@ class Fn:
         self.small = set()  # generated names holding a whole number far inside the range (a count, a length)
         self.items_kind = {}  # a generated name holding a list -> the class every item of it has
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
+        self.sure = set()  # hoisted names that never hold UNSET (their value was at hand before the loop)
         self.memo = {}  # id(AST) -> (name of its value or UNSET, name of its work): computed at its first use
         self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
         self.guards = {}  # a name indexed in a loop -> (tuple or dict, the local holding its class test)
@@ -899,8 +901,18 @@ class ExprGenerator:
         fn.depth += 1
         saved = fn.speculating
         fn.speculating = True
+        start = len(fn.lines)
         for x, h in zip(found, hs):
             r = self.expr(x, fn)
+            if len(fn.lines) == start + len(fn.sure & set(hs)):
+                # nothing computed: the value was at hand (a name or a value already read), so the copy made
+                # here cannot fail and the loop reads it without a test
+                fn.sure.add(h)
+                for facts in (fn.known, fn.items_kind):
+                    if r in facts:
+                        facts[h] = facts[r]
+                if r in fn.small:
+                    fn.small.add(h)
             fn.emit(f"{h} = {r}")
         fn.speculating = saved
         fn.depth -= 1
@@ -1028,6 +1040,8 @@ class ExprGenerator:
 
     def use_hoisted(self, e, h, fn):
         """A hoisted part in its loop: the value computed before the loop, or (UNSET) computed here."""
+        if h in fn.sure:
+            return h
         t = fn.tmp()
         fn.emit(f"{t} = {h}")
         fn.emit(f"if {t} is UNSET:")
@@ -2333,9 +2347,23 @@ def make_stmt_generator(rs, xc):
                 self.call_op(st, fn, ops)
 
         def plain_place(self, target):
-            """A variable or local with no [index] steps and no pile to convert (written in place here)."""
-            return isinstance(target, A.Name) and target.ref in ("var", "local") and not (
-                target.ty is not None and target.ty.name in ("deck", "bag", "set"))
+            """A variable or local with no [index] steps (written in place here)."""
+            return isinstance(target, A.Name) and target.ref in ("var", "local")
+
+        def as_pile(self, target, v, fn, sorted_charge=False):
+            """A list written into a place of type deck, bag or set becomes a pile or set, as Place.set makes it
+            (sorted_charge: first the sorting or hashing charged, as the closures' plain `=` does); other
+            values and places are written as they are."""
+            ty = target.ty
+            if ty is None or ty.name not in ("deck", "bag", "set"):
+                return v
+            if sorted_charge:
+                fn.emit(f"if {v}.__class__ is tuple:")
+                fn.emit(f"    G.work += (len({v}) + 1) * (len({v}).bit_length() + 1)")
+                fn.emit("    if G.work > G.work_mark: over(G)")
+            new = fn.tmp()
+            fn.emit(f"{new} = as_pile({ty.name!r}, {v}) if {v}.__class__ is tuple else {v}")
+            return new
 
         def plain_call(self, st, fn):
             """The closures' call op and the callee's frame, without the frame: the arguments into a fresh
@@ -2358,8 +2386,8 @@ def make_stmt_generator(rs, xc):
                 fn.emit(f"if {r} is END: return END")
 
         def indexed_place(self, target):
-            """x[a][b] of a variable or local, with no pile to convert."""
-            if not isinstance(target, A.Index) or (target.ty is not None and target.ty.name in ("deck", "bag", "set")):
+            """x[a][b] of a variable or local."""
+            if not isinstance(target, A.Index):
                 return False
             root = target
             while isinstance(root, A.Index):
@@ -2385,7 +2413,7 @@ def make_stmt_generator(rs, xc):
 
         def keyed_place(self, target):
             """A variable or local, or x[a][b] of one with keys that are names or constants (read twice by the
-            closures, as Place.get and Place.set read them), with no pile to convert."""
+            closures, as Place.get and Place.set read them)."""
             return self.plain_place(target) or (self.indexed_place(target) and self.plain_keys(target))
 
         def add_or_remove(self, st, fn):
@@ -2406,6 +2434,7 @@ def make_stmt_generator(rs, xc):
             else:
                 x = self.xc.expr(st.item, fn)
                 fn.emit(f"{v} = remove_item({cur}, {x}, G)")
+            v = self.as_pile(target, v, fn)
             self.range_checked(target, v, fn)
             new = self.write_path(place, inside, v, fn)
             if isinstance(st, A.Add):
@@ -2418,7 +2447,7 @@ def make_stmt_generator(rs, xc):
             _check_root, from the value added."""
             self.at(fn, st.span)
             if st.op == "=":
-                v = self.xc.expr(st.value, fn)
+                v = self.as_pile(st.target, self.xc.expr(st.value, fn), fn)
                 self.range_checked(st.target, v, fn)
                 place = self.place_of(st.target, fn)
                 inside = self.read_path(place, fn, len(place[2]) - 1)
@@ -2427,7 +2456,7 @@ def make_stmt_generator(rs, xc):
                 inside = self.read_path(place, fn, len(place[2]))
                 cur = inside.pop()
                 val = self.xc.expr(st.value, fn)
-                v = self.sum_or_difference(st.op, cur, val, fn)
+                v = self.as_pile(st.target, self.sum_or_difference(st.op, cur, val, fn), fn)
                 self.range_checked(st.target, v, fn)
             new = self.write_path(place, inside, v, fn)
             if st.op != "=":
@@ -2547,12 +2576,12 @@ def make_stmt_generator(rs, xc):
             store = f"G.data[{k(t.ident)}]" if t.ref == "var" else f"L[{k(t.ident)}]"
             check = range_check(t.ty, t.ident)
             if st.op == "=":
-                v = self.xc.expr(st.value, fn)
+                v = self.as_pile(t, self.xc.expr(st.value, fn), fn, sorted_charge=True)
             else:
                 cur = fn.tmp()
                 fn.emit(f"{cur} = {store}")
                 val = self.xc.expr(st.value, fn)
-                v = self.sum_or_difference(st.op, cur, val, fn)
+                v = self.as_pile(t, self.sum_or_difference(st.op, cur, val, fn), fn)
             if check is not None:
                 fn.emit(f"{k(check)}({v})")
             fn.emit(f"{store} = {v}")

@@ -252,8 +252,7 @@ class Place:
 
     def set(self, G, L, v):
         if self.pile_kind is not None and v.__class__ is tuple:
-            k = self.pile_kind
-            v = Pile("deck", v, ()) if k == "deck" else (Pile("bag", (), v) if k == "bag" else frozenset(v))
+            v = as_pile(self.pile_kind, v)
         if self.check is not None:
             self.check(v)
         if not self.keys:
@@ -351,6 +350,12 @@ def _expr_text(e):
 
 
 # ============================================================================ collections
+def as_pile(kind, items):
+    """A list written into a place of type deck, bag or set: the pile (a deck keeps the list's order, a bag's
+    pool is sorted) or set of its items."""
+    return Pile("deck", items, ()) if kind == "deck" else (Pile("bag", (), items) if kind == "bag" else frozenset(items))
+
+
 def _check_root(G, L, place, v):
     """After a write of a list, set or map into part of a variable: the whole variable keeps to the
     value limits (size, depth)."""
@@ -531,6 +536,14 @@ class SameOffer(Offer):
 
 
 def _choice_options(values):
+    """(id, value) per distinct id of a pool of choices, in order (the first of equal ids kept)."""
+    kinds = set(map(type, values))
+    if len(kinds) == 1:  # all texts (ids as they are) or all whole numbers (ids their digits): at once
+        kind = kinds.pop()
+        if kind is str or kind is int:
+            ids = values if kind is str else tuple(map(str, values))
+            if len(set(ids)) == len(ids):
+                return list(zip(ids, values))
     out = []
     seen = set()
     for v in values:

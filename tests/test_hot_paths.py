@@ -802,3 +802,42 @@ def test_the_tests_of_an_if_after_statements_are_made_by_their_op_and_play_the_s
                 g.apply(g.legal_actions()[0])
         errors.append(str(err.value))
     assert errors[0] == errors[1] and "<string>:13:" in errors[0]
+
+
+POOLS = st.lists(st.one_of(st.integers(-3, 12), st.sampled_from(["a", "b", "10", "-1", "é"]), st.booleans(),
+                           st.tuples(st.integers(0, 2), st.integers(0, 2))), max_size=8)
+
+
+def _literal(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, tuple):
+        return "(" + ", ".join(map(_literal, v)) + ")"
+    return str(v)
+
+
+@settings(max_examples=60, deadline=None)
+@given(POOLS)
+def test_a_choice_offers_each_option_once_by_its_canonical_text_in_order(pool):
+    """docs/language.md: a pick's ids are the options' canonical text, duplicates offered once. Pools of
+    texts only and of whole numbers only are listed by a shortcut: every pool lists as the rule says."""
+    from interpreter.values import fmt
+    rules = ('game "Pick" { players 2 }\nvar got: any = none\n'
+             f"flow {{ let x = choose one of [{', '.join(map(_literal, pool))}] by 0 optional  got = x }}")
+    g = rulelang.loads(rules).new_game(2, seed=1)
+    want = []
+    for v in pool:
+        text = v if isinstance(v, str) else fmt(v)
+        if text not in [i for i, _ in want]:
+            want.append((text, v))
+    if not want:
+        assert g.is_over()
+        return
+    assert [a.id for a in g.legal_actions()] == [i for i, _ in want] + ["done"]
+    for i, v in want:  # each id gives its own value
+        h = g.clone()
+        h.apply(i)
+        assert json.loads(h.to_json())["data"]["got"] == json.loads(rulelang.loads(
+            f'game "V" {{ players 2 }}\nvar got: any = {_literal(v)}\nflow {{ }}').new_game(2).to_json())["data"]["got"]
