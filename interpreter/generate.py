@@ -399,6 +399,7 @@ class Fn:
         self.items_kind = {}  # a generated name holding a list -> the class every item of it has
         self.hoisted = {}  # id(AST) -> the name holding its value computed before the loop (or UNSET)
         self.sure = set()  # hoisted names that never hold UNSET (their value was at hand before the loop)
+        self.in_guards = {}  # a hoisted collection searched by `in` -> its class tests made before the loop
         self.memo = {}  # id(AST) -> (name of its value or UNSET, name of its work): computed at its first use
         self.speculating = False  # writing a hoisted part: a path that would charge work raises Unhoisted
         self.guards = {}  # a name indexed in a loop -> (tuple or dict, the local holding its class test)
@@ -730,7 +731,8 @@ class ExprGenerator:
             fn.emit(f"except {errs} as err:")
             fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
             # what the tests compute alike for every value of this parameter and the next ones
-            self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests)
+            self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests,
+                       searches=True)
             p = fn.bind(act.param_names[i], "p")
             pys.append(p)
             if kind == "players" or kind == "fixed" and what and all(v.__class__ is int for v in what):
@@ -871,10 +873,11 @@ class ExprGenerator:
     # count(xs)), is computed once before the loop, inside a try. If that fails, or meets a case that
     # would charge work (`+` of two lists, `==` of two lists), the part holds UNSET and the loop computes
     # it in place as before: errors and charges stay where they were. Else the loop reads the value.
-    def hoist(self, fn, names, *trees, rounds=0):
+    def hoist(self, fn, names, *trees, rounds=0, searches=False):
         """Compute before a loop the invariant parts of its body; returns what to forget after the loop.
         rounds: how many times the loop surely runs, when known (a constant list): with 3 or more, the
-        class tests of the variables it indexes are made before it too."""
+        class tests of the variables it indexes are made before it too, and those of the collections
+        it searches with `in` (searches: those tests are made whatever the rounds)."""
         bound = set(names)
         for tree in trees:
             if tree is not None:
@@ -920,7 +923,22 @@ class ExprGenerator:
         fn.emit("    pass")
         for x, h in zip(found, hs):
             fn.hoisted[id(x)] = h
+        if rounds >= 3 or searches:
+            self._guard_searches(fn, trees, found, hs)
         return guarded + [id(x) for x in found]
+
+    def _guard_searches(self, fn, trees, found, hs):
+        """`x in C` in a loop, C hoisted and of a class not known: the class tests that choose how C is
+        searched (a short list, a set or map) are made once, before the loop, on the hoisted value (UNSET
+        passes neither: the loop then tests as before)."""
+        searched = {id(x.right) for tree in trees if tree is not None for x in A.walk(tree)
+                    if x.__class__ is A.Binary and x.op in ("in", "not in")}
+        for x, h in zip(found, hs):
+            if id(x) in searched and self.mod.kind(h, fn) is None:
+                short, hashed = fn.tmp("g"), fn.tmp("g")
+                fn.emit(f"{short} = {h}.__class__ is tuple and len({h}) < 9")
+                fn.emit(f"{hashed} = {h}.__class__ is frozenset or {h}.__class__ is dict")
+                fn.in_guards[h] = (short, hashed)
 
     def _guard_targets(self, fn, bound, trees):
         """The class test of a variable or a parameter indexed in the loop, made once before it (only
@@ -1043,6 +1061,8 @@ class ExprGenerator:
         if h in fn.sure:
             return h
         t = fn.tmp()
+        if h in fn.in_guards:  # (read once, by the search this value is for)
+            fn.in_guards[t] = fn.in_guards[h]
         fn.emit(f"{t} = {h}")
         fn.emit(f"if {t} is UNSET:")
         fn.depth += 1
@@ -1237,6 +1257,9 @@ class ExprGenerator:
             fn.known[t] = bool
             # a list of at most 8 items: searched with no work to charge (as in contains)
             short = f"{c}.__class__ is tuple and len({c}) < 9" if kc in (None, tuple) else None
+            guards = (fn.in_guards.get(c) if c in fn.sure else fn.in_guards.pop(c, None)) if kc is None else None
+            if guards is not None:  # made before the loop (see _guard_searches)
+                short, tests[0] = guards
             if kc is tuple:
                 short = f"len({c}) < 9"
                 if c in self.mod.values:

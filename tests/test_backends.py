@@ -331,6 +331,13 @@ SAME_RESULT = {
         "let zs = [k]  r = r + [zs]  add k to zs  remove 0 from zs  r = r + [zs, count(zs)] } }\n"
         "flow { let xs = [1]  add 2 to xs  r = [xs]  remove 1 from xs  r = r + [xs]\n"
         "repeat 2 times { offer [a] to 0 } }",
+    # a collection searched by `in` in a loop, read before it: its class tests are made there too
+    "searches of collections read before their loop": "var m: map[int, any] = {0: [1, 2], 1: [1, 2, 3, 4, 5, 6, 7, 8, "
+        "9, 10], 2: {1, 5}, 3: {1: 2}, 4: [[1], 2], 5: \"a1\"}\nvar r: list[any] = []\n"
+        "action a(k in 0..3, j in [1, 2, 5, [1], \"1\"]) { require j in m[k] and not (5 in m[k + 1])  effect { r = r + [[k, j]] } }\n"
+        "flow { r = [[[x for x in [0, 1, 2, 5, [1], \"1\"] if x in m[k]] for k in 0..4], "
+        "[count([x for x in [1, 2, 5, 9] if x not in m[k]]) for k in 0..4], any([\"b\", \"1\"], x => x in m[5])]\n"
+        "repeat 3 times { offer [a] to 0 } }",
     # a list written into a deck, bag or set (whole, at an index, by add and remove) becomes a pile or set
     "writes into decks, bags and sets": "per player var used: set[int] = {}\nvar d: deck[int] = [4, 5]\n"
         "var b: bag[int] = [2]\nvar ds: map[int, deck[int]] = {1: []}\nvar bs: list[bag[int]] = [[], [1]]\n"
@@ -516,6 +523,14 @@ def test_get_with_a_default_charges_as_the_closures_to_the_last_unit(key):
     the longest run that stays within the work budget is the same in both backends."""
     same_budget_threshold(lambda n: unoptimised(HEAD + f"var m: map[any, int] = {{}}\nflow {{ let k = {key}  "
                                                         f"let y = [get(m, k, 0) for i in 1..{n}] }}"), 600_000)
+
+
+def test_a_search_of_a_long_list_read_before_its_loop_charges_as_the_closures_to_the_last_unit():
+    """`x in m[1]` in a loop, m[1] read before the loop with its class tests: a list of more than 8 items is
+    still charged per search."""
+    same_budget_threshold(lambda n: rulelang.loads(HEAD + "var m: map[int, list[int]] = {1: [1, 2, 3, 4, 5, 6, 7, 8, "
+                                                   f"9, 10]}}\nflow {{ let y = [x for x in [1, 2, 3] if x in m[1]] "
+                                                   f"let z = [i for i in 1..{n} if i in m[1]] }}"), 300_000)
 
 
 @pytest.mark.parametrize("target", ["b", "bs[0]"])
