@@ -536,14 +536,8 @@ class SameOffer(Offer):
 
 
 def _choice_options(values):
-    """(id, value) per distinct id of a pool of choices, in order (the first of equal ids kept)."""
-    kinds = set(map(type, values))
-    if len(kinds) == 1:  # all texts (ids as they are) or all whole numbers (ids their digits): at once
-        kind = kinds.pop()
-        if kind is str or kind is int:
-            ids = values if kind is str else tuple(map(str, values))
-            if len(set(ids)) == len(ids):
-                return list(zip(ids, values))
+    """(id, value) per distinct id of a pool of choices, in order (the first of equal ids kept). A plain
+    loop: for pools of a few items it is quicker than building sets of classes and ids in C."""
     out = []
     seen = set()
     for v in values:
