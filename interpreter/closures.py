@@ -13,7 +13,7 @@ from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, Rule
                        check_items, check_value, deep_cost, over)
 from .runtime import (END, MAX_FIXED_ITEMS, MAX_FUNCTION_DEPTH, RETURN, ChooseOp, Code, Located,
                       OfferOp, Place, RandomOp, _arith, _builtin_error, _check_map, _check_root, _contains,
-                      _equal, _get, _size, add_item, remove_item, span_of)
+                      _equal, _get, _size, add_item, remove_item, sorting_cost, span_of)
 from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
 
 
@@ -644,7 +644,7 @@ class StmtCompiler:
                 def assign(G, L):
                     v = f(G, L)
                     if v.__class__ is tuple:
-                        charge(G, (len(v) + 1) * (len(v).bit_length() + 1))
+                        charge(G, sorting_cost(v))
                     place.set(G, L, v)
             else:
                 def assign(G, L):

@@ -233,7 +233,7 @@ def _runtime_names():
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
         "sum_of_values": sum_of_values, "add_item": C.add_item, "remove_item": C.remove_item,
-        "as_pile": C.as_pile,
+        "as_pile": C.as_pile, "sorting_cost": C.sorting_cost,
     }
 
 
@@ -667,8 +667,9 @@ class ExprGenerator:
             fn.tuple_alias[tuple(pys)] = "vals"  # `(r, c)` of the parameters is the candidate's own list
             fn.known["vals"] = tuple
         for test in requires:
-            t = self.test(test, fn)
-            fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
+            for part in self.conjuncts(test, fn):
+                t = self.test(part, fn)
+                fn.emit(f"if not {t}: {'continue' if pys else 'return out'}")
         if pys and not any(re.search(rf"\b{p}\b", line) for line in fn.lines[unpack + 1:] for p in pys):
             del fn.lines[unpack]  # the tests read the candidate only as `vals` (or not at all)
         if not pys:
@@ -747,8 +748,9 @@ class ExprGenerator:
         pays = iter(costs)
         for kind in order or ("require",) * len(requires) + ("cost",) * len(costs):
             if kind == "require":
-                t = self.test(next(held), fn)
-                fn.emit(f"if not {t}: {skip}")
+                for part in self.conjuncts(next(held), fn):
+                    t = self.test(part, fn)
+                    fn.emit(f"if not {t}: {skip}")
             else:
                 target, amount = next(pays)
                 have = self.expr(target, fn)
@@ -808,12 +810,22 @@ class ExprGenerator:
 
     def test(self, e, fn):
         """e as the test of an `if`: a Python condition with its truth (`x is None` written in the test
-        itself, not kept in a name first), else the name holding e."""
+        itself, not kept in a name first), else the name holding e. A comparison whose last line is a
+        plain `t = a OP b` is written in the test itself too (Python then compares and jumps in one
+        step, and quickly for two whole numbers or texts)."""
         if (e.__class__ is A.Binary and e.op in ("==", "!=") and e.right.__class__ is A.Literal
                 and e.right.value is None and not (fn.hoisted and id(e) in fn.hoisted) and not self.cl.is_constant(e)):
             a = self.expr(e.left, fn)
             return f"({a} {'is' if e.op == '==' else 'is not'} None)"
-        return self.expr(e, fn)
+        n = len(fn.lines)
+        r = self.expr(e, fn)
+        if len(fn.lines) > n and r[:1] == "t" and r[1:].isdigit():
+            head = "    " * fn.depth + r + " = "
+            last = fn.lines[-1]
+            if last.startswith(head) and _PLAIN_COMPARISON.fullmatch(last, len(head)):
+                fn.lines.pop()  # (the name was made by that line for this test alone)
+                return f"({last[len(head):]})"
+        return r
 
     def g_Placeholder(self, e, fn):
         return self.expr(e.inner, fn)
@@ -1368,7 +1380,7 @@ class ExprGenerator:
         return " and ".join(conds) if conds else "True"
 
     def g_Cond(self, e, fn):
-        c = self.expr(e.test, fn)
+        c = self.test(e.test, fn)
         t = fn.tmp()
         fn.emit(f"if {c}:")
         fn.depth += 1
@@ -1998,13 +2010,30 @@ class ExprGenerator:
         return t
 
     def _open_cond(self, e, fn):
+        """A comprehension's condition: one `if` per part of an `a and b and ...` (the same parts tested in
+        the same order, each only when those before hold); returns how many blocks it opened."""
         if e.condition is None:
             return 0
-        c = self.test(e.condition, fn)
-        fn.emit(f"if {c}:")
-        fn.depth += 1
-        return 1
+        parts = self.conjuncts(e.condition, fn)
+        for part in parts:
+            c = self.test(part, fn)
+            fn.emit(f"if {c}:")
+            fn.depth += 1
+        return len(parts)
 
+    def conjuncts(self, e, fn):
+        """The parts of `a and b and ...` as a test (a test holds when each part holds, tested in turn, the
+        next only when the one before held: what `and` does), unless the whole is computed before its loop
+        or is a constant; else [e]."""
+        if (e.__class__ is A.Binary and e.op == "and" and id(e) not in fn.hoisted and id(e) not in fn.memo
+                and not self.cl.is_constant(e)):
+            return self.conjuncts(e.left, fn) + self.conjuncts(e.right, fn)
+        return [e]
+
+
+# `a OP b` of two generated names or constants (the right side of a comparison's one line)
+_OPERAND = r"(?:[A-Za-z_][A-Za-z_0-9]*|\(-?[0-9]+\)|-?[0-9]+)"
+_PLAIN_COMPARISON = re.compile(rf"{_OPERAND} (?:==|!=|<|<=|>|>=|is|is not) {_OPERAND}")
 
 # rule names whose reads are plain look-ups (no work, nothing changed)
 _PURE_REFS = frozenset({"local", "var", "const", "member", "enum_values", "table", "board"})
@@ -2305,7 +2334,7 @@ def make_stmt_generator(rs, xc):
                 if fn.cache:  # the statements before may have written what was read
                     fn.cache = {key: v for key, v in fn.cache.items() if key in fn.stable} if fn.stable else {}
                 self.at(fn, span)
-                t = self.xc.expr(test, fn)
+                t = self.xc.test(test, fn)
                 fn.emit(f"if {t}: return {jump_target(ops, pc + 1)}")
                 pc = op.else_to
             return jump_target(ops, pc)
@@ -2382,10 +2411,10 @@ def make_stmt_generator(rs, xc):
                 return v
             if sorted_charge:
                 fn.emit(f"if {v}.__class__ is tuple:")
-                fn.emit(f"    G.work += (len({v}) + 1) * (len({v}).bit_length() + 1)")
+                fn.emit(f"    G.work += sorting_cost({v})")
                 fn.emit("    if G.work > G.work_mark: over(G)")
             new = fn.tmp()
-            fn.emit(f"{new} = as_pile({ty.name!r}, {v}) if {v}.__class__ is tuple else {v}")
+            fn.emit(f"{new} = as_pile({self.mod.const(ty.name)}, {v}) if {v}.__class__ is tuple else {v}")
             return new
 
         def plain_call(self, st, fn):
@@ -2620,7 +2649,7 @@ def make_stmt_generator(rs, xc):
                     fn.emit(f"if not {done}:")
                     fn.depth += 1
                 self.at(fn, test.span)
-                t = self.xc.expr(test, fn)
+                t = self.xc.test(test, fn)
                 fn.emit(f"if {t}:")
                 fn.depth += 1
                 if len(st.branches) > 1 or st.orelse is not None:

@@ -356,6 +356,11 @@ def as_pile(kind, items):
     return Pile("deck", items, ()) if kind == "deck" else (Pile("bag", (), items) if kind == "bag" else frozenset(items))
 
 
+def sorting_cost(items):
+    """What sorting or hashing a list of items into a bag's pool or a set is charged."""
+    return (len(items) + 1) * (len(items).bit_length() + 1)
+
+
 def _check_root(G, L, place, v):
     """After a write of a list, set or map into part of a variable: the whole variable keeps to the
     value limits (size, depth)."""

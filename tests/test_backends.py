@@ -533,6 +533,22 @@ def test_a_search_of_a_long_list_read_before_its_loop_charges_as_the_closures_to
                                                    f"let z = [i for i in 1..{n} if i in m[1]] }}"), 300_000)
 
 
+def test_a_comparison_tested_by_an_if_is_written_in_the_if():
+    """`if n == 2`, a require `k != 1 and k < 3` (k surely a whole number: tested part by part), `if ...
+    then ... else` on `k == n`: the comparison is the test itself (no name holds its result first), and
+    the game ends as with the closures."""
+    rs = unoptimised(HEAD + "var n: int = 0\nvar r: list[int] = []\n"
+                            "function pick(k: int): int = if k == n then k else n\n"
+                            "action a(k in 1..3) { require k != 1 and k < 3  effect { n += 1  if n == 2 { r = r + [pick(k)] } } }\n"
+                            "flow { repeat 4 times { offer [a] to 0 } }")
+    rs.new_game(2, seed=1)
+    src = rs.generated_source
+    assert re.search(r"if not \(\w+ != \(1\)\): continue\n +if not \(\w+ < \(3\)\): continue", src), src
+    assert re.search(r"if \(t\d+ == \(2\)\):", src), src
+    assert re.search(r"if \(t\d+ == t\d+\):", src), src  # (pick, written inline: k is a whole number)
+    assert outcome(rs) == outcome(rs.with_backend("closures"))
+
+
 @pytest.mark.parametrize("target", ["b", "bs[0]"])
 def test_a_list_written_into_a_bag_charges_as_the_closures_to_the_last_unit(target):
     """A whole bag written from a list is charged for sorting its pool (an item of a list of bags is not, as
