@@ -32,6 +32,7 @@ import attrs
 from rulelang import ast as A
 
 from .optimise import tree as X
+from .reuse_names import reuse_names
 from .runtime import span_of
 from .boards import Board
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items,
@@ -790,7 +791,7 @@ class ExprGenerator:
     @staticmethod
     def _def(name, params, fn, span):
         where = f"  # line {int(span.line)}" if span is not None else ""
-        return f"def {name}({params}):{where}\n" + "\n".join(fn.lines) + "\n"
+        return f"def {name}({params}):{where}\n" + "\n".join(reuse_names(fn.lines, params.split(", "))) + "\n"
 
     # ---- expressions: each returns a Python expression (a name or a constant) holding the value
     def expr(self, e, fn):
