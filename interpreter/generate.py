@@ -1574,14 +1574,22 @@ class ExprGenerator:
         fn.emit(f"for {x} in {items}:")
         fn.depth += 1
         fn.charge(1)
-        r = self.test(lam.body, fn)
+        # the test part by part when it is `a and b and ...`: any: an `if` per part, nested; all: the item
+        # fails at the first part that does not hold
+        parts = self.conjuncts(lam.body, fn)
+        for part in parts:
+            r = self.test(part, fn)
+            if name == "any":
+                fn.emit(f"if {r}:")
+                fn.depth += 1
+            else:
+                fn.emit(f"if not {r}:")
+                fn.emit(f"    {t} = False")
+                fn.emit("    break")
         if name == "any":
-            fn.emit(f"if {r}:")
-            fn.emit(f"    {t} = True")
-        else:
-            fn.emit(f"if not {r}:")
-            fn.emit(f"    {t} = False")
-        fn.emit("    break")
+            fn.emit(f"{t} = True")
+            fn.emit("break")
+            fn.depth -= len(parts)
         fn.depth -= 2
         fn.env = saved
         fn.emit("except BUILTIN_ERRORS as err:")
@@ -2650,13 +2658,18 @@ def make_stmt_generator(rs, xc):
                     fn.emit(f"if not {done}:")
                     fn.depth += 1
                 self.at(fn, test.span)
-                t = self.xc.test(test, fn)
+                # a lone `if a and b and ...`: an `if` per part, nested (parts after the first add blocks)
+                parts = self.xc.conjuncts(test, fn) if len(st.branches) == 1 and st.orelse is None else [test]
+                for part in parts[:-1]:
+                    fn.emit(f"if {self.xc.test(part, fn)}:")
+                    fn.depth += 1
+                t = self.xc.test(parts[-1], fn)
                 fn.emit(f"if {t}:")
                 fn.depth += 1
                 if len(st.branches) > 1 or st.orelse is not None:
                     fn.emit(f"{done} = True")
                 self.body(body, fn, ops)
-                fn.depth -= 1
+                fn.depth -= len(parts)
                 if i:
                     fn.depth -= 1
             if st.orelse is not None:

@@ -331,6 +331,14 @@ SAME_RESULT = {
         "let zs = [k]  r = r + [zs]  add k to zs  remove 0 from zs  r = r + [zs, count(zs)] } }\n"
         "flow { let xs = [1]  add 2 to xs  r = [xs]  remove 1 from xs  r = r + [xs]\n"
         "repeat 2 times { offer [a] to 0 } }",
+    # tests of the form `a and b` made part by part (comprehension conditions, requires, any/all, a lone if);
+    # an error in a later part is met only when the parts before hold
+    "tests made part by part": "var m: map[int, int] = {1: 5, 2: 0}\nvar r: list[any] = []\n"
+        "action a(k in 0..3) { require k > 0 and m[k] != none and m[k] > 1  effect { r = r + [k] } }\n"
+        "flow { r = [[x for x in 0..3 if x > 0 and m[x] != none and m[x] < 5], any(0..3, x => x > 1 and m[x] == 0), "
+        "all(0..3, x => x < 3 and x >= 0), all(1..2, x => m[x] != none and m[x] >= 0), any([1, 2], x => x > 5 and m[9] > 0)]\n"
+        "if count(r) > 2 and m[1] == 5 { r = r + [\"both\"] }  if count(r) > 9 and m[7] > 0 { r = r + [\"never\"] }\n"
+        "repeat 2 times { offer [a] to 0 } }",
     # a collection searched by `in` in a loop, read before it: its class tests are made there too
     "searches of collections read before their loop": "var m: map[int, any] = {0: [1, 2], 1: [1, 2, 3, 4, 5, 6, 7, 8, "
         "9, 10], 2: {1, 5}, 3: {1: 2}, 4: [[1], 2], 5: \"a1\"}\nvar r: list[any] = []\n"
