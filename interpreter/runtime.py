@@ -456,7 +456,7 @@ class Pending:
         self.acc = []
 
     def copy(self):
-        if self.__class__ is not Pending:  # an offer's decision is never changed once made: shared
+        if self.__class__ is not Pending:  # an offer's or a single pick's decision is never changed once made: shared
             return self
         # field by field, never through __dict__ (that would make both objects' attributes slower to read,
         # see Game.clone). The options list is shared: no code changes one in place (a decision gets a new one)
@@ -535,6 +535,21 @@ class Offer(Pending):
         self.options = options
 
 
+class Pick(Pending):
+    """The decision of a single pick (`choose one`): the fields it never sets are the class's, and it is never
+    changed once made (its pick ends it), so clones and games share it."""
+    kind = "choose"
+    probs = None
+    acc = ()  # a single pick collects nothing (finish() reads no pick: none)
+
+    def __init__(self, player, prompt, target, pool, options):
+        self.player = player
+        self.prompt = prompt
+        self.target = target
+        self.pool = pool
+        self.options = options
+
+
 class SameOffer(Offer):
     """An offer whose options list is handed out again by its generated listing (see Game._list_actions)."""
     same_pairs = True
@@ -587,15 +602,13 @@ class ChooseOp:
                     L[self.target] = None
                     return None
                 raise RuleRuntimeError("must choose 1 from only 0 options")
-            p = Pending("choose", who, [], self.prompt or "choose one", self.target)
-            p.pool = pool
+            opts = _choice_options(pool)
+            p = Pick(who, self.prompt or "choose one", self.target, pool, opts)
             if self.ordered:
                 p.ordered = True
-            opts = _choice_options(pool)
             if self.optional:
                 p.low = 0
                 opts.append((DONE_ID, _DONE))
-            p.options = opts
             G.pending = p
             return SUSPEND
         c = self.count(G, L)  # choose N or LOW..HIGH: a list of picks

@@ -841,3 +841,20 @@ def test_a_choice_offers_each_option_once_by_its_canonical_text_in_order(pool):
         h.apply(i)
         assert json.loads(h.to_json())["data"]["got"] == json.loads(rulelang.loads(
             f'game "V" {{ players 2 }}\nvar got: any = {_literal(v)}\nflow {{ }}').new_game(2).to_json())["data"]["got"]
+
+
+def test_a_copy_made_at_a_single_pick_shares_the_decision_and_picks_on_its_own():
+    """A single pick's decision is never changed once made (its pick ends it): a copy shares it, and
+    each game then picks on its own; a save of the copy loads to the same decision."""
+    rs = rulelang.loads('game "P" { players 2 }\nvar got: list[str] = []\n'
+                        'flow { repeat 2 times { let x = choose one of ["a", "b", "c"] by 0 optional  got = got + [x] } }')
+    from interpreter.engine import Game
+    g = rs.new_game(2, seed=1)
+    h = g.clone()
+    saved = Game.from_json(rs, h.to_json())
+    assert h.pending is g.pending and [a.id for a in h.legal_actions()] == ["a", "b", "c", "done"]
+    g.apply("b")
+    h.apply("done")
+    assert json.loads(g.to_json())["data"]["got"] == ["b"] and json.loads(h.to_json())["data"]["got"] == [None]
+    saved.apply("b")
+    assert saved.to_json() == g.to_json()
