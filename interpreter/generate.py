@@ -1885,6 +1885,8 @@ class ExprGenerator:
         kind = self.field_kind(e.name)
         if kind is not None:
             fn.known[t] = kind
+            if kind is int and e.name in self._small_fields:
+                fn.small.add(t)
         return t
 
     def field_kind(self, name):
@@ -1901,6 +1903,10 @@ class ExprGenerator:
             plain = {int, str, bool, type(None)}
             self._field_kinds = {f: next(iter(cs)) if len(cs) == 1 and cs <= {int, str, bool} else Scalar
                                  for f, cs in found.items() if cs <= plain and f not in piece_fields}
+            # whole-number fields whose every value is far inside the range (see _small)
+            big = {f for fields in self.rs.row_fields.values() for f, v in fields.items()
+                   if v.__class__ is int and not -SMALL_INT < v < SMALL_INT}
+            self._small_fields = {f for f, kind in self._field_kinds.items() if kind is int and f not in big}
         return self._field_kinds.get(name)
 
     def g_TupleLit(self, e, fn):

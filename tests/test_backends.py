@@ -251,6 +251,9 @@ ERRORS = {
     "an index of a list by a text in a loop": "var m: any = [1]\nvar ks: list[any] = [\"a\", \"b\", \"c\"]\n"
                                               "flow { let y = any(ks, x => m[x] == 1) }",
     "get with a map as the key": "var m: map[any, int] = {}\nvar k: any = {1: 2}\nflow { let y = get(m, k, 0) }",
+    # fields whose values are all far inside the range are added without a range test; a big one keeps it
+    "a sum of row fields past the range": "record R { a: int, b: int }\ntable T: R { r1(4611686018427387900, 10)  "
+        "r2(1000, 2) }\nflow { let y = [x.b + x.b for x in [r1, r2]]  let z = [x.a + x.b for x in [r2, r1]] }",
     "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
                                      "flow { loop { offer [a] to 0 } }",
 }
