@@ -1228,6 +1228,7 @@ class ExprGenerator:
                 fn.known.pop(t, None)
                 fn.items_kind.pop(t, None)
                 fn.small.discard(t)
+                fn.in_guards.pop(t, None)
             else:
                 t = fn.tmp()
                 fn.emit(f"{t} = {a}")
