@@ -2,8 +2,8 @@
 
 The generator gives every value it computes a fresh name (`t5`, `w21`, `items14`, ...), so a rule function
 with many branches has a hundred locals though each call uses a few of them. CPython clears every local
-of a function's frame when a call returns, used or not: in Station's listings that was about 430,000
-cleared slots per game. This pass renames, in the lines of one generated function, each temporary to the
+of a function's frame when a call returns, used or not (benchmarks/README.md has the figures of a
+seeded game). This pass renames, in the lines of one generated function, each temporary to the
 first earlier name of the same kind (the same letters) whose uses all come before it, so the function
 has as many locals as it holds values at once.
 
