@@ -2665,14 +2665,11 @@ def make_stmt_generator(rs, xc):
                     fn.emit(f"if not {done}:")
                     fn.depth += 1
                 self.at(fn, test.span)
-                # a lone `if a and b and ...`: an `if` per part, nested (parts after the first add blocks)
+                # a lone `if a and b and ...`: an `if` per part, nested
                 parts = self.xc.conjuncts(test, fn) if len(st.branches) == 1 and st.orelse is None else [test]
-                for part in parts[:-1]:
+                for part in parts:
                     fn.emit(f"if {self.xc.test(part, fn)}:")
                     fn.depth += 1
-                t = self.xc.test(parts[-1], fn)
-                fn.emit(f"if {t}:")
-                fn.depth += 1
                 if len(st.branches) > 1 or st.orelse is not None:
                     fn.emit(f"{done} = True")
                 self.body(body, fn, ops)
