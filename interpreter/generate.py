@@ -382,6 +382,13 @@ class Module:
 
 
 # ============================================================================ one generated function
+# UNCHECKED charges. Work is only ever added, so whether a run passes the budget depends on its total, not
+# on when the total is compared with it. The 1 per round of an `any`/`all` loop is therefore counted
+# without a look at the budget: the loop charged its list's length, and looked, before it started, and
+# looks again when it ends (a call or built-in inside it looks as it charges, with these rounds counted).
+# The rounds between two looks are at most the list's length, so the budget and the time limit still stop
+# every run, in the same expression and with the same message, at the loop's end rather than at the round
+# that passed the budget.
 class Fn:
     """The body of one generated function being written: lines, indentation, temporaries, and which rule
     locals are Python locals here (`env`: rule name -> generated identifier)."""
@@ -457,10 +464,12 @@ class Fn:
         self.env[rule_name] = py
         return py
 
-    def charge(self, amount):
-        """Inline `charge(G, amount)` (G is always a game in generated code)."""
+    def charge(self, amount, check=True):
+        """Inline `charge(G, amount)` (G is always a game in generated code). `check=False`: the charge
+        only, where the budget is surely looked at again after a bounded amount of work (UNCHECKED)."""
         self.emit(f"G.work += {amount}")
-        self.emit("if G.work > G.work_mark: over(G)")
+        if check:
+            self.emit("if G.work > G.work_mark: over(G)")
 
     # A loop that charges work as it goes (1 per test of an any/all, per cell of a line) may count in a
     # Python local instead of G.work, written back after the loop, and before every look at the budget
@@ -1574,7 +1583,7 @@ class ExprGenerator:
             fn.known[x] = _item_kind(fixed) or fn.items_kind[xs]
         fn.emit(f"for {x} in {items}:")
         fn.depth += 1
-        fn.charge(1)
+        fn.charge(1, check=False)  # the budget is looked at when the loop ends (see UNCHECKED below)
         # the test part by part when it is `a and b and ...`: any: an `if` per part, nested; all: the item
         # fails at the first part that does not hold
         parts = self.conjuncts(lam.body, fn)
@@ -1595,6 +1604,7 @@ class ExprGenerator:
         fn.env = saved
         fn.emit("except BUILTIN_ERRORS as err:")
         fn.emit(f"    raise builtin_error({k(name)}, ({xs}, ), err) from None")
+        fn.emit("if G.work > G.work_mark: over(G)")
         self.unhoist(fn, hoisted)
         fn.known[t] = bool
         return t
