@@ -81,7 +81,7 @@ def test_fixture(case):
 
 def test_every_pass_has_fixtures():
     files = {f[:-4] for f in os.listdir(HERE) if f.endswith(".txt")}
-    passes = {"any_all", "early_counts", "inline", "hoist"}
+    passes = {"any_all", "early_counts", "inline", "loop_tests", "hoist"}
     assert passes <= files and set(PASSES) == passes
 
 

@@ -16,20 +16,23 @@ from . import tree as X
 from .early import any_all_lambdas, any_all_rule, count_rule, early_counts
 from .hoist import hoist_invariants, hoist_rule
 from .inline import finish, inline_functions, inline_rule, prepare
+from .loop_tests import inline_loop_tests, loop_test_rule
 from .tree import Context, show
 
 # Order matters: inlining first exposes `count(f(x)) > 0` as a count of a comprehension; the
-# early-exit passes then see it; hoisting last sees the function values they made.
-DEFAULT = (inline_functions, any_all_lambdas, early_counts, hoist_invariants)
+# early-exit passes then see it; the loop tests they made are written out next; hoisting last sees the
+# function values they made.
+DEFAULT = (inline_functions, any_all_lambdas, early_counts, inline_loop_tests, hoist_invariants)
 
 PASSES = {"inline": inline_functions, "any_all": any_all_lambdas, "early_counts": early_counts,
-          "hoist": hoist_invariants}
+          "loop_tests": inline_loop_tests, "hoist": hoist_invariants}
 
 
 # each pass's rule, applied at one node whose children are done: the passes of DEFAULT run together
 # in one walk of the program (the same result as one after the other, in a third of the time)
 RULES = {inline_functions: ("inline", inline_rule), any_all_lambdas: ("any_all", any_all_rule),
-         early_counts: ("early_counts", count_rule), hoist_invariants: ("hoist", hoist_rule)}
+         early_counts: ("early_counts", count_rule), inline_loop_tests: ("loop_tests", loop_test_rule),
+         hoist_invariants: ("hoist", hoist_rule)}
 
 
 def optimise(program, passes=DEFAULT, ctx=None):
@@ -41,7 +44,7 @@ def optimise(program, passes=DEFAULT, ctx=None):
         return program
     if all(p in RULES for p in passes):
         run = X.rewriter([RULES[p] for p in passes], ctx)
-        if inline_functions in passes:
+        if inline_functions in passes or inline_loop_tests in passes:
             prepare(ctx, run)
             return finish(program, ctx, run)
         return X.apply(program, run)
@@ -57,4 +60,4 @@ def optimise_expr(expr, program=None, passes=DEFAULT, ctx=None):
 
 
 __all__ = ["optimise", "optimise_expr", "DEFAULT", "PASSES", "Context", "show", "inline_functions",
-           "any_all_lambdas", "early_counts", "hoist_invariants"]
+           "any_all_lambdas", "early_counts", "inline_loop_tests", "hoist_invariants"]
