@@ -388,7 +388,8 @@ class Module:
 # looks again when it ends (a call or built-in inside it looks as it charges, with these rounds counted).
 # The rounds between two looks are at most the list's length, so the budget and the time limit still stop
 # every run, in the same expression and with the same message, at the loop's end rather than at the round
-# that passed the budget.
+# that passed the budget. The same for the 1 per cell of a `line_length` walk, which looks when the walk
+# ends: a walk follows the rays of one node, at most 8 rays as long as the board (whose size is limited).
 class Fn:
     """The body of one generated function being written: lines, indentation, temporaries, and which rule
     locals are Python locals here (`env`: rule name -> generated identifier)."""
@@ -1658,7 +1659,7 @@ class ExprGenerator:
         fn.env = dict(saved)
         x0 = fn.bind(lam.param, "x")  # the node itself is tested first
         fn.emit(f"{x0} = {n}")
-        fn.charge(1)
+        fn.charge(1, check=False)  # (the budget is looked at when the walk ends: UNCHECKED)
         r = self.expr(lam.body, fn)
         fn.emit(f"if not {r}: {t} = 0")
         fn.emit("else:")
@@ -1673,7 +1674,7 @@ class ExprGenerator:
         for side in (ahead, behind):  # (the test written twice: one loop fewer per direction)
             fn.emit(f"    for {x} in {side}:")
             fn.depth += 2
-            fn.charge(1)
+            fn.charge(1, check=False)
             r = self.expr(lam.body, fn)
             fn.emit(f"if not {r}: break")
             fn.emit(f"{run} += 1")
@@ -1690,6 +1691,7 @@ class ExprGenerator:
         fn.env = saved
         fn.emit("except BUILTIN_ERRORS as err:")
         fn.emit(f"    raise builtin_error({k('line_length')}, ({b}, {n}, ), err) from None")
+        fn.emit("if G.work > G.work_mark: over(G)")
         self.unhoist(fn, hoisted)
         fn.end_work_region(mark)
         fn.depth -= 1
