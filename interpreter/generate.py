@@ -745,6 +745,8 @@ class ExprGenerator:
             # what the tests compute alike for every value of this parameter and the next ones
             self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests,
                        searches=True)
+            if pys:
+                self._skip_failed_start(fn, requires, order)
             p = fn.bind(act.param_names[i], "p")
             pys.append(p)
             if kind == "players" or kind == "fixed" and what and all(v.__class__ is int for v in what):
@@ -797,6 +799,24 @@ class ExprGenerator:
         if self.auto_finish:
             self.finish()
         return f
+
+    def _skip_failed_start(self, fn, requires, order):
+        """Before the loop of a listing's next parameter (inside the loops of the ones before): the first
+        parts of the first test, as long as they were computed before that loop (they read none of its
+        parameters), each tested there; one that does not hold goes on to the next outer candidate. Every
+        inner candidate would have failed on that part first (its tests run in order, the inner ones
+        after it), so the same candidates are listed, with the same work (charged for the inner domain
+        before) and no error skipped (a part that could not be computed is UNSET: the loop then runs)."""
+        if not requires or (order and order[0] != "require"):
+            return
+        for part in self.conjuncts(requires[0], fn):
+            h = fn.hoisted.get(id(part))
+            if h is None:
+                return
+            if h in fn.sure:
+                fn.emit(f"if not {h}: continue")
+            else:
+                fn.emit(f"if {h} is not UNSET and not {h}: continue")
 
     @staticmethod
     def _def(name, params, fn, span):

@@ -657,3 +657,24 @@ def test_a_listing_remembers_a_part_its_candidates_share():
     assert [a.id for a in g.legal_actions()][:3] == ["a(1)", "a(2)", "a(3)"]
     assert re.search(r"\n +(r\d+) = UNSET\n", gen.generated_source)
     same_budget_threshold(rules, 200_000)
+
+
+def test_a_listing_skips_the_inner_candidates_of_an_outer_value_that_fails_the_first_test():
+    """`require k != 1 and ...` of a(k, j): the first part reads only k, so for k = 1 every candidate
+    fails on it; the generated listing tests it once, before j's loop. The same candidates in order, and
+    the same error where that part cannot be computed (then the inner loop runs and meets it)."""
+    text = (HEAD + "var ys: list[list[int]] = [[1, 2], [3], [4, 5, 6]]\nvar r: list[any] = []\n"
+            "action a(k in 0..2, j in ys[k]) { require k != 1 and j > k  require j != 5  effect { r = r + [[k, j]] } }\n"
+            "flow { repeat 2 times { offer [a] to 0 } }")
+    gen = rulelang.loads(text)
+    assert re.search(r"\n +if h\d+ is not UNSET and not h\d+: continue\n", gen.generated_source)
+    for rs in (gen, gen.with_backend("closures")):
+        g = rs.new_game(2, seed=1)
+        assert [a.id for a in g.legal_actions()] == ["a(0,1)", "a(0,2)", "a(2,4)", "a(2,6)"]
+    assert outcome(gen) == outcome(gen.with_backend("closures"))
+    failing = (HEAD + "var xs: list[int] = [1]\nvar ys: list[list[int]] = [[1], [2]]\n"
+               "action a(k in 0..1, j in ys[k]) { require xs[k] > 0 and j > 0 }\nflow { loop { offer [a] to 0 } }")
+    gen = rulelang.loads(failing)
+    got = outcome(gen)
+    assert got.startswith("GameError:") and "while checking action 'a'" in got, got
+    assert got == outcome(gen.with_backend("closures"))
