@@ -70,3 +70,13 @@ def test_a_long_chain_of_small_functions():
     k = 1000
     funcs = "function h0(a) = a\n" + "".join(f"function h{i}(a) = h{i - 1}(a) + 1\n" for i in range(1, k))
     run(game(funcs, f"n = h{k - 1}(0)"))
+
+
+def test_a_large_loop_test_written_into_a_thousand_loops():
+    """A function just under the loop-test limit (inline_loop_tests: up to 200 nodes), the whole test of
+    a thousand any() and comprehensions: the writing stops at the optimiser's budget of nodes."""
+    body = " and ".join(f"x * {i} != a + {i}" for i in range(1, 24))  # 190 nodes with the rest
+    funcs = f"function ok(x, a) = if x > a then {body} else x != a\n"
+    calls = " ".join(f"n = n + count([x for x in 1..3 if ok(x, {i % 5})]) + (if any(1..2, y => ok(y, {i % 3})) then 1 else 0)"
+                     for i in range(500))  # ~190K nodes to write: past the budget
+    run(game(funcs, calls), seconds=60)
