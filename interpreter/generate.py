@@ -1104,8 +1104,7 @@ class ExprGenerator:
         if h in fn.sure:
             return h
         t = fn.tmp()
-        if h in fn.in_guards:  # (read once, by the search this value is for)
-            fn.in_guards[t] = fn.in_guards[h]
+        start = len(fn.lines)
         fn.emit(f"{t} = {h}")
         fn.emit(f"if {t} is UNSET:")
         fn.depth += 1
@@ -1116,6 +1115,14 @@ class ExprGenerator:
             fn.hoisted[id(e)] = h
         fn.emit(f"{t} = {r}")
         fn.depth -= 1
+        if not any(_G_USE.search(line) for line in fn.lines[start + 2:]):
+            # computing it here charges no work and changes nothing: the value is kept in h itself, so
+            # the next rounds (and the next reads in this one) take it without computing it again
+            fn.lines[start:start + 2] = [fn.lines[start + 1].replace(f"if {t} is UNSET:", f"if {h} is UNSET:")]
+            fn.lines[-1] = fn.lines[-1].replace(f"{t} = {r}", f"{h} = {r}", 1)
+            t = h
+        elif h in fn.in_guards:  # (read once, by the search this value is for)
+            fn.in_guards[t] = fn.in_guards[h]
         # (made by the same code either way: what is known of r's value is known of t's)
         if r in fn.known:
             fn.known[t] = fn.known[r]

@@ -678,3 +678,19 @@ def test_a_listing_skips_the_inner_candidates_of_an_outer_value_that_fails_the_f
     got = outcome(gen)
     assert got.startswith("GameError:") and "while checking action 'a'" in got, got
     assert got == outcome(gen.with_backend("closures"))
+
+
+def test_a_part_not_computed_before_its_loop_is_kept_once_computed_in_it():
+    """`m[k]` and `xs[i]` are computed before the comprehension's loop in one try: `xs[i]` fails there (i is
+    past the end), and `m[k]`, after it, stays UNSET too. The first round that needs `m[k]` computes it
+    and keeps it for the rounds after (it charges no work); `xs[i]` is met by no round. The same list and
+    the same work as the closures."""
+    text = (HEAD + "var xs: list[int] = [1]\nvar m: map[int, int] = {1: 2}\nvar r: list[any] = []\n"
+            "flow { let i = 5  let k = 1\n r = [x for x in 1..6 if x > 9 and xs[i] > 0 or m[k] * 2 > x] }")
+    gen = rulelang.loads(text)
+    src = gen.generated_source
+    kept = re.search(r"\n( +)if (h\d+) is UNSET:\n(?:\1    .*\n)*?\1    \2 = ", src)
+    assert kept, src
+    got = outcome(gen)
+    assert '"r":[1,2,3]' in got, got
+    assert got == outcome(gen.with_backend("closures"))
