@@ -42,8 +42,14 @@ _FOLDING_FAIL_OPS = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "i
 
 def inline_functions(tree, ctx):
     """The pass: every call of a small non-recursive function replaced by its body."""
+    return run_prepared(tree, ctx, "inline", inline_rule)
+
+
+def run_prepared(tree, ctx, name, rule):
+    """One rule as a pass of its own that expands functions: the functions prepared with it first
+    (prepare), then the tree rewritten (finish)."""
     saved = ctx.rules, ctx.run
-    run = X.rewriter([("inline", inline_rule)], ctx)
+    run = X.rewriter([(name, rule)], ctx)
     try:
         prepare(ctx, run)
         return finish(tree, ctx, run)

@@ -24,7 +24,7 @@ import attrs
 from rulelang import ast as A
 
 from . import tree as X
-from .inline import expand_in_budget, finish, prepare
+from .inline import expand_in_budget, run_prepared
 
 MAX_IN_LOOP = 200  # the largest function body (nodes, once prepared) written into a loop's test
 
@@ -32,13 +32,7 @@ MAX_IN_LOOP = 200  # the largest function body (nodes, once prepared) written in
 def inline_loop_tests(tree, ctx):
     """The pass: every loop test that is a call of a non-recursive function of at most MAX_IN_LOOP nodes
     replaced by the function's body."""
-    saved = ctx.rules, ctx.run
-    run = X.rewriter([("loop_tests", loop_test_rule)], ctx)
-    try:
-        prepare(ctx, run)
-        return finish(tree, ctx, run)
-    finally:
-        ctx.rules, ctx.run = saved
+    return run_prepared(tree, ctx, "loop_tests", loop_test_rule)
 
 
 def loop_test_rule(e, ctx, depth=0):
