@@ -5,9 +5,9 @@ a loop, though, runs once per item, and its body often holds parts that do not d
 a call is replaced by the function's body (exactly as the inline pass does it) when the function is not
 recursive and its body has at most MAX_IN_LOOP nodes:
 
-    function ok(p, t) = if t.pay == food then res[p][food] >= 1 else res[p][gold] >= t.price
-    any(trades, t => ok(p, t))        ->  any(trades, t => if t.pay == food then res[p][food] >= 1 else ...)
-    [t for t in trades if ok(p, t)]   ->  [t for t in trades if if t.pay == food then ... else ...]
+    function ok(p, c) = if c.kind == k1 then total[p][k1] >= 1 else total[p][k2] >= c.size
+    any(cards, c => ok(p, c))        ->  any(cards, c => if c.kind == k1 then total[p][k1] >= 1 else ...)
+    [c for c in cards if ok(p, c)]   ->  [c for c in cards if if c.kind == k1 then ... else ...]
 
 The loops are the test of `any(xs, x => f(...))` and `all(xs, x => f(...))`, and the condition of a
 comprehension. The generator then computes the parts of the body that read none of the loop's names
