@@ -1611,7 +1611,7 @@ class ExprGenerator:
             fn.known[x] = _item_kind(fixed) or fn.items_kind[xs]
         fn.emit(f"for {x} in {items}:")
         fn.depth += 1
-        fn.charge(1, check=False)  # the budget is looked at when the loop ends (see UNCHECKED below)
+        fn.charge(1, check=False)  # the budget is looked at when the loop ends (UNCHECKED, above class Fn)
         # the test part by part when it is `a and b and ...`: any: an `if` per part, nested; all: the item
         # fails at the first part that does not hold
         parts = self.conjuncts(lam.body, fn)
@@ -1686,7 +1686,7 @@ class ExprGenerator:
         fn.env = dict(saved)
         x0 = fn.bind(lam.param, "x")  # the node itself is tested first
         fn.emit(f"{x0} = {n}")
-        fn.charge(1, check=False)  # (the budget is looked at when the walk ends: UNCHECKED)
+        fn.charge(1, check=False)  # the budget is looked at when the walk ends (UNCHECKED, above class Fn)
         r = self.expr(lam.body, fn)
         fn.emit(f"if not {r}: {t} = 0")
         fn.emit("else:")
