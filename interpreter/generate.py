@@ -229,7 +229,7 @@ def _runtime_names():
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
         "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
         "BUILTIN_ERRORS": BUILTIN_ERRORS,
-        "arith": C._arith, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
+        "arith": C._arith, "concat": C.concat, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
@@ -1368,6 +1368,8 @@ class ExprGenerator:
             fn.emit(f"{t} = span_of(G, {a}, {b})")
             return t
         slow = "raise Unhoisted" if fn.speculating else f"{t} = arith({op!r}, {a}, {b}, G)"
+        if op == "+" and not fn.speculating:  # lists are joined by concat (arith's work, quicker)
+            slow = f"{t} = concat(G, {a}, {b})"
         if op in ("+", "-", "*"):
             if ints == "False":
                 fn.emit(slow)
@@ -2526,8 +2528,8 @@ def make_stmt_generator(rs, xc):
         def add_or_remove(self, st, fn):
             """add x to P / remove x from P, as the closures' ops: (add: the item first) the place read, (remove:
             then the item), add_item or remove_item (their charges and errors), the range check, the write
-            (keys read once: they are plain), forget, then the limits of the whole variable (add only: as
-            _check_root, from the item added)."""
+            (keys read once: they are plain), forget, then the limits of the whole variable (add of a list, set
+            or map only: as _check_root; nothing more is charged for another item, as the closures' add)."""
             target = st.target if isinstance(st, A.Add) else st.source
             self.at(fn, st.span)
             if isinstance(st, A.Add):
@@ -2544,8 +2546,9 @@ def make_stmt_generator(rs, xc):
             v = self.as_pile(target, v, fn)
             self.range_checked(target, v, fn)
             new = self.write_path(place, inside, v, fn)
-            if isinstance(st, A.Add):
-                self.check_whole(place, new, x, fn)
+            kx = self.mod.kind(x, fn) if isinstance(st, A.Add) else None
+            if isinstance(st, A.Add) and (kx is None or kx in CONTAINERS):  # (as the closures' add)
+                fn.emit(f"if {x}.__class__ in CONTAINERS: check_value(G, {place[0]})")
 
         def assign_at(self, st, fn, ops):
             """x[a][b] = v, as Place.set and the closures' assign: value, range check, keys, copy, forget,

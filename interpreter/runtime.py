@@ -142,6 +142,23 @@ def _arith(op, a, b, G=None):
     return r
 
 
+def concat(G, a, b):
+    """_arith("+", a, b, G), quicker for two lists of plain values (the common case): the same result and
+    the same work, counted in the same two steps (the copy, then the size of the new list)."""
+    if a.__class__ is tuple and b.__class__ is tuple and len(a) + len(b) < MAX_ITEMS and G is not None:
+        r = a + b
+        if CONTAINERS.isdisjoint(map(type, r)):
+            n = len(r)
+            G.work += n
+            if G.work > G.work_mark:
+                over(G)
+            G.work += n + 1  # (check_value: a flat list's size)
+            if G.work > G.work_mark:
+                over(G)
+            return r
+    return _arith("+", a, b, G)
+
+
 def _short(v):
     t = fmt(v)
     return t if len(t) <= 60 else t[:60] + "..."
@@ -382,6 +399,11 @@ def _copy_cost(coll):
 
 
 def add_item(coll, x, G=None):
+    if coll.__class__ is tuple and G is not None:  # the common case: charge(G, _copy_cost(coll)), inline
+        G.work += len(coll) + 1
+        if G.work > G.work_mark:
+            over(G)
+        return coll + (x,)
     if G is not None:
         charge(G, _copy_cost(coll))
     if isinstance(coll, tuple):
@@ -398,6 +420,14 @@ def add_item(coll, x, G=None):
 
 
 def remove_item(coll, x, G=None):
+    if coll.__class__ is tuple and x.__class__ not in CONTAINERS and G is not None:  # the common case, inline
+        G.work += len(coll) + 1
+        if G.work > G.work_mark:
+            over(G)
+        if x not in coll:
+            raise RuleRuntimeError(f"cannot remove {fmt(x)}: it is not there")
+        i = coll.index(x)
+        return coll[:i] + coll[i + 1:]
     if G is not None:
         charge(G, _copy_cost(coll) * (deep_cost(x) if x.__class__ in CONTAINERS else 1))
     if isinstance(coll, tuple):

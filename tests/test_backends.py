@@ -694,3 +694,29 @@ def test_a_part_not_computed_before_its_loop_is_kept_once_computed_in_it():
     got = outcome(gen)
     assert '"r":[1,2,3]' in got, got
     assert got == outcome(gen.with_backend("closures"))
+
+
+@pytest.mark.parametrize("flow", [
+    "let a = [i for i in 1..{n}]  let b = a + a",                  # two lists of numbers (concat's quick way)
+    "let a = [[i] for i in 1..{n}]  let b = a + [[0]]",            # lists holding lists: arith's way
+    "let a = [i for i in 1..{n}]  let b = {{1}} + {{2}}  let c = a + [0]",  # sets joined, then lists
+    "r = [i for i in 1..{n}]  add 0 to r  remove 1 from r",        # a list variable grown and shrunk
+    "rs = [[i] for i in 1..{n}]  remove [1] from rs  add [2] to rs",  # lists of lists: the item's size counts
+    "m[1] = [i for i in 1..{n}]  add 0 to m[1]",                    # a list inside a map grown by a number
+    "m[1] = [i for i in 1..{n}]  add 0 to m[1]  m[1] += [3]",       # ... and joined (the map's copy charged)
+])
+def test_joined_and_changed_lists_charge_as_the_closures_to_the_last_unit(flow):
+    """`+` of two lists (concat in the generated code), `add` and `remove` on a list (their quick cases in
+    add_item and remove_item), a number added into a list inside a map (the closures charge only the list's
+    copy for it; the generated code once charged the whole variable as well): the same values, and the
+    longest run within the work budget is the same in both backends."""
+    def rules(n):
+        return rulelang.loads(HEAD + "var r: list[int] = []\nvar rs: list[list[int]] = []\n"
+                              "var m: map[int, list[int]] = {1: []}\n"
+                              f"flow {{ {flow.format(n=n)} }}")
+
+    small = rules(3)
+    assert outcome(small) == outcome(small.with_backend("closures"))
+    if "a + a" in flow:
+        assert re.search(r"= concat\(G, \w+, \w+\)", small.generated_source), small.generated_source
+    same_budget_threshold(rules, 900_000)
