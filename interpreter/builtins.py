@@ -239,7 +239,8 @@ def b_count(G, xs, pred=None):
 
 
 def b_count_of(G, xs, x):
-    return sum(1 for y in _items(xs) if y == x)
+    # (tuple.count: the same number, as no value of the rules differs from itself: no float is one)
+    return _items(xs).count(x)
 
 
 def b_sum(G, xs):
@@ -590,6 +591,10 @@ def _shallow(args):
 def _walked_and_read(a):
     """_cost_of(a) + deep_cost(a), with a set's or map's parts measured once (its walk is its sort)."""
     c = a.__class__
+    if c is int or c is bool or a is None:  # (the common cases, without the calls)
+        return 2
+    if c is tuple and len(a) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, a)):  # a flat list
+        return 2 * len(a) + 2
     if c is frozenset or c is dict:
         d = deep_cost(a)
         return d * len(a).bit_length() + 1 + d

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rulelang import ast as A
 
 from .builtins import RuleRuntimeError
-from .builtins import charge
+from .builtins import charge, over
 from .runtime import Place, _get, _set_path, index_chain, range_check
 from .values import Pile, Piece, fmt, to_plain
 
@@ -120,7 +120,9 @@ MAX_LIVE_KEPT = 200_000
 def live(G, name):
     """The live pieces of a kind, in creation order; charges the work budget like a list of that size."""
     ids = G.data["#" + name]
-    charge(G, len(ids) + 1)
+    G.work += len(ids) + 1  # charge(G, len(ids) + 1), inline (G is a game here)
+    if G.work > G.work_mark:
+        over(G)
     key = (name, tuple(ids))
     got = _LIVE.get(key)
     if got is None:

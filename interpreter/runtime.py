@@ -22,7 +22,7 @@ from rulelang import ast as A
 
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
-from .values import Pile, fmt, ordered_pile, readable, skey
+from .values import MAX_SIZE, Pile, fmt, ordered_pile, readable, skey
 
 SUSPEND = "suspend"
 # the locals of code that has none (an ending's condition): shared, read-only (an expression never writes its
@@ -81,7 +81,13 @@ def _check_map(G, m):
 def _equal(G, a, b):
     """a == b for a list, set, map or pile a: comparing two of one kind and length reads them whole."""
     if b.__class__ is a.__class__ and a is not b and len(a) == len(b):
-        charge(G, deep_cost(a))
+        if a.__class__ is tuple and G is not None and len(a) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, a)):
+            # a flat list: charge(G, deep_cost(a)), inline
+            G.work += len(a) + 1  # (deep_cost: a flat list's size)
+            if G.work > G.work_mark:
+                over(G)
+        else:
+            charge(G, deep_cost(a))
     return a == b
 
 
@@ -404,6 +410,11 @@ def add_item(coll, x, G=None):
         if G.work > G.work_mark:
             over(G)
         return coll + (x,)
+    if coll.__class__ is frozenset and G is not None:  # (the same for a set)
+        G.work += len(coll) + 1
+        if G.work > G.work_mark:
+            over(G)
+        return coll | {x}
     if G is not None:
         charge(G, _copy_cost(coll))
     if isinstance(coll, tuple):

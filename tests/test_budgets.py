@@ -178,7 +178,7 @@ flow { loop { offer [pick, pass] to 0 } }
     stops_with(run(text), "while listing the choices of action 'pick'")
 
 
-_SCALARS = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans())
+_SCALARS = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans(), st.none())
 _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4).map(tuple), st.frozensets(_SCALARS, max_size=4),
     st.dictionaries(_SCALARS, inner, max_size=4)), max_leaves=12)
@@ -194,3 +194,20 @@ def test_sorting_and_deep_charges_walk_and_read_every_part_once_each(v):
     size = len(v) if v.__class__ in _CONTAINERS else 1
     assert COSTS["values"]((v,)) == (_cost_of(v) + deep_cost(v)) * (size.bit_length() + 1)
     assert COSTS["count_of"]((v, v)) == 2 * (_cost_of(v) + deep_cost(v))
+
+
+@given(_VALUES)
+@settings(max_examples=150, deadline=None)
+def test_comparing_two_lists_sets_or_maps_of_one_size_charges_reading_one_whole(v):
+    """a == b of two different values of one kind and size reads every part of a (deep_cost), whether a
+    is a flat list (charged without the call) or not; anything else is compared for nothing."""
+    from interpreter.builtins import CONTAINERS, WORK_BUDGET, deep_cost
+    from interpreter.runtime import _equal
+
+    class G:
+        work = 0
+        work_mark = WORK_BUDGET
+
+    twin = v.__class__(list(v)) if v.__class__ in (tuple, frozenset) else dict(v) if v.__class__ is dict else v
+    assert _equal(G, v, twin) is True
+    assert G.work == (deep_cost(v) if v.__class__ in CONTAINERS and twin is not v else 0)  # (() is ())

@@ -517,3 +517,14 @@ def test_a_listing_remembers_only_short_lists_without_repeats():
     assert list(distinct_items(ys)) == [3, 1, 2] and id(ys) not in _NO_REPEATS
     big = tuple(range(65))
     assert distinct_items(big) is big and id(big) not in _NO_REPEATS
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_count_of_counts_the_items_equal_to_the_value(backend):
+    """count_of(xs, x): how many items of xs equal x (docs/language.md), for lists of numbers, of lists,
+    of texts and for a set (its items once each)."""
+    rs = rulelang.loads('game "C" { players 2 }\nvar r: list[int] = []\n'
+                        'flow { r = [count_of([1, 2, 1], 1), count_of([[1], [1, 2], [1]], [1]), '
+                        'count_of(["a", "b"], "c"), count_of({3, 4}, 3), count_of([], 5)] }')
+    g = (rs if backend == "generated" else rs.with_backend("closures")).new_game(2, seed=1)
+    assert g.data["r"] == (2, 2, 0, 1, 0)
