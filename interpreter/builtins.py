@@ -593,8 +593,12 @@ def _walked_and_read(a):
     c = a.__class__
     if c is int or c is bool or a is None:  # (the common cases, without the calls)
         return 2
-    if c is tuple and len(a) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, a)):  # a flat list
-        return 2 * len(a) + 2
+    if c is str:
+        return 2 * (len(a) // 64 + 1)
+    if c is tuple:
+        if len(a) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, a)):  # a flat list
+            return 2 * len(a) + 2
+        return len(a) + 1 + deep_cost(a)
     if c is frozenset or c is dict:
         d = deep_cost(a)
         return d * len(a).bit_length() + 1 + d

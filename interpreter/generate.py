@@ -80,6 +80,28 @@ def field_slow(G, v, name, by_row, rows):
     return value
 
 
+def field_counts(xs, by_row, name, rows):
+    """{value: how many items of the list xs have it} of field `name` of table rows, read as field_slow
+    reads it (by_row: the field's cache, row -> value, filled here too); False when an item is not a row
+    with that field (a piece, a number, ...): the caller then counts item by item, as it always did, and
+    says the error there."""
+    counts = {}
+    for x in xs:
+        try:
+            v = by_row[x]
+        except KeyError:
+            if x.__class__ is Piece:
+                return False
+            try:
+                v = by_row[x] = rows[x][name]
+            except (KeyError, TypeError):
+                return False
+        except TypeError:
+            return False
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
 MAX_MASKED = 60  # candidates of a legal function whose listings are kept per set of legal ones
 MAX_KEPT_IDS = 20_000  # (id, value) pairs kept per action whose candidates are computed
 MAX_LISTS = 4096  # listings kept per legal function (the table starts again when full)
@@ -227,6 +249,7 @@ def _runtime_names():
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
         "items_of": _items, "skey": skey, "fmt": fmt, "line_rays": line_rays, "listed": listed,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
+        "field_counts": field_counts,
         "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
         "BUILTIN_ERRORS": BUILTIN_ERRORS,
         "arith": C._arith, "concat": C.concat, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
@@ -418,6 +441,7 @@ class Fn:
         self.present = frozenset()  # rule locals surely in L all along, unchanged (an action's parameters)
         self._in_region = False  # inside a loop counting its work in a local (see work_region)
         self.tuple_alias = {}  # (generated names,) -> a name holding the list of those values (see g_TupleLit)
+        self.count_memo = {}  # id(a hoisted list's AST) -> the name of its counts per field value (count_sum_loop)
 
     # The cache of values already computed (a variable read, an index, a field of a row): a name set at
     # some indentation holds its value for every line written after it at that indentation or deeper,
@@ -966,9 +990,32 @@ class ExprGenerator:
         fn.emit("    pass")
         for x, h in zip(found, hs):
             fn.hoisted[id(x)] = h
+        memos = self._field_count_memos(fn, trees, found)
         if rounds >= 3 or searches:
             self._guard_searches(fn, trees, found, hs)
-        return guarded + [id(x) for x in found]
+        return guarded + memos + [id(x) for x in found]
+
+    def _field_count_memos(self, fn, trees, found):
+        """A `count([x for x in xs if x.field == e])` in the loop whose xs was just hoisted: the counts of xs
+        per value of the field are made once, at the first round that needs them (see count_sum_loop);
+        their name is set to None here, before the loop."""
+        hoisted = {id(x) for x in found}
+        out = []
+        for tree in trees:
+            if tree is None:
+                continue
+            for e in A.walk(tree):
+                if (e.__class__ is A.Call and e.func.ident == "count" and e.func.ref != "func" and len(e.args) == 1
+                        and e.args[0].name is None and e.args[0].value.__class__ is A.Comprehension):
+                    c = e.args[0].value
+                    if (id(c.source) in hoisted and id(c.source) not in fn.count_memo and c.kind == "list"
+                            and isinstance(c.element, A.Name) and c.element.ident == c.names[0]
+                            and self._counted_field(c) is not None):
+                        name = fn.tmp("w")
+                        fn.emit(f"{name} = None")
+                        fn.count_memo[id(c.source)] = name
+                        out.append(("count_memo", id(c.source)))
+        return out
 
     def _guard_searches(self, fn, trees, found, hs):
         """`x in C` in a loop, C hoisted and of a class not known: the class tests that choose how C is
@@ -1022,6 +1069,8 @@ class ExprGenerator:
             if i.__class__ is tuple:
                 if i[0] == "memo":
                     fn.memo.pop(i[1], None)
+                elif i[0] == "count_memo":
+                    fn.count_memo.pop(i[1], None)
                 else:
                     fn.guards.pop(i[1], None)
             else:
@@ -1740,6 +1789,19 @@ class ExprGenerator:
         items = self._walked_items(s, fn)
         acc = fn.tmp("n")
         fn.emit(f"{acc} = 0")
+        cnt = fn.count_memo.get(id(c.source)) if name == "count" else None
+        by_field = self._counted_field(c) if cnt is not None else None
+        if by_field is not None:  # the list's counts per value of the field, made at the first round (hoist)
+            field, other = by_field
+            fn.emit(f"if {cnt} is None: {cnt} = field_counts({s}, {k(self._fields.setdefault(field, {}))}, "
+                    f"{k(field)}, {k(self.rs.row_fields)}) if {s}.__class__ is tuple else False")
+            fn.emit(f"if {cnt}:")  # (not for an empty list: e is not computed then, as by the loop)
+            fn.depth += 1
+            e = self.expr(other, fn)
+            fn.emit(f"{acc} = {cnt}.get({e}, 0) if {e}.__class__ is not dict else 0")  # (a map equals no field)
+            fn.depth -= 1
+            fn.emit("else:")
+            fn.depth += 1
         if name == "sum":
             out, bad = fn.tmp("out"), fn.tmp("w")
             fn.emit(f"{out} = []")
@@ -1760,7 +1822,7 @@ class ExprGenerator:
             fn.emit(f"    {acc} += {x}")
             fn.emit(f"    if not {-MAX_INT} < {acc} < {MAX_INT}: {bad} = True")
             fn.emit(f"else: {bad} = True")
-        fn.depth -= 1 + opened
+        fn.depth -= 1 + opened + (by_field is not None)
         fn.env = saved
         self.unhoist(fn, hoisted)
         t = fn.tmp()
@@ -1782,6 +1844,35 @@ class ExprGenerator:
         fn.emit(f"    raise builtin_error({k(name)}, ({lst}, ), err) from None")
         fn.depth -= 1
         return t
+
+    def _counted_field(self, c):
+        """(field, e) when `c` is `[x for x in xs if x.field == e]` (or `e == x.field`), `field` a field of
+        table rows only (never a piece's: its values are plain, compared by Python alone, with no work),
+        and `e` a name bound outside `c` or a row field of one (nothing to charge); else None."""
+        e = c.condition
+        if len(c.names) != 1 or e is None or e.__class__ is not A.Binary or e.op != "==":
+            return None
+        x = c.names[0]
+        for mine, other in ((e.left, e.right), (e.right, e.left)):
+            if (mine.__class__ is A.Field and mine.target.__class__ is A.Name and mine.target.ident == x
+                    and mine.target.ref == "local" and self.field_kind(mine.name) is not None):
+                return (mine.name, other) if self._charge_free(other, {x}) else None
+        return None
+
+    def _charge_free(self, e, bound):
+        """e reads none of `bound` and its code charges no work: a constant, a name, a field of table rows
+        of one, whole numbers combined or compared."""
+        if self.cl.is_constant(e):
+            return True
+        c = e.__class__
+        if c is A.Name:
+            return self._pure(e, bound) and not (e.ref == "builtin" and e.ident == "players")
+        if c is A.Field:
+            return self.field_kind(e.name) is not None and self._charge_free(e.target, bound)
+        if c is A.Binary and e.op in ("+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">="):
+            return all(side.ty is not None and side.ty.name in ("int", "player") and self._charge_free(side, bound)
+                       for side in (e.left, e.right))
+        return False
 
     def _walked_items(self, s, fn):
         """The items a comprehension walks, its source charged as walked once (len + 1)."""

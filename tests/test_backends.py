@@ -256,6 +256,11 @@ ERRORS = {
         "r2(1000, 2) }\nflow { let y = [x.b + x.b for x in [r1, r2]]  let z = [x.a + x.b for x in [r2, r1]] }",
     "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
                                      "flow { loop { offer [a] to 0 } }",
+    # counts by a field (field_counts): the value compared is the field of a number, met at the first item
+    "a count by a row field compared with a non-row's field": "record R { a: int }\ntable T: R { r1(1)  r2(2) }\n"
+        "var ys: list[list[any]] = [[], [r1, r2]]\nvar zs: list[any] = [3]\n"
+        "flow { let e = [count([y for y in ys[0] if y.a == x.a]) for x in zs]  "
+        "let y = [count([y for y in ys[1] if y.a == x.a]) for x in zs] }",
 }
 
 
@@ -276,6 +281,13 @@ def test_rule_errors_read_the_same_in_both_backends(case):
 
 
 SAME_RESULT = {
+    "counts by a row field in a loop": "record R { a: int, c: Kind = none }\nenum Kind { k1, k2 }\n"
+        "table T: R { r1(1, k1)  r2(2)  r3(1, k2) }\nvar r: list[any] = []\n"
+        "var ys: list[list[R]] = [[r1, r2, r3, r1], []]\nvar m: any = {1: 2}\n"
+        "flow { let k = k1\n r = [[count([y for y in ys[0] if y.a == x.a]), count([y for y in ys[0] if x.c == y.c]), "
+        "count([y for y in ys[0] if y.c == k]), count([y for y in ys[1] if y.a == x.a]), "
+        "count([y for y in ys[0] if y.a == 1]), count([y for y in ys[0] if y.c == none]), "
+        "count([y for y in ys[0] if y.a == m])] for x in ys[0]] }",
     "sums of the values of maps": "var ms: list[map[any, any]] = [{}, {\"b\": 2, \"a\": -5}, {2: true, 1: 3}, "
         "{(1, 2): 4611686018427387000, (0, 1): -4611686018427387000, (5, 5): 1}]\nvar r: list[any] = []\n"
         "flow { r = [sum(values(m)) for m in ms] }",
@@ -720,3 +732,19 @@ def test_joined_and_changed_lists_charge_as_the_closures_to_the_last_unit(flow):
     if "a + a" in flow:
         assert re.search(r"= concat\(G, \w+, \w+\)", small.generated_source), small.generated_source
     same_budget_threshold(rules, 900_000)
+
+
+def test_a_count_by_a_row_field_in_a_loop_counts_each_value_once():
+    """`count([y for y in xs if y.f == e])` in a loop, xs computed before it: the counts of xs per value of
+    the field are made at the first round that needs them (field_counts), later rounds look their value up.
+    The answers are the ones of the loop item by item (the closures), an empty list computes nothing, and
+    the longest run within the work budget is the same (the walk of xs is still charged every round)."""
+    text = ("record R {{ a: int }}\ntable T: R {{ r1(1)  r2(2)  r3(1) }}\nvar ys: list[list[R]] = [[r1, r2, r3]]\n"
+            "flow {{ let y = [count([z for z in ys[0] if z.a == i % 3]) for i in 1..{n}] }}")
+    small = rulelang.loads(HEAD + "var r: list[int] = []\n" + text.format(n=5).replace("let y =", "r ="))
+    src = small.generated_source
+    assert re.search(r"if (w\d+) is None: \1 = field_counts\(", src), src
+    got = outcome(small)
+    assert '"r":[2,1,0,2,1]' in got, got  # i % 3 = 1, 2, 0, 1, 2: two rows of a = 1, one of a = 2
+    assert got == outcome(small.with_backend("closures"))
+    same_budget_threshold(lambda n: rulelang.loads(HEAD + text.format(n=n)), 400_000)
