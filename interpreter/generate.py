@@ -2139,6 +2139,11 @@ class ExprGenerator:
         same_items = isinstance(e.element, A.Name) and e.element.ident == n0  # cannot outgrow its source
         fixed = self.mod.values.get(s) if s in self.mod.values else None
         items = self._walked_items(s, fn)
+        index = self._row_index(e, fixed) if same_items else None
+        if index is not None:  # rows of a constant table picked by their fields: looked up (see _row_index)
+            fn.env = saved
+            self.unhoist(fn, hoisted)
+            return self.row_lookup(index, fn)
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
         if _item_kind(fixed) is not None or s in fn.items_kind:
@@ -2154,6 +2159,71 @@ class ExprGenerator:
         fn.emit(f"{t} = tuple({out})")
         if not same_items:
             fn.emit(f"{t} = check_list(G, {t})")
+        fn.known[t] = tuple
+        return t
+
+    def _row_index(self, e, fixed):
+        """For `[x for x in T if x.f == a and x.g == b ...]`, T a constant list of table rows that all have
+        the fields, each field of table rows only (plain values, compared by Python alone, with no work)
+        and each of a, b, ... charging no work and reading no x: ((a, b, ...), the rows of T by their
+        values of f, then g, ...: {value of f: {value of g: (rows, in T's order)}}); else None."""
+        if fixed.__class__ is not tuple or not fixed or e.condition is None:
+            return None
+        x = e.names[0]
+        parts = []
+        stack = [e.condition]
+        while stack:  # the parts of a and b and ..., in order
+            part = stack.pop(0)
+            if part.__class__ is A.Binary and part.op == "and":
+                stack[:0] = [part.left, part.right]
+                continue
+            if part.__class__ is not A.Binary or part.op != "==":
+                return None
+            for mine, other in ((part.left, part.right), (part.right, part.left)):
+                if (mine.__class__ is A.Field and mine.target.__class__ is A.Name and mine.target.ident == x
+                        and mine.target.ref == "local" and self.field_kind(mine.name) is not None
+                        and self._charge_free(other, {x})):
+                    parts.append((mine.name, other))
+                    break
+            else:
+                return None
+        rows = self.rs.row_fields
+        index = {}
+        try:
+            for r in fixed:
+                fields = rows.get(r) if r.__class__ is str else None
+                if fields is None or any(f not in fields for f, _ in parts):
+                    return None
+                level = index
+                for f, _ in parts[:-1]:
+                    level = level.setdefault(fields[f], {})
+                last = fields[parts[-1][0]]
+                level[last] = level.get(last, ()) + (r,)
+        except TypeError:  # (a field value that cannot be a key)
+            return None
+        return [other for _, other in parts], index
+
+    def row_lookup(self, index, fn):
+        """The rows of `index` (_row_index) whose fields equal the values, each value computed only when a
+        row has all the values before it, as the loop tests them; a value that cannot be a key (a map)
+        equals no field of a row."""
+        values, table = index
+        k = self.mod.const
+        t = fn.tmp()
+        level = fn.tmp("w")
+        fn.emit(f"{t} = ()")
+        fn.emit(f"{level} = {k(table)}")
+        depth = fn.depth
+        for i, v in enumerate(values):
+            e = self.expr(v, fn)
+            fn.emit("try:")
+            fn.emit(f"    {level} = {level}.get({e})")
+            fn.emit("except TypeError:")
+            fn.emit(f"    {level} = None")
+            fn.emit(f"if {level} is not None:")
+            fn.depth += 1
+        fn.emit(f"{t} = {level}")
+        fn.depth = depth
         fn.known[t] = tuple
         return t
 

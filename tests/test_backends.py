@@ -256,6 +256,9 @@ ERRORS = {
         "r2(1000, 2) }\nflow { let y = [x.b + x.b for x in [r1, r2]]  let z = [x.a + x.b for x in [r2, r1]] }",
     "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
                                      "flow { loop { offer [a] to 0 } }",
+    # rows looked up by their fields (row_lookup): the second value is met once a row has the first one
+    "a table row picked by the field of a non-row": "record R { a: int, b: int }\ntable T: R { r1(1, 2)  r2(2, 3) }\n"
+        "var z: any = 3\nflow { let y = [x for x in T if x.a == 2 and x.b == z.b] }",
     # counts by a field (field_counts): the value compared is the field of a number, met at the first item
     "a count by a row field compared with a non-row's field": "record R { a: int }\ntable T: R { r1(1)  r2(2) }\n"
         "var ys: list[list[any]] = [[], [r1, r2]]\nvar zs: list[any] = [3]\n"
@@ -281,6 +284,12 @@ def test_rule_errors_read_the_same_in_both_backends(case):
 
 
 SAME_RESULT = {
+    "rows of a constant table picked by their fields": "record R { a: int, b: Kind = none }\nenum Kind { k1, k2 }\n"
+        "table T: R { r1(1, k1)  r2(2)  r3(1, k2)  r4(1, k1) }\nvar r: list[any] = []\nvar m: any = {1: 2}\n"
+        "var z: any = 3\nflow { let k = k1  let n = 1\n r = [[x for x in T if x.a == n and x.b == k], "
+        "[x for x in T if k == x.b], [x for x in T if x.a == 3], [x for x in T if x.b == none and x.a == 2], "
+        "first([x for x in T if x.a == n]), [x for x in T if x.a == m], [x for x in T if x.a == n + 1], "
+        "[x for x in T if x.a == 9 and x.b == z.b]] }",
     "counts by a row field in a loop": "record R { a: int, c: Kind = none }\nenum Kind { k1, k2 }\n"
         "table T: R { r1(1, k1)  r2(2)  r3(1, k2) }\nvar r: list[any] = []\n"
         "var ys: list[list[R]] = [[r1, r2, r3, r1], []]\nvar m: any = {1: 2}\n"
@@ -748,3 +757,21 @@ def test_a_count_by_a_row_field_in_a_loop_counts_each_value_once():
     assert '"r":[2,1,0,2,1]' in got, got  # i % 3 = 1, 2, 0, 1, 2: two rows of a = 1, one of a = 2
     assert got == outcome(small.with_backend("closures"))
     same_budget_threshold(lambda n: rulelang.loads(HEAD + text.format(n=n)), 400_000)
+
+
+def test_rows_of_a_constant_table_picked_by_their_fields_are_looked_up():
+    """`[x for x in T if x.f == a and x.g == b]`, T a table: the rows are looked up by their values of f, then
+    g (row_lookup), in T's order, with the walk of T charged as the loop charges it; b is computed only
+    when a row has f == a. The answers are the closures' (the loop item by item)."""
+    rs = rulelang.loads(HEAD + "record R { a: int, b: int }\ntable T: R { r1(1, 2)  r2(2, 3)  r3(1, 2)  r4(1, 5) }\n"
+                        "var r: list[any] = []\n"
+                        "flow { r = [[x for x in T if x.a == i % 3 and x.b == 2] for i in 1..3] }")
+    src = rs.generated_source
+    assert re.search(r"(w\d+) = \1\.get\(", src), src
+    got = outcome(rs)
+    assert '"r":[["r1","r3"],[],[]]' in got, got  # i % 3 = 1, 2, 0: rows with a = 1 and b = 2, then none
+    assert got == outcome(rs.with_backend("closures"))
+    same_budget_threshold(lambda n: rulelang.loads(
+        HEAD + "record R { a: int }\ntable T: R { r1(1)  r2(2)  r3(1) }\n"
+        f"flow {{ let y = [[[x for x in T if x.a == i % 3], [x for x in T if i % 2 == x.a]] for i in 1..{n}] }}"),
+        300_000)
