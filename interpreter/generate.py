@@ -252,7 +252,8 @@ def _runtime_names():
         "field_counts": field_counts,
         "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,
         "BUILTIN_ERRORS": BUILTIN_ERRORS,
-        "arith": C._arith, "concat": C.concat, "equal": C._equal, "contains": C._contains, "get": C._get, "check_map": C._check_map,
+        "arith": C._arith, "concat": C.concat, "equal": C._equal, "contains": C._contains, "get": C._get,
+        "check_map": C._check_map,
         "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
@@ -1008,13 +1009,14 @@ class ExprGenerator:
                 if (e.__class__ is A.Call and e.func.ident == "count" and e.func.ref != "func" and len(e.args) == 1
                         and e.args[0].name is None and e.args[0].value.__class__ is A.Comprehension):
                     c = e.args[0].value
-                    if (id(c.source) in hoisted and id(c.source) not in fn.count_memo and c.kind == "list"
-                            and isinstance(c.element, A.Name) and c.element.ident == c.names[0]
-                            and self._counted_field(c) is not None):
+                    by_field = self._counted_field(c) if id(c.source) in hoisted else None
+                    key = (id(c.source), by_field[0]) if by_field is not None else None
+                    if (key is not None and key not in fn.count_memo and c.kind == "list"
+                            and isinstance(c.element, A.Name) and c.element.ident == c.names[0]):
                         name = fn.tmp("w")
                         fn.emit(f"{name} = None")
-                        fn.count_memo[id(c.source)] = name
-                        out.append(("count_memo", id(c.source)))
+                        fn.count_memo[key] = name  # (per list and field: one list may be counted by two fields)
+                        out.append(("count_memo", key))
         return out
 
     def _guard_searches(self, fn, trees, found, hs):
@@ -1789,9 +1791,11 @@ class ExprGenerator:
         items = self._walked_items(s, fn)
         acc = fn.tmp("n")
         fn.emit(f"{acc} = 0")
-        cnt = fn.count_memo.get(id(c.source)) if name == "count" else None
-        by_field = self._counted_field(c) if cnt is not None else None
-        if by_field is not None:  # the list's counts per value of the field, made at the first round (hoist)
+        by_field = self._counted_field(c) if name == "count" else None
+        cnt = fn.count_memo.get((id(c.source), by_field[0])) if by_field is not None else None
+        if cnt is None:
+            by_field = None
+        else:  # the list's counts per value of the field, made at the first round that needs them (hoist)
             field, other = by_field
             fn.emit(f"if {cnt} is None: {cnt} = field_counts({s}, {k(self._fields.setdefault(field, {}))}, "
                     f"{k(field)}, {k(self.rs.row_fields)}) if {s}.__class__ is tuple else False")
@@ -1848,7 +1852,7 @@ class ExprGenerator:
     def _counted_field(self, c):
         """(field, e) when `c` is `[x for x in xs if x.field == e]` (or `e == x.field`), `field` a field of
         table rows only (never a piece's: its values are plain, compared by Python alone, with no work),
-        and `e` a name bound outside `c` or a row field of one (nothing to charge); else None."""
+        and `e` free of work and of x (_charge_free); else None."""
         e = c.condition
         if len(c.names) != 1 or e is None or e.__class__ is not A.Binary or e.op != "==":
             return None

@@ -296,7 +296,9 @@ SAME_RESULT = {
         "flow { let k = k1\n r = [[count([y for y in ys[0] if y.a == x.a]), count([y for y in ys[0] if x.c == y.c]), "
         "count([y for y in ys[0] if y.c == k]), count([y for y in ys[1] if y.a == x.a]), "
         "count([y for y in ys[0] if y.a == 1]), count([y for y in ys[0] if y.c == none]), "
-        "count([y for y in ys[0] if y.a == m])] for x in ys[0]] }",
+        "count([y for y in ys[0] if y.a == m]), both(ys[0], x.a, x.c)] for x in ys[0]] }\n"
+        # one list counted by two fields in one loop (the counts are kept per list and field)
+        "function both(zs, a, c) = count([z for z in zs if z.a == a]) * 10 + count([z for z in zs if z.c == c])",
     "sums of the values of maps": "var ms: list[map[any, any]] = [{}, {\"b\": 2, \"a\": -5}, {2: true, 1: 3}, "
         "{(1, 2): 4611686018427387000, (0, 1): -4611686018427387000, (5, 5): 1}]\nvar r: list[any] = []\n"
         "flow { r = [sum(values(m)) for m in ms] }",
