@@ -598,9 +598,11 @@ class StmtCompiler:
         v = s.value
         name = s.name
         if isinstance(v, A.Choose):
-            c.emit(ChooseOp(name, self.xc.compile(v.options), self.xc.compile(v.player) if v.player else None,
+            local = _local_name(v.player) if v.player else None  # `by q`: read from the locals, no call
+            player = self.xc.compile(v.player) if v.player and local is None else None
+            c.emit(ChooseOp(name, self.xc.compile(v.options), player,
                             self.xc.compile(v.count) if v.count is not None else None, v.ordered, v.optional,
-                            v.prompt, v.span), s.span)
+                            v.prompt, v.span, local), s.span)
             return
         if isinstance(v, A.Roll):
             c.emit(RandomOp(name, self.xc.compile(v.faces), self.xc.compile(v.count) if v.count is not None else None,

@@ -176,7 +176,8 @@ class Ruleset:
             if reason and reason not in ends:
                 ends.append(reason)
         self.endings = tuple(ends)
-        self.action_cache = {}  # (is an action, seat) -> {(id, value): Action}, see Game._make_actions
+        # seat (an action's) or -2 - seat (a choice's; chance: -1) -> {(id, value): Action}, see Game._make_actions
+        self.action_cache = {}
         self._cached_actions = 0  # Actions held by action_cache
         # players -> (constants, start values of the variables): computed by the first game of that many
         # players, copied by the next ones (they depend only on the rules and the number of players: no
@@ -1100,9 +1101,10 @@ class Game:
     def _make_actions(self, is_action, who, options):
         """An Action per option: shared by the games of a ruleset, one per (kind, seat, id, value)."""
         rs = self.rs
-        seat = rs.action_cache.get((is_action, who))
+        key = who if is_action else -2 - who  # (a number: quicker to find than a pair)
+        seat = rs.action_cache.get(key)
         if seat is None:
-            seat = rs.action_cache[(is_action, who)] = {}
+            seat = rs.action_cache[key] = {}
         try:
             out = list(map(seat.get, options))  # options are (id, value) pairs: the pair is the key
         except TypeError:  # a value that cannot be a key (a map): new Actions, not kept

@@ -614,10 +614,11 @@ def _choice_options(values):
 class ChooseOp:
     """let x = choose COUNT [ordered] of OPTIONS [by P] [optional] [prompt "..."]"""
 
-    def __init__(self, target, options, player, count, ordered, optional, prompt, span):
+    def __init__(self, target, options, player, count, ordered, optional, prompt, span, local=None):
         self.target = target
         self.options = options
-        self.player = player
+        self.player = player  # the chooser's expression, or None: then the local named `local`, else `me`
+        self.local = local
         self.count = count
         self.ordered = ordered
         self.optional = optional
@@ -627,9 +628,11 @@ class ChooseOp:
     def __call__(self, G, L):
         if G.rs.ending_checks and G._check_endings():
             return END
-        pool = tuple(_items(self.options(G, L)))
-        if self.player is not None:
-            who = self.player(G, L)
+        pool = self.options(G, L)
+        if pool.__class__ is not tuple:  # (a list is its own items)
+            pool = tuple(_items(pool))
+        if self.local is not None or self.player is not None:
+            who = L[self.local] if self.local is not None else self.player(G, L)
             if who.__class__ is not int or not 0 <= who < G.n:
                 raise RuleRuntimeError(f"choose by {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         elif "me" in L:

@@ -858,3 +858,23 @@ def test_a_copy_made_at_a_single_pick_shares_the_decision_and_picks_on_its_own()
     assert json.loads(g.to_json())["data"]["got"] == ["b"] and json.loads(h.to_json())["data"]["got"] == [None]
     saved.apply("b")
     assert saved.to_json() == g.to_json()
+
+
+def test_a_choice_by_a_local_is_made_by_that_player_and_a_local_that_is_not_one_fails_as_an_expression():
+    """`choose ... by q`, q a plain local, reads q from the locals (no expression call): the player q picks,
+    and a q that is not a player fails with the message and place of `choose by (q + 0)`, an expression."""
+    src = ('game "T" { players 2 }\nvar got: list[any] = []\n'
+           'flow { for q in [1, 0, 5] { let c = choose one of ["a", "b"] by WHO  got = got + [[q, c]] } }')
+    outcomes = []
+    for who in ("q", "(q + 0)"):
+        g = rulelang.loads(src.replace("WHO", who)).new_game(2, seed=1)
+        seats = []
+        with pytest.raises(rulelang.GameError) as err:
+            for pick in ("b", "a", "a"):
+                seats.append(g.current_player)
+                g.apply(pick)
+        state = json.loads(g.to_json())
+        outcomes.append((seats, state["data"]["got"], str(err.value).split(": ", 1)[1]))
+    assert outcomes[0][0] == [1, 0] and outcomes[0][1] == [[1, "b"], [0, "a"]]
+    assert outcomes[0][2].startswith("choose by 5, which is not a player"), outcomes[0][2]
+    assert outcomes[0] == outcomes[1]
