@@ -1856,7 +1856,12 @@ class ExprGenerator:
         e = c.condition
         if len(c.names) != 1 or e is None or e.__class__ is not A.Binary or e.op != "==":
             return None
-        x = c.names[0]
+        return self._field_equals(e, c.names[0])
+
+    def _field_equals(self, e, x):
+        """(field, other) when the test `e` is `x.field == other` (or `other == x.field`), `field` a field of
+        table rows only (plain values, compared by Python alone, with no work) and `other` free of work and
+        of x (_charge_free); else None."""
         for mine, other in ((e.left, e.right), (e.right, e.left)):
             if (mine.__class__ is A.Field and mine.target.__class__ is A.Name and mine.target.ident == x
                     and mine.target.ref == "local" and self.field_kind(mine.name) is not None):
@@ -2181,18 +2186,13 @@ class ExprGenerator:
             if part.__class__ is A.Binary and part.op == "and":
                 stack[:0] = [part.left, part.right]
                 continue
-            if part.__class__ is not A.Binary or part.op != "==":
+            got = self._field_equals(part, x) if part.__class__ is A.Binary and part.op == "==" else None
+            if got is None:
                 return None
-            for mine, other in ((part.left, part.right), (part.right, part.left)):
-                if (mine.__class__ is A.Field and mine.target.__class__ is A.Name and mine.target.ident == x
-                        and mine.target.ref == "local" and self.field_kind(mine.name) is not None
-                        and self._charge_free(other, {x})):
-                    parts.append((mine.name, other))
-                    break
-            else:
-                return None
+            parts.append(got)
         rows = self.rs.row_fields
         index = {}
+        found = []  # the lists of rows at the last level (made tuples at the end: one pass over T)
         try:
             for r in fixed:
                 fields = rows.get(r) if r.__class__ is str else None
@@ -2202,9 +2202,14 @@ class ExprGenerator:
                 for f, _ in parts[:-1]:
                     level = level.setdefault(fields[f], {})
                 last = fields[parts[-1][0]]
-                level[last] = level.get(last, ()) + (r,)
+                if last not in level:
+                    level[last] = []
+                    found.append((level, last))
+                level[last].append(r)
         except TypeError:  # (a field value that cannot be a key)
             return None
+        for level, last in found:
+            level[last] = tuple(level[last])
         return [other for _, other in parts], index
 
     def row_lookup(self, index, fn):
