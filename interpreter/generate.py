@@ -2107,6 +2107,11 @@ class ExprGenerator:
 
     def g_Comprehension(self, e, fn):
         s = self.expr(e.source, fn)
+        if e.kind == "list" and len(e.names) == 1 and isinstance(e.element, A.Name) and e.element.ident == e.names[0]:
+            index = self._row_index(e, self.mod.values.get(s) if s in self.mod.values else None)
+            if index is not None:  # rows of a constant table picked by their fields: looked up (see _row_index)
+                self._walked_items(s, fn)  # (T's walk charged as the loop charges it)
+                return self.row_lookup(index, fn)
         self.preload(fn, e.element, e.condition, getattr(e, "value", None))
         hoisted = self.hoist(fn, e.names, e.element, e.condition, getattr(e, "value", None), rounds=self._rounds(s))
         names = e.names
@@ -2148,11 +2153,6 @@ class ExprGenerator:
         same_items = isinstance(e.element, A.Name) and e.element.ident == n0  # cannot outgrow its source
         fixed = self.mod.values.get(s) if s in self.mod.values else None
         items = self._walked_items(s, fn)
-        index = self._row_index(e, fixed) if same_items else None
-        if index is not None:  # rows of a constant table picked by their fields: looked up (see _row_index)
-            fn.env = saved
-            self.unhoist(fn, hoisted)
-            return self.row_lookup(index, fn)
         fn.emit(f"{out} = []")
         x0 = fn.bind(n0, "x")
         if _item_kind(fixed) is not None or s in fn.items_kind:

@@ -151,18 +151,17 @@ def _arith(op, a, b, G=None):
 def concat(G, a, b):
     """_arith("+", a, b, G), quicker for two lists of plain values (the common case): the same result and
     the same work, counted in the same two steps (the copy, then the size of the new list)."""
-    if a.__class__ is tuple and b.__class__ is tuple and len(a) + len(b) < MAX_ITEMS and G is not None:
-        r = a + b
-        if CONTAINERS.isdisjoint(map(type, r)):
-            n = len(r)
-            G.work += n
-            if G.work > G.work_mark:
-                over(G)
-            G.work += n + 1  # (check_value: a flat list's size)
-            if G.work > G.work_mark:
-                over(G)
-            return r
-    return _arith("+", a, b, G)
+    if (a.__class__ is tuple and b.__class__ is tuple and len(a) + len(b) < MAX_ITEMS and G is not None
+            and CONTAINERS.isdisjoint(map(type, a)) and CONTAINERS.isdisjoint(map(type, b))):
+        n = len(a) + len(b)
+        G.work += n
+        if G.work > G.work_mark:
+            over(G)
+        G.work += n + 1  # (check_value: a flat list's size)
+        if G.work > G.work_mark:
+            over(G)
+        return a + b
+    return _arith("+", a, b, G)  # (a list holding lists or sets: nothing joined here first)
 
 
 def _short(v):
