@@ -1,10 +1,39 @@
 """Writing a file whole or not at all: the text goes to a temporary file beside the target, which then
-replaces it (`os.replace`), so a reader never sees half a file and a failure leaves the old one."""
+replaces it (`os.replace`), so a reader never sees half a file and a failure leaves the old one.
+
+The new file gets the mode a plain ``open(path, "w")`` would leave: the target's own mode (and, for
+root, its owner) when it exists, else 0666 less the umask. A temporary file alone would be 0600."""
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux tells it (/proc), else set and put back."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(target: str):
+    """(mode, owner or None) the written file should have."""
+    try:
+        st = os.stat(target)
+    except OSError:
+        return 0o666 & ~current_umask(), None
+    if not stat.S_ISREG(st.st_mode):
+        return 0o666 & ~current_umask(), None
+    return stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
 
 
 @contextlib.contextmanager
@@ -23,6 +52,11 @@ def open_atomic(path, mode: str = "w", **kwargs):
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh
             fh.flush()
+            file_mode, owner = _mode_for(target)
+            os.fchmod(fh.fileno(), file_mode)
+            if owner is not None and os.geteuid() == 0 and owner != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(OSError):
+                    os.fchown(fh.fileno(), *owner)
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:

@@ -942,11 +942,14 @@ def validate_command(ctx, file, player_counts, variants, games, seed, max_decisi
 # --- test ---------------------------------------------------------------------------------------
 
 def _scenario_files(path: str) -> list:
+    """A file as it is; a folder as the *.rules files below it, not following symbolic links out of it."""
     if os.path.isdir(path):
-        found = []
-        for root, dirs, files in os.walk(path):
-            dirs.sort()
-            found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".rules"))
+        from .folders import files_below
+
+        found, outside = files_below(path, lambda name: name.endswith(".rules"))
+        for f in outside:
+            click.echo(f"rulelang: {printable(f)}: skipped: a symbolic link to a file outside {printable(path)}",
+                       err=True)
         return found
     return [path]
 

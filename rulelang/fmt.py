@@ -476,27 +476,27 @@ def _excluded(path: str, root, patterns) -> bool:
 
 
 def collect(paths) -> tuple:
-    """(files to format, problems): each folder becomes the *.rules and Markdown files below it (sorted,
-    without those matched by [tool.rulelang.fmt] exclude in the project's pyproject.toml, nor hidden
-    folders); a file named on the command line is always taken."""
-    files, problems = [], []
+    """(files to format, problems, notes): each folder becomes the *.rules and Markdown files below it
+    (sorted, without those matched by [tool.rulelang.fmt] exclude in the project's pyproject.toml, nor
+    hidden folders, nor symbolic links out of the folder: ``notes`` names those); a file named on the
+    command line is always taken."""
+    files, problems, notes = [], [], []
     for path in paths:
         if os.path.isdir(path):
+            from .folders import files_below
+
             root, patterns = _project_config(path)
-            found = []
-            for dirpath, dirnames, filenames in os.walk(path):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"
-                                     and not _excluded(os.path.join(dirpath, d) + "/", root, patterns))
-                for f in sorted(filenames):
-                    full = os.path.join(dirpath, f)
-                    if (f.endswith(".rules") or f.endswith(MARKDOWN_SUFFIXES)) and not _excluded(full, root, patterns):
-                        found.append(full)
-            files.extend(found)
+            found, outside = files_below(
+                path, lambda f: f.endswith(".rules") or f.endswith(MARKDOWN_SUFFIXES),
+                lambda dirpath, d: (d.startswith(".") or d == "__pycache__"
+                                    or _excluded(os.path.join(dirpath, d) + "/", root, patterns)))
+            files.extend(f for f in found if not _excluded(f, root, patterns))
+            notes.extend(f"{f}: skipped: a symbolic link to a file outside {path}" for f in outside)
         elif os.path.lexists(path):
             files.append(path)
         else:
             problems.append(f"{path}: no such file or folder")
-    return files, problems
+    return files, problems, notes
 
 
 def format_file(path: str) -> tuple:
@@ -527,9 +527,9 @@ def run(paths, check: bool = False, show_diff: bool = False, echo=print, echo_er
     """The `rulelang fmt` command: format (or with ``check``/``show_diff`` only inspect) the files; returns
     the exit code: 0 all well (or all formatted), 1 a file would change (``check``) or has errors."""
     echo_err = echo_err or echo
-    files, problems = collect(paths)
+    files, problems, notes = collect(paths)
     failed = bool(problems)
-    for p in problems:
+    for p in problems + notes:
         echo_err(f"rulelang: {printable(p)}")
     changed = unchanged = errors = 0
     for path in files:

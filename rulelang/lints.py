@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from . import ast as A
+from .diagnostics import NOTE
 
 LINTS = []
 
@@ -134,6 +135,13 @@ def unknown_citations(c, code):
         return
     ids, problem = rulebook_sections(c)
     if ids is None:
+        if problem == "no such file":
+            # A rulebook is often not the rule file author's to ship (it stays beside the repository, not in
+            # it): its absence is said quietly, as a note, and the file checks clean without it.
+            c.err(game.span, code, f"the rulebook '{game.rulebook}' is not there; citations are not checked",
+                  hint="put the rulebook at that path (relative to this file) to check citations against it",
+                  severity=NOTE)
+            return
         c.warn(game.span, code, f"cannot read the rulebook '{game.rulebook}' ({problem}); citations are not checked",
                hint="the path is relative to this file")
         return

@@ -224,7 +224,7 @@ def test_a_rulebook_beside_the_game_folder_is_read_by_default(tmp_path):
 
 @pytest.mark.parametrize("rulebook", ["/etc/passwd", "/dev/zero", "/dev/urandom", "/proc/self/status",
                                       "book.txt", "a\\x00.md", "fifo.md", "zero.md",
-                                      "latin.md", "binary.md", "big.md", "folder.md", "missing.md"])
+                                      "latin.md", "binary.md", "big.md", "folder.md"])
 def test_a_rulebook_that_cannot_be_read_is_a_warning(tmp_path, rulebook):
     (tmp_path / "book.txt").write_text(SECRET)
     os.mkfifo(tmp_path / "fifo.md")
@@ -240,6 +240,27 @@ def test_a_rulebook_that_cannot_be_read_is_a_warning(tmp_path, rulebook):
     for d in diags:
         d.render().encode("utf-8")
     assert_no_secret(diags)
+
+
+def test_a_missing_rulebook_is_only_a_note_and_the_file_checks_clean(tmp_path):
+    """A rulebook is often not the author's to ship: a clone without it checks with no warning."""
+    diags = diagnostics(write_game(tmp_path, "missing.md"))
+    assert [(d.code, d.severity) for d in diags] == [("W306", "note")]
+    assert "not there" in diags[0].message and "citations are not checked" in diags[0].message
+
+
+def test_the_games_check_without_warnings_in_a_clone_with_nothing_beside_it(tmp_path):
+    """The repository stands on its own: copied where no shared/ rulebooks lie beside it, every game file
+    (each variant too) has no error and no warning; the missing rulebook is said once, as a note."""
+    import shutil
+
+    games = tmp_path / "clone" / "games"
+    shutil.copytree(os.path.join(ROOT, "games"), games)
+    for name in ("station", "vega", "mars"):
+        path = str(games / f"{name}.rules")
+        for vs in [()] + [(v,) for v in rulelang.load(path).variants]:
+            diags = rulelang.check(path, variants=vs, cache=False)
+            assert [(d.code, d.severity) for d in diags] == [("W306", "note")], [d.render() for d in diags]
 
 
 def test_station_checks_its_citations_when_the_shared_rulebooks_are_beside_the_checkout():

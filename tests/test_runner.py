@@ -387,7 +387,7 @@ def test_unreachable_scheduler_is_a_one_line_error_in_bounded_time(monkeypatch):
     monkeypatch.setattr(runner, "DASK_CONNECT_TIMEOUT", 2.0)
     start = time.monotonic()
     r = CliRunner().invoke(cli, ["simulate", TICTACTOE, "--games", "5", "--scheduler", "tcp://127.0.0.1:9"])
-    assert time.monotonic() - start < 15
+    assert time.monotonic() - start < 120  # a hang back-stop, generous for a loaded machine: not a speed test
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("rulelang: cannot reach the Dask scheduler at "
                                                              "tcp://127.0.0.1:9 within 2 s")
@@ -406,7 +406,7 @@ def test_a_scheduler_without_workers_is_an_error_not_a_hang(ttt):
         start = time.monotonic()
         with pytest.raises(RunnerError, match=r"has no workers \(none joined within 1 s\)"):
             run_games(ttt, rules=TICTACTOE, players=2, games=4, scheduler=empty.scheduler_address, connect_timeout=1)
-        assert time.monotonic() - start < 10
+        assert time.monotonic() - start < 120  # a hang back-stop, not a speed test
     finally:
         empty.close()
 

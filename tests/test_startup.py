@@ -28,7 +28,8 @@ def test_the_command_line_does_not_load_networkx():
 
 
 def test_checking_a_game_without_a_board_does_not_load_networkx():
-    got = imported_after("import rulelang\nassert rulelang.check('games/station.rules') == []")
+    got = imported_after("import rulelang\n"  # (a clone without the rulebook beside it has one note: W306)
+                         "assert [d for d in rulelang.check('games/station.rules') if d.severity != 'note'] == []")
     assert "networkx" not in got and "rulelang.checker" in got
 
 

@@ -50,7 +50,7 @@ def test_every_section_is_cited_and_has_a_scenario(station):
 def test_the_file_and_its_variants_load_clean(variants):
     diags = rulelang.check(STATION, variants=variants)
     if not os.path.exists(RULEBOOK):  # a checkout without ../shared: citations cannot be checked
-        diags = [d for d in diags if not (d.code == "W306" and "cannot read the rulebook" in d.message)]
+        diags = [d for d in diags if not (d.code == "W306" and d.severity == "note")]
     assert diags == [], [d.render() for d in diags]
     rs = rulelang.load(STATION, variants=variants)
     assert rs.variants == ("first_play", "friendly", "invented_hub_bonuses")

@@ -473,7 +473,7 @@ def test_worker_calls_have_time_and_memory_limits():
 
     started = time.monotonic()
     asyncio.run(run())
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 120  # a hang back-stop, not a speed test
 
 
 # ------------------------------------------------------------------------------------ the command
