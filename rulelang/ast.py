@@ -549,10 +549,12 @@ class EventDecl(Decl):
 
 @node
 class TriggerDecl(Decl):
+    """`when ["LABEL":] EVENT(params) [if COND] then BLOCK`; only a labelled trigger can be overridden."""
     event: str = ""
     params: list = attrs.Factory(list)
     condition: Optional[Expr] = None
     body: Block = None
+    label: Optional[str] = None
     kind = "trigger"
 
 

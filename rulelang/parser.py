@@ -685,11 +685,12 @@ class _Builder:
 
     @_meta
     def trigger_decl(self, meta, c):
-        event = str(c[0])
-        names = [str(x) for x in c[1:-2] if x is not None]
+        label = _unquote(c[0]) if c[0] is not None else None
+        event = str(c[1])
+        names = [str(x) for x in c[2:-2] if x is not None]
         cond, body = c[-2], c[-1]
         return A.TriggerDecl(name=f"when {event}", span=self._span(meta), event=event, params=names,
-                             condition=cond, body=body)
+                             condition=cond, body=body, label=label)
 
     @_meta
     def ending_decl(self, meta, c):

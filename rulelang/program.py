@@ -271,14 +271,23 @@ class Merger:
             if origin.startswith("variant "):
                 self.err(item, "E104", "a variant cannot declare another variant")
                 return
+            if item.mode == "override":
+                if item.name not in prog.variants:
+                    self.err(item, "E102", f"there is no variant '{item.name}' to override",
+                             hint="drop 'override' to declare a new variant")
+                    return
+                prog.replaced.append((prog.variants[item.name], item))
+                prog.variants[item.name] = item
+                return
             if item.name in prog.variants:
                 self.err(item, "E101", f"variant '{item.name}' is declared twice",
-                         hint=f"the first is at {prog.variants[item.name].span.where()}")
+                         hint=f"the first is at {prog.variants[item.name].span.where()}; write 'override variant' "
+                              "to replace it")
                 return
             prog.variants[item.name] = item
             return
         if isinstance(item, A.TriggerDecl):
-            prog.triggers.append(item)
+            self._add_trigger(prog, item)
             return
         if isinstance(item, A.EndingDecl):
             for old in prog.endings:
@@ -321,9 +330,23 @@ class Merger:
             setattr(prog, attr, item)
             return
         if isinstance(item, A.ScenarioDecl):
+            if item.mode == "override":
+                for i, old in enumerate(prog.scenarios):
+                    if old.name == item.name:
+                        prog.scenarios[i] = item
+                        prog.replaced.append((old, item))
+                        return
+                self.err(item, "E102", f"there is no scenario \"{item.name}\" to override",
+                         hint="drop 'override' to add a new scenario")
+                return
             prog.scenarios.append(item)
             return
         if isinstance(item, A.ExtendDecl):
+            if item.mode == "override":
+                self.err(item, "E105", "'override extend' means nothing: 'extend' adds to a declaration",
+                         hint=f"write 'extend {item.target} {{ ... }}' to add statements, or "
+                              f"'override' with the whole new declaration of '{item.target}' to replace it")
+                return
             prog.extensions.append(item)
             target = prog.decls.get(item.target)
             if isinstance(target, A.ProcDecl):
@@ -361,6 +384,33 @@ class Merger:
         prog.decls[item.name] = item
         prog.order.append(item.name)
         self._add_members(prog, item)
+
+    def _add_trigger(self, prog: Program, item):
+        """Triggers are kept in order; one with a label (`when "LABEL": EVENT(...)`) can be overridden by
+        that label, in its place. An unlabelled one has nothing to name it by, so it cannot."""
+        if item.mode == "override":
+            if item.label is None:
+                self.err(item, "E102", "an unlabelled trigger cannot be overridden: nothing names the trigger "
+                                       "it would replace (this would add a second one)",
+                         hint=f'label the trigger in the base file (when "LABEL": {item.event}(...) ...), then '
+                              f'write override when "LABEL": {item.event}(...) ...; or drop \'override\' to add one')
+                return
+            for i, old in enumerate(prog.triggers):
+                if old.label == item.label:
+                    prog.triggers[i] = item
+                    prog.replaced.append((old, item))
+                    return
+            self.err(item, "E102", f"there is no trigger \"{item.label}\" to override",
+                     hint="labels of triggers: " + (", ".join(f'"{t.label}"' for t in prog.triggers if t.label)
+                                                    or "none"))
+            return
+        if item.label is not None:
+            for old in prog.triggers:
+                if old.label == item.label:
+                    self.err(item, "E101", f"trigger \"{item.label}\" is declared twice",
+                             hint=f"the first is at {old.span.where()}; write 'override when' to replace it")
+                    return
+        prog.triggers.append(item)
 
     def _members_of(self, item):
         if isinstance(item, A.EnumDecl):
