@@ -74,6 +74,8 @@ class Checker(PieceChecks):
         self.types = {}  # enum/record name -> Type
         self.globals = {}  # name -> (ref, Type)
         self.calls = {}  # caller decl name -> set of called procedure names
+        self.me_uses = {}  # procedure name -> span of its first use of 'me' (a name, or choose without 'by')
+        self.me_free_calls = []  # (call span, procedure name, where): calls from places without 'me'
         self.offered = set()
         self.emitted = set()
         self.ends = []  # (reason, span)
@@ -171,7 +173,38 @@ class Checker(PieceChecks):
         for sc in p.scenarios:
             self._current = f"scenario {sc.name}"
             self.check_scenario(sc)
+        self.check_me_reaches()
         return self
+
+    def check_me_reaches(self):
+        """E209 for a call, from a place without 'me' (setup, the flow, a phase, a trigger), of a procedure
+        that uses 'me' itself or through the procedures it calls: it would fail when it runs."""
+        if not self.me_free_calls:
+            return
+        needs = {}  # procedure -> (span of the 'me', the procedure holding it), for those that need 'me'
+        for name, span in self.me_uses.items():
+            needs[name] = (span, name)
+        changed = True
+        while changed:  # callers of a procedure that needs 'me' need it too (linear in calls per round)
+            changed = False
+            for caller, callees in self.calls.items():
+                decl = self.prog.decls.get(caller)
+                if caller in needs or not (isinstance(decl, A.ProcDecl) and decl.proc_kind == "procedure"):
+                    continue
+                for callee in sorted(callees):
+                    if callee in needs:
+                        needs[caller] = needs[callee]
+                        changed = True
+                        break
+        where = {"setup": "setup", "flow": "the flow", "phase": "a phase", "trigger": "a trigger"}
+        for span, name, kind in self.me_free_calls:
+            if name in needs:
+                me_span, holder = needs[name]
+                through = "" if holder == name else f" (through '{holder}')"
+                self.err(span, "E209", f"procedure '{name}' uses 'me'{through} at line {me_span.line}, but here it "
+                                       f"is called from {where.get(kind, 'a place')} where there is no 'me'",
+                         hint=f"give '{holder}' the player as a parameter (procedure {holder}(p: player)) and use "
+                              "it instead of 'me', or call it only from actions")
 
     # ------------------------------------------------------------------ declarations
     def resolve_type(self, t):
@@ -527,6 +560,8 @@ class Checker(PieceChecks):
                 self.err(v.count.span, "E301", f"how many to choose must be a number or a range, not {ct}")
         if v.player is not None:
             self.expect_type(self.expr(v.player, scope, ctx), T.PLAYER, v.player, "the deciding player ('by')")
+        elif ctx.kind == "procedure" and ctx.name:
+            self.me_uses.setdefault(ctx.name, v.span)  # the procedure's 'me' chooses
         elif not ctx.has_me:
             self.err(v.span, "E404", "who chooses? add 'by PLAYER'",
                      hint="'me' is only known inside actions and procedures; elsewhere say who decides")
@@ -566,6 +601,8 @@ class Checker(PieceChecks):
         if target.proc_kind in ("setup", "flow"):
             self.err(e.span, "E407", f"'{target.name}' runs by itself; it cannot be called")
         self.calls.setdefault(self._current, set()).add(target.name)
+        if not ctx.has_me and not ctx.scenario:
+            self.me_free_calls.append((e.span, target.name, ctx.kind))
         pos = [a for a in e.args if a.name is None]
         named = {a.name: a for a in e.args if a.name is not None}
         if len(pos) > len(target.params):
@@ -863,6 +900,8 @@ class Checker(PieceChecks):
 
     def e_Name(self, e, scope, ctx, expected):
         n = e.ident
+        if n == "me" and ctx.kind == "procedure" and ctx.name:
+            self.me_uses.setdefault(ctx.name, e.span)
         local = scope.lookup(n)
         if local is not None:
             e.ref = local[0]
