@@ -591,6 +591,7 @@ def test_a_list_written_into_a_bag_charges_as_the_closures_to_the_last_unit(targ
                                                    f"flow {{ {target} = [i for i in 1..{n}] }}"), 900_000)
 
 
+@pytest.mark.slow  # minutes of CPU: run by `pytest -m slow` (.ci/run does), not by the README's command
 @pytest.mark.parametrize("loop", [
     "[any(1..40, x => x == i) for i in 1..{n}]",                      # an any/all loop counting in a local
     "[all(1..40, x => m[x] == none) for i in 1..{n}]",                # the same, reading a variable
@@ -667,6 +668,7 @@ def test_a_remembered_part_fails_where_and_as_the_closures_fail(flow):
     assert outcome(rs) == outcome(rs.with_backend("closures"))
 
 
+@pytest.mark.slow  # minutes of CPU: run by `pytest -m slow` (.ci/run does), not by the README's command
 def test_a_listing_remembers_a_part_its_candidates_share():
     """The requires of an action's candidates: a part that reads no parameter is computed once per listing,
     its work charged for each candidate as the closures charge it."""

@@ -119,6 +119,7 @@ def test_ops_instructions_without_valgrind_is_one_line(ops, monkeypatch):
     assert "needs valgrind" in str(stop.value) and "\n" not in str(stop.value)
 
 
+@pytest.mark.slow  # minutes of CPU: run by `pytest -m slow` (.ci/run does), not by the README's command
 @pytest.mark.skipif(not __import__("shutil").which("valgrind"), reason="valgrind is not installed")
 def test_ops_instruction_counts_are_the_same_from_run_to_run(ops):
     path = os.path.join(ROOT, "games", "examples", "tictactoe.rules")

@@ -5,6 +5,7 @@ most its budget of nodes and keeps the depth limit) and play as without the opti
 from __future__ import annotations
 
 from tests.hostile.bounded import run_bounded
+import pytest
 
 CHILD = '''
 import time
@@ -47,6 +48,7 @@ def test_a_function_tree_doubling_at_each_level():
     run(game(funcs, "n = f8(1)"))
 
 
+@pytest.mark.slow  # minutes of CPU: run by `pytest -m slow` (.ci/run does), not by the README's command
 def test_a_small_function_called_from_thousands_of_places():
     funcs = "function f(a) = [x for x in 1..a if x > 1 and x != a and x * 2 != a + 1 and x + 3 != a]\n"
     calls = " ".join(f"n = n + count(f({i % 7}))" for i in range(2500))
