@@ -748,6 +748,8 @@ class RandomOp:
         self.span = span
 
     def __call__(self, G, L):
+        if G.rs.ending_checks and G._check_endings():  # a chance step, like a decision, waits on no ended game
+            return END
         n = 1 if self.count is None else self.count(G, L)
         if n.__class__ is not int or not 0 <= n <= MAX_PICKS:
             raise RuleRuntimeError(f"cannot {'draw' if self.is_draw else 'roll'} {fmt(n)} items "
