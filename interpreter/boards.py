@@ -54,6 +54,7 @@ class Board:
         self._distance_entries = 0
         self.known_rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of; generated code reads it too)
         self._ray_items = 0  # nodes held by known_rays, at most MAX_RAY_ITEMS
+        self.row_zero_at_top = False  # how a square grid is drawn (interpreter/render.py): row 0 at the bottom
 
     def has_node(self, n):
         try:
@@ -320,13 +321,16 @@ class Board:
         return best
 
 
-def square_grid(name, rows, cols, diagonals=False):
+def square_grid(name, rows, cols, diagonals=False, row_zero_at_top=False):
+    """`row_zero_at_top` changes only how the board is drawn (row 0 is at the bottom by default)."""
     attrs = {(r, c): {"row": r, "column": c} for r in range(rows) for c in range(cols)}
     dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
     edges = [((r, c), (r + dr, c + dc)) for r in range(rows) for c in range(cols) for dr, dc in dirs
              if (r + dr, c + dc) in attrs]
     # lines run along rows, columns and both diagonals even when adjacency is orthogonal only
-    return Board(name, attrs, edges, SQUARE_DIAG_DIRS)
+    board = Board(name, attrs, edges, SQUARE_DIAG_DIRS)
+    board.row_zero_at_top = bool(row_zero_at_top)
+    return board
 
 
 def hex_grid(name, radius):
@@ -367,7 +371,7 @@ def from_edges(name, chains, node_attrs):
 
 # nodes each generator makes, from its arguments (checked before building: see MAX_BOARD_NODES)
 NODE_COUNTS = {
-    "square_grid": lambda rows, cols, diagonals=False: rows * cols,
+    "square_grid": lambda rows, cols, diagonals=False, row_zero_at_top=False: rows * cols,
     "hex_grid": lambda radius: 3 * radius * radius + 3 * radius + 1,
     "hex_rect": lambda rows, cols: rows * cols,
     "line": lambda n: n,

@@ -15,7 +15,8 @@ When only one variable or piece kind puts things on a board, the labels are its 
 otherwise each label names its variable (`name=value`). Values the view hides are not drawn: the
 drawing says how many entries of which variable are hidden. Nothing here knows a game.
 
-`board_text(game, seat, board)` / `boards_text(game, seat)` draw text (square grids as a grid, hex
+`board_text(game, seat, board)` / `boards_text(game, seat)` draw text (square grids as a grid with row 0
+at the bottom, unless the board is declared with `row_zero_at_top: true`; hex
 grids as offset rows, lines as a row, other graphs as a list of nodes with their neighbours);
 `board_svg(game, seat, board)` / `boards_svg(game, seat)` draw SVG (square cells, pointy-top hexes at
 the boards' axial or offset coordinates, graph boards at declared `x`/`y` node attributes, or laid out
@@ -218,7 +219,7 @@ def board_text(game, seat, board):
         w = max([len(str(x)) for x in cols] + [len(t) for t in shown.values()] + [1])
         rw = max(len(str(r)) for r in rows)
         lines.append(" " * (rw + 1) + " ".join(str(x).center(w) for x in cols))
-        for r in rows:
+        for r in (rows if b.row_zero_at_top else rows[::-1]):  # row 0 at the bottom unless the board says
             lines.append(str(r).rjust(rw) + " " + " ".join(shown.get((r, x), "").center(w) for x in cols).rstrip())
     elif kind in ("hex_grid", "hex_rect"):
         # x in half cells: axial (q, r) -> 2q + r; offset rows (r, c) -> 2c + (r odd)
@@ -268,8 +269,10 @@ NODE_R = 22.0  # radius of a node of a graph board
 
 def _positions(game, b, kind):
     """Node -> (x, y) centre in pixels, and the shape: "square", "hex" or "circle"."""
-    if kind == "square_grid":
-        return {n: (n[1] * SQUARE + SQUARE / 2, n[0] * SQUARE + SQUARE / 2) for n in b.nodes}, "square"
+    if kind == "square_grid":  # row 0 at the bottom unless the board says row_zero_at_top
+        top = max(n[0] for n in b.nodes)
+        return {n: (n[1] * SQUARE + SQUARE / 2, (n[0] if b.row_zero_at_top else top - n[0]) * SQUARE + SQUARE / 2)
+                for n in b.nodes}, "square"
     if kind == "hex_grid":
         s3 = math.sqrt(3)
         return {n: (HEX * s3 * (n[0] + n[1] / 2), HEX * 1.5 * n[1]) for n in b.nodes}, "hex"

@@ -392,7 +392,7 @@ class Checker(PieceChecks):
                     self.err(a.span, "E309", f"{spec.func.ident} has no option '{a.name}'",
                              hint=("options: " + ", ".join(kws)) if kws else "it takes no options")
                 at = self.expr(a.value, Scope(), Context("const", pure=True))
-                want = T.BOOL if a.name == "diagonals" else T.INT
+                want = T.BOOL if a.name in ("diagonals", "row_zero_at_top") else T.INT
                 self.expect_type(at, want, a.value, f"an argument of {spec.func.ident}()")
         if d.spec is not None and d.edges:
             self.err(d.span, "E307", f"board '{d.name}' is generated: its edges come from the generator",

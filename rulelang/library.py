@@ -134,7 +134,8 @@ SCENARIO_VALUES = {
 }
 
 BOARD_GENERATORS = {
-    "square_grid": (2, 2, ("diagonals",), "square_grid(rows, columns, diagonals: false): nodes (row, column)"),
+    "square_grid": (2, 2, ("diagonals", "row_zero_at_top"),
+                    "square_grid(rows, columns, diagonals: false, row_zero_at_top: false): nodes (row, column)"),
     "hex_grid": (1, 1, (), "hex_grid(radius): a hexagon of hexes, nodes (q, r) in axial coordinates"),
     "hex_rect": (2, 2, (), "hex_rect(rows, columns): a rectangle of hexes (odd rows shifted right), nodes (row, column)"),
     "line": (1, 1, (), "line(n): nodes 0..n-1 in a row (a track)"),

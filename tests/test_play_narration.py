@@ -64,7 +64,7 @@ def test_tictactoe_board_help_and_undo(tmp_path):
     # `board` draws it again as P0 sees it (with the first bot's reply), and undo goes back to the empty board
     assert "undo: your previous decision is taken back (the game is back after 0 decisions)" in out
     undone = out.index("undo: your previous")
-    assert out[undone:].splitlines()[1:5] == ["board grid", "  0 1 2", "0 . . .", "1 . . ."]
+    assert out[undone:].splitlines()[1:5] == ["board grid", "  0 1 2", "2 . . .", "1 . . ."]  # row 0 last: at the bottom
     # the game as logged is the one played after the undo: it replays, and starts with the new choice
     data = json.loads(log.read_text())
     assert data["log"][0] == {"player": 0, "action": "place(0,0)"}

@@ -60,8 +60,9 @@ def test_square_hex_and_graph_boards_as_text(rules):
     # the square grid: a header of columns, then one row per grid row (marks and lit share the board)
     assert grid[0] == "board grid (marks, lit)"  # secret puts nothing seat 0 may see
     assert grid[1].split() == ["0", "1", "2"]
-    assert grid[2].split() == ["0", "marks=P0,lit", ".", "."]
-    assert grid[3].split() == ["1", "lit", ".", "marks=P1"]
+    # row 0 at the bottom (a board drawn as it stands on the table: connect four's discs fall down)
+    assert grid[2].split() == ["1", "lit", ".", "marks=P1"]
+    assert grid[3].split() == ["0", "marks=P0,lit", ".", "."]
     assert "hidden: secret: 1 hidden entries" in board_text(g, 0, "grid")
     ring = board_text(g, 0, "ring").splitlines()
     # hex_grid(1): rows r = -1, 0, 1 of 2, 3 and 2 hexes, the short rows shifted half a hex
@@ -214,3 +215,28 @@ def test_show_replays_a_play_log(tmp_path):
     log.write_text(json.dumps(data))
     r = run("show", path, "--state", log)
     assert r.exit_code == 1 and "the log does not replay" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+CONNECT4 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "games", "examples",
+                        "connect4.rules")
+
+
+def test_a_square_grid_is_drawn_with_row_zero_at_the_bottom_unless_the_board_says_otherwise():
+    """Connect four's first disc lies in row 0, the lowest row: it is drawn on the last line of the grid and
+    lowest in the SVG. `square_grid(..., row_zero_at_top: true)` draws row 0 first, as a page is read."""
+    with open(CONNECT4, encoding="utf-8") as fh:
+        text = fh.read()
+    for flipped in (False, True):
+        source = text.replace("square_grid(6, 7)", "square_grid(6, 7, row_zero_at_top: true)") if flipped else text
+        assert source != text or not flipped
+        g = rulelang.loads(source, name=CONNECT4).new_game(2, seed=1)
+        g.apply(g.legal_actions()[0])  # a disc into column 0: it lands in row 0
+        rows = board_text(g, None, "grid").splitlines()[2:]
+        assert [r.split()[0] for r in rows] == (["0", "1", "2", "3", "4", "5"] if flipped else
+                                                ["5", "4", "3", "2", "1", "0"])
+        holding = [r for r in rows if "P0" in r]
+        assert len(holding) == 1 and holding[0].split()[0] == "0"
+        root = ET.fromstring(board_svg(g, None, "grid"))
+        y_of = {el.get("data-node"): float(el.find(SVG + "rect").get("y"))
+                for el in root.iter(SVG + "g") if el.get("data-node")}
+        assert (y_of["(0,0)"] > y_of["(5,0)"]) is not flipped  # larger y: lower on the page
