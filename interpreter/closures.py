@@ -1025,7 +1025,8 @@ class StmtCompiler:
 
             def expect(G, L):
                 ok = f(G, L)
-                detail = "" if ok else f"left side is {readable(lf(G, L))}, right side is {readable(rf(G, L))}"
+                # both sides and their types: the scenario shows them as a rule file writes them
+                detail = "" if ok else (lf(G, L), t.left.ty, rf(G, L), t.right.ty)
                 return G.scenario_step("expect", (ok, msg, detail))
         else:
             def expect(G, L):

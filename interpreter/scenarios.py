@@ -4,11 +4,22 @@ A scenario starts a new game (its players, seed and variants; chance decisions e
 `given` statements (which may set variables directly), takes the `when` steps (`play "id"`,
 `chance "outcome"`), then checks every `expect` of `then`. A chance decision that no `chance` step
 forces is drawn from the scenario's seeded sampler when the next `play` needs a player decision.
+
+The rules' invariants are checked after setup and after every decision the scenario takes (its `play`
+and `chance` steps, and the outcomes its sampler draws): a decision that breaks one fails the scenario,
+with the invariant's name and the step (each invariant once, until it holds again). From the first
+`given` block that changes the state directly (an assignment, a piece made ...), they are no longer
+checked: such a position may be one the rules never reach, and the invariants speak of those they reach.
+
+Every failure is reported, in the order met: each failing `expect`, each broken invariant, and the step
+that could not be taken (which ends the scenario). Values are shown as a rule file writes them.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 
 import attrs
 
@@ -19,7 +30,7 @@ from rulelang.diagnostics import RuleError
 from .builtins import RuleRuntimeError, start_work
 from .closures import StmtCompiler
 from .errors import GameError, IllegalAction
-from .values import fmt, readable
+from .values import fmt, skey
 
 
 @attrs.define
@@ -28,8 +39,9 @@ class ScenarioResult:
     path: str
     line: int
     passed: bool
-    message: str = ""
+    message: str = ""  # every failure, one a line (in the order met)
     cites: tuple = ()
+    failures: list = attrs.Factory(list)  # the failures, each "path:line: what"
 
 
 class ScenarioFailure(Exception):
@@ -39,10 +51,14 @@ class ScenarioFailure(Exception):
 class Driver:
     """Performs scenario steps for the ops of a scenario block."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, invariants=False):
         self.rng = random.Random(seed)
-        self.failures = []
+        self.failures = []  # (span, text), in the order met
         self.span = None
+        self.invariants = invariants  # check the rules' invariants after each decision taken
+        self.broken = set()  # the invariants that do not hold now (reported when a decision breaks them)
+        self.steps = 0  # play and chance steps taken
+        self.setup_drawn = []  # setup's chance outcomes drawn by the sampler (the scenario did not force them)
 
     def value(self, G, name):
         if name == "legal":
@@ -59,12 +75,33 @@ class Driver:
             return G.current_player
         raise RuleRuntimeError(f"unknown scenario value {name}")
 
-    def settle_chance(self, G):
+    def settle_chance(self, G, before=""):
+        """Draw the pending chance decisions from the sampler; returns the outcomes drawn."""
+        drawn = []
         while not G.is_over() and G.is_chance():
             outcomes = G.chance_outcomes()
             acts = [a for a, _ in outcomes]
             weights = [p for _, p in outcomes]
-            G.apply(self.rng.choices(acts, weights)[0])
+            act = self.rng.choices(acts, weights)[0]
+            G.apply(act)
+            drawn.append(act.id if hasattr(act, "id") else str(act))
+            self.check_invariants(G, f"the chance outcome {rule_text(drawn[-1])} drawn by the scenario's sampler"
+                                     + (f" {before}" if before else ""))
+        return drawn
+
+    def check_invariants(self, G, after):
+        """Check the rules' invariants after a decision (`after` says which): each one this decision broke
+        is a failure of the scenario."""
+        if not self.invariants:
+            return
+        now = {}
+        for name, _where, message in G.check_invariants():
+            now.setdefault(name, message)
+        for name, message in now.items():
+            if name not in self.broken:
+                count = f" (decision {len(G.log)} of the game)" if G.log else ""
+                self.failures.append((self.span, f"{message} after {after}{count}"))
+        self.broken = set(now)
 
     @staticmethod
     def _apply(G, value):
@@ -75,22 +112,85 @@ class Driver:
 
     def step(self, G, kind, value):
         if kind == "play":
-            self.settle_chance(G)
+            aid = value if isinstance(value, str) else fmt(value)
+            self.settle_chance(G, f"before play {rule_text(aid)}")
             if G.is_over():
-                raise ScenarioFailure(f"cannot play {readable(value)}: the game is over ({G.end_reason})")
-            self._apply(G, value)
+                raise ScenarioFailure(f"cannot play {rule_text(aid)}: the game is over ({G.end_reason})")
+            seat = G.current_player
+            self._apply(G, aid)
+            self.steps += 1
+            self.check_invariants(G, f"play {rule_text(aid)} (by P{seat})")
         elif kind == "chance":
+            aid = value if isinstance(value, str) else fmt(value)
             if not G.is_chance():
-                raise ScenarioFailure(f"no chance decision is pending (now: {G.prompt})")
-            self._apply(G, value)
+                raise ScenarioFailure(self._no_chance(G, aid))
+            self._apply(G, aid)
+            self.steps += 1
+            self.check_invariants(G, f"chance {rule_text(aid)}")
         elif kind == "expect":
             ok, msg, detail = value
             if ok is not True:
                 text = msg or "expectation failed"
+                if isinstance(detail, tuple):  # (left value, its type, right value, its type)
+                    lv, lt, rv, rt = detail
+                    detail = f"left side is {rule_text(lv, lt)}, right side is {rule_text(rv, rt)}"
                 if detail:
                     text += f" ({detail})"
                 self.failures.append((self.span, text))
         return None
+
+    def _no_chance(self, G, aid):
+        """Why `chance aid` cannot be taken now, and what to write instead."""
+        now = "the game is over" if G.is_over() else (G.prompt or "no decision")
+        text = f"chance {rule_text(aid)}: no chance decision is pending (now: {now})"
+        if self.setup_drawn and self.steps == 0:
+            drawn = ", ".join(rule_text(x) for x in self.setup_drawn[:10]) + (", ..." if len(self.setup_drawn) > 10
+                                                                              else "")
+            text += (f"; setup's random outcomes were already drawn by the scenario's sampler ({drawn}), because "
+                     "the scenario's first step is not a chance step: to force them, write the chance steps first, "
+                     "before anything else in the first block (a given describes the position after setup)")
+        return text
+
+
+_BARE = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
+
+
+def rule_text(v, ty=None) -> str:
+    """A value as a rule file writes it: texts quoted ("advance((3,7))"), lists in [..], tuples in (..),
+    sets in {..}, maps as {key: value}, enum members and table rows by name, none/true/false. `ty` is
+    the checker's type of the expression the value came from; without it, a text is quoted and a list or
+    tuple is written as a list."""
+    name = getattr(ty, "name", "any")
+    kind = getattr(ty, "kind", "basic")
+    args = tuple(getattr(ty, "args", ()) or ())
+    if v is None:
+        return "none"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        if kind in ("enum", "record") or (name == "node" and _BARE.match(v)):
+            return v
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, tuple):
+        if name == "tuple":
+            items = [rule_text(x, args[i] if i < len(args) else None) for i, x in enumerate(v)]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if name == "node":  # a grid's coordinates
+            return "(" + ", ".join(rule_text(x) for x in v) + ")"
+        elem = args[0] if name in ("list", "deck", "bag", "set") and args else None
+        return "[" + ", ".join(rule_text(x, elem) for x in v) + "]"
+    if isinstance(v, frozenset):
+        elem = args[0] if args else None
+        return "{" + ", ".join(rule_text(x, elem) for x in sorted(v, key=skey)) + "}"
+    if isinstance(v, dict):
+        kt, vt = (args[0], args[1]) if name == "map" and len(args) == 2 else (None, None)
+        return "{" + ", ".join(f"{rule_text(k, kt)}: {rule_text(x, vt)}"
+                               for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))) + "}"
+    return fmt(v)  # a deck or bag (its size), a piece (KIND#ID)
 
 
 SCENARIO_STEP_BUDGET = 1_000_000
@@ -138,6 +238,30 @@ def reconsider(G):
     G._run()
 
 
+_STEPS = (A.Play, A.ChanceStep, A.Expect, A.Log, A.Break, A.Continue)
+
+
+def _sets_state(block) -> bool:
+    """Whether a scenario block changes the state directly (assigns, adds, makes or destroys a piece ...),
+    rather than only through decisions (`play`, `chance`): a position it sets up may be one the rules never
+    reach."""
+    for st in block.stmts:
+        if isinstance(st, _STEPS):
+            continue
+        if isinstance(st, A.Let) and not isinstance(st.value, A.New):
+            continue
+        if isinstance(st, A.If):
+            if any(_sets_state(b) for _, b in st.branches) or (st.orelse is not None and _sets_state(st.orelse)):
+                return True
+            continue
+        if isinstance(st, (A.For, A.While, A.Repeat, A.Loop)):
+            if _sets_state(st.body):
+                return True
+            continue
+        return True
+    return False
+
+
 def _forces_setup_chance(sc):
     """Whether the scenario's first step, in written order, forces a chance outcome."""
     for _kind, block in sc.parts:
@@ -159,34 +283,40 @@ def run_scenario(rs, sc) -> ScenarioResult:
             return res
         sc = next((x for x in rs.program.scenarios if x.name == sc.name), sc)
     players = sc.players or min(rs.player_counts)
+    G = None
+    stop = None
     try:
         G = rs.new_game(players, seed=sc.seed, chance=sc.chance)
-        G.scenario = Driver(sc.seed)
+        G.scenario = Driver(sc.seed, invariants=bool(getattr(rs, "invariants", ())))
         comp = StmtCompiler(rs, rs._xc)
+        G.scenario.check_invariants(G, "setup")
         if not _forces_setup_chance(sc):
             # `given` describes a position after setup: finish setup's random draws first
-            G.scenario.settle_chance(G)
+            G.scenario.setup_drawn = G.scenario.settle_chance(G, "during setup")
         scenario_locals = {}
         for i, (kind, block) in enumerate(sc.parts):
+            if kind == "given" and _sets_state(block):
+                # the position is set by hand from here on: it may be one the rules never reach, and the
+                # invariants state what holds in the positions they reach
+                G.scenario.invariants = False
             _exec(G, comp.code(f"scenario-{kind}-{i}", block), scenario_locals)
             if kind == "given":
                 reconsider(G)
     except ScenarioFailure as e:
-        span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
-        res.message = f"{span.path}:{span.line}: {e}"
-        return res
+        stop = str(e)
     except (GameError, RuleRuntimeError) as e:
-        span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
-        res.message = f"{span.path}:{span.line}: {e}"
-        return res
+        stop = str(e)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
             RecursionError) as e:
-        span = G.scenario.span if "G" in locals() and G.scenario and G.scenario.span else where
-        res.message = f"{span.path}:{span.line}: a value of the wrong kind: {e}"
-        return res
-    fails = G.scenario.failures
+        stop = f"a value of the wrong kind: {e}"
+    fails = [] if G is None or G.scenario is None else list(G.scenario.failures)
+    if stop is not None:
+        span = G.scenario.span if G is not None and G.scenario and G.scenario.span else where
+        fails.append((span, stop))
     if fails:
-        res.message = "; ".join(f"{s.path}:{s.line}: {m}" for s, m in fails)
+        res.failures = [f"{s.path}:{s.line}: {m}" if s is not None else f"{where.path}:{where.line}: {m}"
+                        for s, m in fails]
+        res.message = "\n".join(res.failures)
         return res
     res.passed = True
     return res
