@@ -301,13 +301,17 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
 
 
 # ------------------------------------------------------------------------------------ a scenario
-def as_scenario(name, players, seed, log, note, *, chance=None, variants=(), expect=()) -> str:
+def as_scenario(name, players, seed, log, note, *, chance=None, variants=(), expect=(), last_if_legal=True) -> str:
     """A ready-to-paste `scenario` block (docs/language.md, "Scenarios") that plays `log`: `play` steps
     for the players' decisions, `chance` steps for chance decisions (in explicit mode; in sampled mode
     the game's seed draws chance itself, as in the logged game). `note` (the finding, in words) becomes
     comments above the block and in its `then`; `expect` is a list of tests (text in rule syntax, or
     (test, message) pairs) written into `then`, such as an invariant that should hold. A finding that is
-    an error at the last decision shows as the scenario failing at its last `play` with that error."""
+    an error at the last decision shows as the scenario failing at its last `play` with that error; an
+    invariant broken by a decision fails the scenario there (scenarios check the invariants after every
+    step). `last_if_legal`: the last decision, when it is a player's, is taken only if it is still legal
+    (`if "id" in legal { play "id" }`), so that the scenario passes once the rules are fixed by forbidding
+    it."""
     entries = [_entry(e) for e in log]
     chance = chance or infer_chance(entries)
     if chance not in ("sampled", "explicit"):
@@ -330,10 +334,15 @@ def as_scenario(name, players, seed, log, note, *, chance=None, variants=(), exp
         out.append(f"  with variant {v}")
     if entries:
         out.append("  when {")
-        for e in entries:
+        for k, e in enumerate(entries):
             step = "chance" if e["player"] == CHANCE else "play"
             who = "" if e["player"] == CHANCE else f"  # P{e['player']}"
-            out.append(f"    {step} {_quote(e['action'])}{who}")
+            if k == len(entries) - 1 and last_if_legal and e["player"] != CHANCE:
+                # the decision that shows the finding: a fix that makes it illegal makes the scenario pass
+                out.append("    # the last decision, taken if it is still legal (a fix may forbid it)")
+                out.append(f"    if {_quote(e['action'])} in legal {{ {step} {_quote(e['action'])} }}{who}")
+            else:
+                out.append(f"    {step} {_quote(e['action'])}{who}")
         out.append("  }")
     out.append("  then {")
     for line in notes:

@@ -379,7 +379,13 @@ def scenario_text(finding, index):
     name = f"validate finding {index}: {WHAT[finding.kind]}"
     note = f"{finding.code}: {finding.message} ({finding.path}:{finding.line}:{finding.column})"
     try:
-        return as_scenario(name, finding.players, finding.seed, finding.reproduction, note)
+        kws = {}
+        params = inspect.signature(as_scenario).parameters
+        if "chance" in params:
+            kws["chance"] = finding.chance
+        if "variants" in params:
+            kws["variants"] = tuple(finding.variants)
+        return as_scenario(name, finding.players, finding.seed, finding.reproduction, note, **kws)
     except Exception as exc:  # noqa: BLE001 - another module: never lose the finding for it
         finding.shrink_note = (finding.shrink_note + "; " if finding.shrink_note else "") + \
             f"no scenario: {type(exc).__name__}: {_first_line(exc)}"

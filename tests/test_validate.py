@@ -544,3 +544,55 @@ def test_exhaustive_tic_tac_toe_through_validate():
     text = json.dumps(data)
     # OpenSpiel's counts for tic-tac-toe: 5,478 distinct positions, 549,946 nodes of the game tree
     assert '"positions": 5478' in text and '"nodes": 549946' in text, text[:2000]
+
+
+# ------------------------------------------------------------------------- the written scenario
+SUPPLY = '''game "Supply" { players 2 }
+var stock: int = 3
+per player var held: int
+invariant "the supply is never negative": stock >= 0
+flow { loop { for p in players { turn p { offer [take, pass] to p } } } }
+action take { effect { stock -= 1 held[me] += 1 } }
+action pass { }
+ending "all taken" when stock < -3
+'''
+
+
+def test_the_scenario_of_an_invariant_finding_fails_until_the_rules_are_fixed(tmp_path):
+    rules = tmp_path / "supply.rules"
+    rules.write_text(SUPPLY)
+    r = run("validate", rules, "--json", "--games", 3, "--out", tmp_path / "found", "--no-coverage")
+    assert r.exit_code == 1, r.output
+    [f] = json.loads(r.stdout)["findings"]
+    assert f["code"] == "E604" and f["scenario_file"]
+    scenario = open(f["scenario_file"], encoding="utf-8").read()
+
+    def test_with(text):
+        path = tmp_path / "with_scenario.rules"
+        path.write_text(text + "\n" + scenario)
+        return run("test", path)
+
+    # on the file that produced it, the scenario fails, naming the invariant and the step that broke it
+    r = test_with(SUPPLY)
+    assert r.exit_code == 1, r.output
+    assert 'invariant "the supply is never negative" does not hold (stock = -1) after play "take"' in r.output
+    assert r.output.splitlines()[-1] == "0 passed, 1 failed"
+    # fixed as docs/validate.md says (the missing require): the last take is no longer legal, and it passes
+    r = test_with(SUPPLY.replace("action take {", "action take { require stock > 0 "))
+    assert r.exit_code == 0 and r.output.splitlines()[-1] == "1 passed, 0 failed", r.output
+    # fixed in the effect instead (every decision still legal): it passes too
+    r = test_with(SUPPLY.replace("stock -= 1 held[me] += 1", "if stock > 0 { stock -= 1 held[me] += 1 }"))
+    assert r.exit_code == 0 and r.output.splitlines()[-1] == "1 passed, 0 failed", r.output
+
+
+def test_the_scenario_of_a_finding_with_a_variant_plays_that_variant(tmp_path):
+    path = os.path.join(CONSISTENCY, "dyn_variant_invariant.rules")
+    r = run("validate", path, "--json", "--games", 3, "--variant", "generous", "--out", tmp_path, "--no-coverage")
+    [f] = json.loads(r.stdout)["findings"]
+    scenario = open(f["scenario_file"], encoding="utf-8").read()
+    assert "  with variant generous\n" in scenario and "  chance explicit\n" in scenario
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    (tmp_path / "v.rules").write_text(text + "\n" + scenario)
+    r = run("test", tmp_path / "v.rules")
+    assert r.exit_code == 1 and 'invariant "at most six coins each" does not hold' in r.output, r.output
