@@ -1,6 +1,7 @@
 """`rulelang check --explore N`: look for stuck positions, run-time rule errors and games that never
 end, by playing N random games for every allowed player count. What it finds comes back as
-diagnostics at the rule-file position where the game failed, with the command that replays it."""
+diagnostics at the rule-file position where the game failed, with the command that replays it: a
+run-time rule error is E601 and a stuck position E602, the codes `rulelang validate` gives them."""
 from __future__ import annotations
 
 import re
@@ -33,19 +34,26 @@ def explore(ruleset, path, games=20, max_decisions=5_000, variants=()):
                                             message=f"a random {players}-player game did not end within "
                                                     f"{max_decisions} decisions", hint=replay)
                 continue
+            code = "E602" if _stuck(message) else "E601"
             if m:
-                key = ("E601", m.group("path"), m.group("line"), m.group("message"))
+                key = (code, m.group("path"), m.group("line"), m.group("message"))
                 if key in found:
                     continue
                 src = source.get(m.group("path"))
                 line, col = int(m.group("line")), int(m.group("column"))
-                found[key] = Diagnostic(path=m.group("path"), line=line, column=col, code="E601", severity=ERROR,
+                found[key] = Diagnostic(path=m.group("path"), line=line, column=col, code=code, severity=ERROR,
                                         message=f"in a random {players}-player game: {m.group('message')}",
                                         hint=replay, end_line=line, end_column=col + 1,
                                         source_line=src.line_text(line) if src else "")
             else:
-                key = ("E601", message)
+                key = (code, message)
                 if key not in found:
-                    found[key] = Diagnostic(path=path, line=1, column=1, code="E601", severity=ERROR,
+                    found[key] = Diagnostic(path=path, line=1, column=1, code=code, severity=ERROR,
                                             message=f"in a random {players}-player game: {message}", hint=replay)
     return list(found.values())
+
+
+def _stuck(message) -> bool:
+    """Whether a game's error is a stuck position (the player to decide has no legal action), as
+    interpreter.validate classifies it."""
+    return "the game is stuck" in message or "has no legal action" in message
