@@ -1053,11 +1053,13 @@ def explore_all_command(ctx, file, players, max_states, max_seconds, variants, a
               help="The SQLite database of the tables (created if missing; a restart resumes every game).")
 @click.option("--workers", type=click.IntRange(1, 32), default=2, show_default=True,
               help="Worker processes running the rules (each with time and memory limits).")
-def serve(files, host, port, db, workers):
+@click.option("--agent", "agents", multiple=True, metavar="SPEC",
+              help="Also offer this bot (e.g. my_bots:Greedy, imported by the server); repeatable. Off by default.")
+def serve(files, host, port, db, workers, agents):
     """Play the rule files in the browser, people and bots at one table, and edit rules (docs/web.md)."""
     from rulelang.web.command import run_serve
 
-    run_serve(files, host, port, db, workers, load=_load_rules, fail=Fail)
+    run_serve(files, host, port, db, workers, load=_load_rules, fail=Fail, agents=agents)
 
 
 # --- lsp (the language server: rulelang/lsp.py; needs the optional extra `lsp`) ----------------------

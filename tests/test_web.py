@@ -6,6 +6,11 @@ compare every response of this seat byte for byte); stale and illegal decisions 
 message and change nothing; a server killed mid-game and started again resumes every table at the same
 state; a finished game downloads as a log that `rulelang replay` accepts; edited rules are checked and
 played in workers with time and memory limits; request sizes are limited.
+
+Issue 31: another seat's secret choice or hidden draw never reaches a seat (swap every hidden choice,
+compare each seat's whole output); editor checks and slow bots cannot hold up tables; a request cannot
+make the server import a module; a score that fails, a text that is not Unicode and an oversized chunked
+body are clean answers, not 500s.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import random
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -47,10 +53,12 @@ def free_port() -> int:
 class Server:
     """`rulelang serve` in a child process, on loopback, with its own database."""
 
-    def __init__(self, db, files=SERVED, workers=1):
+    def __init__(self, db, files=SERVED, workers=1, args=(), env=None):
         self.db = str(db)
         self.files = files
         self.workers = workers
+        self.args = list(args)
+        self.env = env or {}
         self.port = free_port()
         self.proc = None
 
@@ -59,11 +67,11 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self):
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
         self.output = open(self.db + ".out", "ab")  # a file, not a pipe: a full pipe would stop the server
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rulelang", "serve", *self.files, "--port", str(self.port), "--db", self.db,
-             "--workers", str(self.workers)],
+             "--workers", str(self.workers), *self.args],
             cwd=ROOT, env=env, stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -144,13 +152,26 @@ def rules(path):
     return rulelang.load(str(ROOT / path))
 
 
-def replayed(path, players, seed, state=None, decisions=()):
+def replayed(path, players, seed, state=None, decisions=(), chance="sampled"):
     """The game the rules give for a seed and decisions (the reference for what a page must show)."""
     rs = rules(path)
-    g = rs.load_game(state) if state else rs.new_game(players, seed=seed)
+    g = rs.load_game(state) if state else rs.new_game(players, seed=seed, chance=chance)
     for d in decisions:
         g.apply(d["action"])
     return g
+
+
+def stored(server, table):
+    """Every decision of a table as the server stored it (chance decisions included: a new table draws
+    every roll and card as a decision), read from its database."""
+    with sqlite3.connect(server.db, timeout=30) as db:
+        rows = db.execute("SELECT player, action FROM decisions WHERE table_id = ? ORDER BY n", (table["table"],))
+        return [{"player": p, "action": a} for p, a in rows]
+
+
+def replayed_table(server, table, path, players, seed):
+    """A new table's game as the rules give it: its seed, every roll and draw a decision, the stored decisions."""
+    return replayed(path, players, seed, decisions=stored(server, table), chance="explicit")
 
 
 # ------------------------------------------------------------------------------------ playing
@@ -288,24 +309,22 @@ def seat_responses(server, token, others=()):
     return text
 
 
-def kuhn_seeds():
-    """Two seeds dealing P0 the same card and P1 another."""
-    rs = rules(KUHN)
-    seen = {}
-    for seed in range(200):
-        g = rs.new_game(2, seed=seed)
-        cards = tuple(g.view(None)["vars"]["card"])
-        for other, c in seen.items():
+def kuhn_tables(server):
+    """Two new Kuhn tables dealing P0 the same card and P1 another (each seat's own card read from its
+    own view)."""
+    seen = []
+    for seed in range(60):
+        t = server.create(file=1, seats=["human", "human"], seed=seed)
+        cards = tuple(server.state(tok)["view"]["vars"]["card"][k] for k, tok in enumerate(tokens(t)))
+        for other, c in seen:
             if c[0] == cards[0] and c[1] != cards[1]:
-                return other, seed
-        seen[seed] = cards
-    raise AssertionError("no two seeds found")
+                return other, t
+        seen.append((t, cards))
+    raise AssertionError("no two tables found")
 
 
 def test_no_response_to_a_seat_holds_the_other_seats_kuhn_card(server):
-    s1, s2 = kuhn_seeds()
-    one = server.create(file=1, seats=["human", "human"], seed=s1)
-    two = server.create(file=1, seats=["human", "human"], seed=s2)
+    one, two = kuhn_tables(server)
     for step in range(2):  # at P0's decision, then at P1's after P0 passed
         mine = [seat_responses(server, tokens(t)[0], tokens(t)) for t in (one, two)]
         assert mine[0] == mine[1], f"P0's responses depend on P1's card (step {step})"
@@ -313,7 +332,8 @@ def test_no_response_to_a_seat_holds_the_other_seats_kuhn_card(server):
         assert theirs[0] != theirs[1], "P1 sees its own card: the comparison can tell a difference"
         if step == 0:
             for t in (one, two):
-                assert server.act(tokens(t)[0], "pass", 0).status_code == 200
+                at = server.state(tokens(t)[0])["decision"]  # after the deal (two chance decisions)
+                assert server.act(tokens(t)[0], "pass", at).status_code == 200
 
 
 def changed_save(path, players, seed, decisions, seat):
@@ -367,9 +387,9 @@ def test_bots_move_server_side_and_a_seat_sees_its_own_view(server):
             break
         assert server.act(me, s["legal"][0]["id"], s["decision"]).status_code == 200
     s = server.wait(me, lambda s: s["your_turn"] or s["over"])
-    g = replayed(STATION, 3, 11, decisions=s["log"])
-    assert len(s["log"]) == s["decision"] > 6
-    assert {d["player"] for d in s["log"]} == {0, 1, 2}
+    g = replayed_table(server, t, STATION, 3, 11)
+    assert len(g.log) == s["decision"] > 6
+    assert {d["player"] for d in s["log"]} == {-1, 0, 1, 2}  # chance (the setup's draws), the person, the bots
     assert s["view"] == json.loads(json.dumps(g.view(0)))
 
 
@@ -397,7 +417,8 @@ def test_a_killed_server_resumes_every_table_from_the_same_state(server):
     assert srv.act(b, "place(0,1)", 3).status_code == 200
     assert srv.act(me, s["legal"][0]["id"], s["decision"]).status_code == 200
     s2 = srv.wait(me, lambda x: x["decision"] > s["decision"] + 1 or x["over"])
-    g = replayed(STATION, 2, 4, decisions=s2["log"])
+    g = replayed_table(srv, st, STATION, 2, 4)
+    assert len(g.log) == s2["decision"]
     assert s2["view"] == json.loads(json.dumps(g.view(0)))
 
 

@@ -34,28 +34,39 @@ from .tables import MAX_RULE_BYTES, MAX_SAVE_BYTES, Refused, Tables
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_BODY = MAX_SAVE_BYTES + MAX_RULE_BYTES + 64 * 1024  # bytes of a request body at most
 KEEPALIVE = 15.0  # seconds between two keep-alive comments on an event stream
-AGENT_CHOICES = ("human", "random", "first")  # offered in the forms; the JSON API takes any agent spec
-MORE_AGENTS = ("mcts:200",)  # offered too when interpreter.agents.make_agent knows them
+AGENT_CHOICES = ("human", "random", "first", "mcts:200")  # offered in the forms (the API also takes mcts:N, ismcts:N)
 
 
-def agent_choices() -> tuple:
-    from interpreter.agents import make_agent
+class JSONAnswer(JSONResponse):
+    """JSON in ASCII: a text that is not valid Unicode (a lone surrogate) cannot break an answer."""
 
-    more = []
-    for spec in MORE_AGENTS:
+    def render(self, content) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _valid_text(value, depth=0) -> bool:
+    """Whether every text in a JSON value is valid Unicode (no lone surrogate such as "\ud800")."""
+    if isinstance(value, str):
         try:
-            make_agent(spec, 0)
-        except Exception:
-            continue
-        more.append(spec)
-    return AGENT_CHOICES + tuple(more)
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if depth > 200:
+        return False
+    if isinstance(value, list):
+        return all(_valid_text(x, depth + 1) for x in value)
+    if isinstance(value, dict):
+        return all(_valid_text(k, depth + 1) and _valid_text(x, depth + 1) for k, x in value.items())
+    return True
 
 templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
 
 
 class LimitBody:
-    """ASGI middleware: refuse a request body over ``limit`` bytes with 413 (by its Content-Length, or
-    as it arrives), and add the security headers to every response."""
+    """ASGI middleware: refuse a request body over ``limit`` bytes with 413 (by its Content-Length, or,
+    sent in chunks, as it arrives: the body is read whole before the application sees it), and add the
+    security headers to every response."""
 
     HEADERS = [(b"referrer-policy", b"no-referrer"),  # a seat's link must not leave in a Referer header
                (b"x-content-type-options", b"nosniff"),
@@ -79,37 +90,44 @@ class LimitBody:
                     too_big = True
                 if too_big:
                     return await _too_large(scope, receive, send, self.limit)
-        seen = 0
-
-        async def limited_receive():
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge()
-            return message
-
         async def with_headers(message):
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", [])) + self.HEADERS
                 message = dict(message, headers=headers)
             await send(message)
 
-        try:
-            await self.app(scope, limited_receive, with_headers)
-        except _TooLarge:
-            await _too_large(scope, receive, send, self.limit)
+        if scope.get("method") in ("GET", "HEAD"):
+            return await self.app(scope, receive, with_headers)
+        chunks, seen = [], 0
+        while True:  # the whole body first, at most `limit` bytes: the application never meets a cut body
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body = message.get("body", b"")
+            seen += len(body)
+            if seen > self.limit:
+                return await _too_large(scope, receive, send, self.limit)
+            chunks.append(body)
+            if not message.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        sent = False
 
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return whole
+            return await receive()
 
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, replay, with_headers)
 
 
 async def _too_large(scope, receive, send, limit):
     body = json.dumps({"error": f"the request is over {limit // 1024} KiB"}).encode()
     await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")] + LimitBody.HEADERS})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -128,26 +146,36 @@ def create_app(tables: Tables, store=None) -> Starlette:
                 store.close()
 
     def page(request, name, status=200, **context):
-        response = templates.TemplateResponse(request, name, dict(context, served=tables.served), status_code=status)
+        response = templates.TemplateResponse(request, name, dict(context, served=tables.served, agents=agent_choices()),
+                                              status_code=status)
         response.headers["cache-control"] = "no-store"
         return response
 
     def refused(request, exc: Refused, as_json: bool):
         if as_json:
-            return JSONResponse({"error": exc.message, "diagnostics": exc.diagnostics}, status_code=exc.status)
+            return JSONAnswer({"error": exc.message, "diagnostics": exc.diagnostics}, status_code=exc.status)
         return page(request, "error.html", exc.status, message=exc.message, diagnostics=exc.diagnostics)
+
+    def agent_choices():
+        return AGENT_CHOICES + tuple(a for a in tables.agents if a not in AGENT_CHOICES)
 
     async def body_json(request):
         try:
-            return json.loads(await request.body())
+            data = json.loads(await request.body())
         except (ValueError, UnicodeDecodeError, RecursionError):
             raise Refused(400, "the request body is not JSON") from None
+        if not _valid_text(data):
+            raise Refused(400, "the request holds a text that is not valid Unicode (a lone surrogate)")
+        return data
 
     async def form(request):
         try:
-            return await request.form(max_files=0, max_fields=200, max_part_size=MAX_BODY)
+            got = await request.form(max_files=0, max_fields=200, max_part_size=MAX_BODY)
         except Exception:
             raise Refused(400, "the form could not be read") from None
+        if not all(_valid_text(k) and _valid_text(v) for k, v in got.multi_items()):
+            raise Refused(400, "the form holds a text that is not valid Unicode")
+        return got
 
     def guarded(as_json):
         def wrap(fn):
@@ -161,7 +189,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
 
     # ---------------------------------------------------------------- pages
     async def lobby(request):
-        return page(request, "lobby.html", agents=agent_choices())
+        return page(request, "lobby.html")
 
     def spec_from_form(f) -> dict:
         players = f.get("players") or None
@@ -247,7 +275,10 @@ def create_app(tables: Tables, store=None) -> Starlette:
         text = ""
         if tables.served:
             _, _, _, text = tables.source(file)
-        return page(request, "edit.html", file=file, text=text, agents=agent_choices())
+        base = None
+        if tables.served:
+            base = tables.served[int(file)] if file.isdigit() and int(file) < len(tables.served) else tables.served[0]
+        return page(request, "edit.html", file=file, text=text, base=base)
 
     # ---------------------------------------------------------------- JSON API
     @guarded(True)
@@ -256,7 +287,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
         base = str(request.base_url).rstrip("/")
         for s in made["seats"]:
             s["link"] = f"{base}/s/{s['token']}" if s["token"] else None
-        return JSONResponse(made)
+        return JSONAnswer(made)
 
     @guarded(True)
     async def api_state(request):
@@ -269,7 +300,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
         data = await body_json(request)
         if not isinstance(data, dict):
             raise Refused(400, 'send {"action": ID, "decision": N}')
-        return JSONResponse(await tables.act(request.path_params["token"], data.get("action"), data.get("decision")))
+        return JSONAnswer(await tables.act(request.path_params["token"], data.get("action"), data.get("decision")))
 
     @guarded(True)
     async def api_check(request):
@@ -277,7 +308,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
         if not isinstance(data, dict):
             raise Refused(400, 'send {"text": RULES, "file": N}')
         diags = await tables.check(data.get("file", "0"), data.get("text"), data.get("variants") or [])
-        return JSONResponse({"diagnostics": diags})
+        return JSONAnswer({"diagnostics": diags})
 
     routes = [
         Route("/", lobby),
@@ -300,12 +331,13 @@ def create_app(tables: Tables, store=None) -> Starlette:
     return LimitBody(app, MAX_BODY)
 
 
-def serve(files, host="127.0.0.1", port=8000, db="games.sqlite", workers=2, log_level="warning") -> None:
-    """What `rulelang serve` runs: load nothing but the served files' descriptions, then run uvicorn."""
+def serve(files, host="127.0.0.1", port=8000, db="games.sqlite", workers=2, log_level="warning", agents=()) -> None:
+    """What `rulelang serve` runs: load nothing but the served files' descriptions, then run uvicorn.
+    ``agents``: bot specs the server's configuration adds (``--agent``), e.g. ``my_bots:Greedy``."""
     import uvicorn
 
     from .store import Store
 
     store = Store(db)
-    tables = Tables(store, files, workers=workers)
+    tables = Tables(store, files, workers=workers, agents=agents)
     uvicorn.run(create_app(tables, store), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=3)

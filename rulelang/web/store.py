@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS tables (
   seed TEXT NOT NULL,      -- decimal: a seed may exceed SQLite's 63-bit integers
   start_save TEXT,         -- a Game.to_json() the table started from, or NULL (a new game from the seed)
   status TEXT NOT NULL,    -- playing, over or error
-  error TEXT
+  error TEXT,
+  chance TEXT NOT NULL DEFAULT 'sampled'  -- explicit: every roll and draw is a decision (stored below)
 );
 CREATE TABLE IF NOT EXISTS seats (
   table_id TEXT NOT NULL REFERENCES tables(id),
@@ -50,9 +51,16 @@ CREATE TABLE IF NOT EXISTS decisions (
   action TEXT NOT NULL,
   text TEXT NOT NULL,
   at REAL NOT NULL,
+  prompt TEXT,             -- the decision's prompt (what a seat that may not know the choice is told)
+  seen TEXT,               -- JSON list of the seats that may know the choice (NULL, in older databases: nobody but the player)
   PRIMARY KEY (table_id, n)
 );
 """
+ADDED_COLUMNS = [  # columns added since the first version: added to an older database when it is opened
+    ("tables", "chance", "TEXT NOT NULL DEFAULT 'sampled'"),
+    ("decisions", "prompt", "TEXT"),
+    ("decisions", "seen", "TEXT"),
+]
 
 
 class Store:
@@ -68,22 +76,27 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")  # in WAL mode: durable across a crash of the process
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(SCHEMA)
+            for table, column, decl in ADDED_COLUMNS:
+                have = {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
 
     def close(self) -> None:
         with self.lock:
             self.db.close()
 
     # ------------------------------------------------------------------ writing
-    def create_table(self, table_id, admin_token, rules, game, players, variants, seed, start_save, seats) -> None:
+    def create_table(self, table_id, admin_token, rules, game, players, variants, seed, start_save, seats,
+                     chance="explicit") -> None:
         """``rules``: (sha, name, root, text); ``seats``: [(agent, token or None)] by seat."""
         with self.lock:
             with _transaction(self.db):
                 self.db.execute("INSERT OR IGNORE INTO rules(sha, name, root, text) VALUES (?, ?, ?, ?)", rules)
                 self.db.execute(
                     "INSERT INTO tables(id, admin_token, created, rules_sha, game, players, variants, seed, start_save,"
-                    " status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'playing')",
+                    " status, chance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'playing', ?)",
                     (table_id, admin_token, time.time(), rules[0], game, players, json.dumps(list(variants)),
-                     str(seed), start_save))
+                     str(seed), start_save, chance))
                 self.db.executemany("INSERT INTO seats(table_id, seat, agent, token) VALUES (?, ?, ?, ?)",
                                     [(table_id, k, agent, token) for k, (agent, token) in enumerate(seats)])
 
@@ -93,8 +106,10 @@ class Store:
         with self.lock:
             with _transaction(self.db):
                 self.db.executemany(
-                    "INSERT INTO decisions(table_id, n, player, action, text, at) VALUES (?, ?, ?, ?, ?, ?)",
-                    [(table_id, first_n + k, d["player"], d["action"], d["text"], now)
+                    "INSERT INTO decisions(table_id, n, player, action, text, at, prompt, seen)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(table_id, first_n + k, d["player"], d["action"], d["text"], now, d.get("prompt"),
+                      json.dumps(d["seen"]) if d.get("seen") is not None else None)
                      for k, d in enumerate(decisions)])
                 self.db.execute("UPDATE tables SET status = ?, error = ? WHERE id = ?", (status, error, table_id))
 
@@ -123,14 +138,14 @@ class Store:
             r = self.db.execute("SELECT * FROM rules WHERE sha = ?", (t["rules_sha"],)).fetchone()
             seats = self.db.execute("SELECT seat, agent, token FROM seats WHERE table_id = ? ORDER BY seat",
                                     (table_id,)).fetchall()
-            decisions = self.db.execute("SELECT n, player, action, text FROM decisions WHERE table_id = ? ORDER BY n",
-                                        (table_id,)).fetchall()
+            decisions = self.db.execute("SELECT n, player, action, text, prompt, seen FROM decisions"
+                                        " WHERE table_id = ? ORDER BY n", (table_id,)).fetchall()
         out = dict(t)
         out["variants"] = json.loads(out["variants"])
         out["seed"] = int(out["seed"])
         out["rules"] = dict(r)
         out["seats"] = [dict(s) for s in seats]
-        out["decisions"] = [dict(d) for d in decisions]
+        out["decisions"] = [dict(d, seen=_seats(d["seen"])) for d in decisions]
         return out
 
     def tables_with_status(self, status: str) -> list:
@@ -148,6 +163,17 @@ class Store:
         with self.lock:
             return [dict(d) for d in self.db.execute(
                 "SELECT n, player, action, text FROM decisions WHERE table_id = ? ORDER BY n", (table_id,))]
+
+
+def _seats(text):
+    """The stored list of seats that may know a decision (None when not stored)."""
+    if text is None:
+        return None
+    try:
+        got = json.loads(text)
+    except ValueError:
+        return None
+    return [s for s in got if isinstance(s, int)] if isinstance(got, list) else None
 
 
 class _transaction:

@@ -20,6 +20,9 @@ import time
 MAX_RULESETS = 8  # compiled rulesets a worker keeps
 MAX_GAMES = 64  # games a worker keeps
 MAX_LEGAL_SHOWN = 2_000  # legal actions listed on a seat's page at most (the rest are counted)
+SEEN_SECONDS = 2.0  # CPU seconds spent at most per decision working out which seats may know it
+SEEN_OPTIONS = 5_000  # options compared at most per decision (beyond: the decision is hidden from the others)
+BOT_THINK_SECONDS = 10.0  # a search bot (mcts, ismcts) stops searching after this long per decision
 
 _rulesets: "collections.OrderedDict" = collections.OrderedDict()
 _games: "collections.OrderedDict" = collections.OrderedDict()
@@ -108,7 +111,7 @@ def _game(job: dict):
     if job.get("start_save"):
         game = rs.load_game(job["start_save"])
     else:
-        game = rs.new_game(job["players"], seed=job["seed"])
+        game = rs.new_game(job["players"], seed=job["seed"], chance=job.get("chance") or "sampled")
     error = None
     for k, (player, action) in enumerate(decisions, 1):
         if game.current_player != player:
@@ -134,27 +137,100 @@ class ReplayError(Exception):
     """The stored decisions do not replay (the rule file changed on disk since the table began)."""
 
 
+
+
+_schemas: dict = {}
+
+
+def _schema(rs):
+    """The public declarations of a ruleset that the pages show (rulelang/web/present.py), made once."""
+    from .present import Schema
+
+    got = _schemas.get(id(rs))
+    if got is None or got[0] is not rs:
+        if len(_schemas) > MAX_RULESETS * 2:
+            _schemas.clear()
+        got = _schemas[id(rs)] = (rs, Schema(rs))
+    return got[1]
+
+
+def _outcome(game):
+    """(scores, winners, error) of a finished game: a score or tiebreak that fails is the game's error."""
+    from interpreter.errors import GameError
+
+    try:
+        return list(game.scores()), list(game.winners()), None
+    except GameError as exc:
+        return None, [], f"the game ended ({game.end_reason}) but {_first_line(exc)}"
+
+
+def _seen(before, options, chosen, actor, after, deadline) -> list:
+    """The seats that may know which option was chosen: the one who chose (``actor``; -1 for chance:
+    nobody in particular), and each other seat whose view after the decision tells the chosen option
+    apart from every other option (applied to a copy of the game ``before``). This is the rule of
+    views applied to the log: a secret pick (``choose ... by p`` into a variable visible to its owner)
+    leaves the others' views the same whatever was picked, so it is hidden from them; a draw into a
+    hand is known to its owner only; a roll onto the table, or a card played face up, to everyone.
+    A seat not yet decided when ``deadline`` (process time) passes, or when there are too many
+    options to compare, is not told."""
+    n = after.n
+    seen = {actor} if actor >= 0 else set()
+    undecided = [t for t in range(n) if t not in seen]
+    if not undecided:
+        return sorted(seen)
+    others = [a for a in options if a.id != chosen.id]
+    if len(others) > SEEN_OPTIONS or after.error is not None:
+        return sorted(seen)
+    views = {t: after.view(t) for t in undecided}
+    for alt in others:
+        if not undecided:
+            break
+        if time.process_time() > deadline:
+            return sorted(seen)  # not decided in time: hidden from whoever is left
+        h = before.clone()
+        try:
+            h.apply(alt)
+        except Exception:  # (GameError, IllegalAction, ...) that option would have stopped the game:
+            continue  # an outcome different from the one taken, for everyone
+        undecided = [t for t in undecided if h.view(t) != views[t]]
+    return sorted(seen | set(undecided))
+
+
 def _snapshot(game, error, bot_seats) -> dict:
     """What every seat may see, seat by seat, plus what is public."""
+    from .present import panels, rows_in
+
     board_svg = _board_svg()
+    schema = _schema(game.rs)
     boards = list(getattr(game.rs, "boards", {}) or {})
     over = game.is_over()
+    scores, winners = None, []
+    if over and error is None:
+        scores, winners, error = _outcome(game)
     public = {
         "decisions": len(game.log),
         "current_player": game.current_player,
         "over": over,
         "end_reason": game.end_reason if over else None,
-        "scores": list(game.scores()) if over else None,
-        "winners": list(game.winners()) if over else [],
+        "scores": scores,
+        "winners": winners,
         "error": error,
     }
     seats = []
     for seat in range(game.n):
-        view = game.view(seat)
+        view = game.view(seat) if not over or error is None else _view_without_outcome(game, seat)
         legal, more = [], 0
         if error is None and not over and game.current_player == seat and seat not in bot_seats:
             actions = game.legal_actions()
-            legal = [{"id": a.id, "text": str(a)} for a in actions[:MAX_LEGAL_SHOWN]]
+            pending = game.pending
+            values = [v for _, v in pending.options] if pending is not None and len(pending.options) == len(actions) else None
+            for k, a in enumerate(actions[:MAX_LEGAL_SHOWN]):
+                entry = {"id": a.id, "text": str(a)}
+                if values is not None:
+                    v = values[k]
+                    v = v[1] if pending.kind == "action" and isinstance(v, tuple) and len(v) == 2 else v
+                    entry["rows"] = rows_in(schema, v)
+                legal.append(entry)
             more = max(0, len(actions) - MAX_LEGAL_SHOWN)
         drawn = []
         for b in boards:
@@ -165,17 +241,32 @@ def _snapshot(game, error, bot_seats) -> dict:
                 drawn.append({"name": b, "svg": svg})
             except Exception as exc:  # a drawing is a courtesy: never fail a decision because of it
                 drawn.append({"name": b, "svg": "", "problem": _first_line(exc)})
-        seats.append({"view": view, "legal": legal, "more_legal": more, "boards": drawn})
+        seats.append({"view": view, "legal": legal, "more_legal": more, "boards": drawn,
+                      "panels": panels(schema, view, game.n)})
     return {"public": public, "seats": seats}
 
 
+def _view_without_outcome(game, seat):
+    """The view of a finished game whose scoring fails (Game.view would raise the scoring's error)."""
+    over, game.over = game.over, False
+    try:
+        view = game.view(seat)
+    finally:
+        game.over = over
+    view["over"] = True
+    view["end_reason"] = game.end_reason
+    return view
+
+
 def advance(job: dict) -> dict:
-    """Apply a person's decision (``job["new"] = [seat, action_id]``, or none), then let the bots move
-    while it is a bot's decision, for at most ``job["max_bot_moves"]`` decisions and
-    ``job["max_seconds"]`` seconds. Returns the decisions added (``player``, ``action``, ``text``), the
-    snapshot, and ``illegal`` (a one-line message) when the person's decision was refused: then nothing
-    was added."""
-    from interpreter.agents import agent_seed, make_agent
+    """Apply a person's decision (``job["new"] = [seat, action_id]``, or none), then the chance
+    decisions that follow (each drawn by a chance agent seeded from the table's seed and the decision
+    number), and, when ``job["bots_move"]``, the bots' decisions, for at most ``job["max_bot_moves"]``
+    decisions and ``job["max_seconds"]`` seconds. Returns the decisions added (``player``, ``action``,
+    ``text``, ``prompt``, ``seen``: the seats that may know it), ``more`` (automatic decisions are
+    left to make), the snapshot, and ``illegal`` (a one-line message) when the person's decision was
+    refused: then nothing was added."""
+    from interpreter.agents import CHANCE, ChanceAgent, agent_seed
     from interpreter.errors import GameError, IllegalAction
     import rulelang
 
@@ -189,6 +280,21 @@ def advance(job: dict) -> dict:
         return {"fatal": f"the table cannot be resumed: {_first_line(exc)}"}
     bots = {int(k): v for k, v in job["bots"].items()}
     added = []
+
+    def take(chosen, actor):
+        """Apply ``chosen`` (legal now) for ``actor``, and note it with the seats that may know it."""
+        nonlocal error
+        options = game.legal_actions()
+        prompt = game.prompt
+        text = str(chosen)
+        before = game.clone()
+        try:
+            game.apply(chosen)
+        except GameError as exc:
+            error = _first_line(exc)
+        seen = _seen(before, options, chosen, actor, game, time.process_time() + SEEN_SECONDS)
+        added.append({"player": actor, "action": chosen.id, "text": text, "prompt": prompt, "seen": seen})
+
     if job.get("new") is not None and error is None:
         seat, action = job["new"]
         refused = None
@@ -202,44 +308,83 @@ def advance(job: dict) -> dict:
         if refused is not None:
             _remember(job["table"], game, game.rs, job["decisions"])
             return {"illegal": refused}
-        text = str(chosen)
         try:
-            game.apply(chosen)
+            take(chosen, seat)
         except IllegalAction as exc:  # legal_actions() listed it: apply() left the game unchanged
             _remember(job["table"], game, game.rs, job["decisions"])
             return {"illegal": _first_line(exc)}
-        except GameError as exc:
-            error = _first_line(exc)
-        added.append({"player": seat, "action": action, "text": text})
     deadline = time.monotonic() + job.get("max_seconds", 10.0)
     more = False
-    while error is None and not game.is_over() and game.current_player in bots:
-        if len(added) >= job.get("max_bot_moves", 500) or time.monotonic() > deadline:
+    while error is None and not game.is_over() and (game.current_player == CHANCE or game.current_player in bots):
+        seat = game.current_player
+        if (seat != CHANCE and not job.get("bots_move")) or len(added) >= job.get("max_bot_moves", 500) \
+                or time.monotonic() > deadline:
             more = True
             break
-        seat = game.current_player
-        agent = make_agent(bots[seat], agent_seed(job["seed"], f"{seat}:{len(game.log)}"))
+        if seat == CHANCE:
+            agent = ChanceAgent(agent_seed(job["seed"], f"chance:{len(game.log)}"))
+        else:
+            agent = _bot(bots[seat], agent_seed(job["seed"], f"{seat}:{len(game.log)}"))
         try:
-            chosen = agent.choose(game)
+            chosen = agent.choose(game) if seat == CHANCE else agent.choose(game, seat)
         except Exception as exc:  # an agent that cannot decide stops the game with its reason
             error = f"the bot in seat P{seat} could not decide: {_first_line(exc)}"
             break
-        text = str(chosen)
         try:
-            game.apply(chosen)
-        except GameError as exc:
-            error = _first_line(exc)
-        added.append({"player": seat, "action": chosen.id, "text": text})
+            take(chosen, seat)
+        except IllegalAction as exc:
+            error = f"the bot in seat P{seat} chose an action that is not legal: {_first_line(exc)}"
+            break
     if error is None:
         _remember(job["table"], game, game.rs, list(job["decisions"]) + [[d["player"], d["action"]] for d in added])
     else:
         _games.pop(job["table"], None)
     snap = _snapshot(game, error, set(bots))
-    return {"added": added, "more": more, "snapshot": snap,
-            "log": _replay_log(game, job) if game.is_over() else None}
+    log = None
+    if game.is_over() and snap["public"]["error"] is None:
+        log = _replay_log(game, job, snap["public"])
+        log["open_to"] = _open_to(game, job, added)
+    return {"added": added, "more": more, "snapshot": snap, "log": log}
 
 
-def _replay_log(game, job) -> dict:
+def _bot(spec, seed):
+    """The agent of a bot's spec (checked when the table was made); a search stops after BOT_THINK_SECONDS."""
+    from interpreter.agents import make_agent
+
+    head = spec.split(":", 1)[0].strip().lower()
+    if head in ("mcts", "ismcts"):
+        return make_agent(spec, seed, max_seconds=BOT_THINK_SECONDS)
+    return make_agent(spec, seed)
+
+
+def _open_to(game, job, added) -> list:
+    """The seats to whom the finished game's replay log (every decision and the seed) shows nothing
+    they may not know. A seat that saw every decision (its ``seen``) of a game whose every chance
+    event was a decision knows the whole game already: it knew the start (the rules and no chance
+    yet) and told each decision apart from the other options. A game with chance drawn from the seed
+    (an older table, or one started from a save) is open to such a seat only when its final view is
+    the whole state and no random event happened (the seed would tell them)."""
+    from interpreter import rng as R
+
+    seen_all = set(range(game.n))
+    for d in list(job.get("decisions_seen") or []) + [x["seen"] for x in added]:
+        seen_all &= set(d or ())
+    if not seen_all:
+        return []
+    if game.chance_mode == "explicit" and not job.get("start_save"):
+        return sorted(seen_all)
+    if job.get("start_save") or game.rng != R.seed_state(game.seed):
+        return []
+    whole = _comparable(game.view(None))
+    return [s for s in sorted(seen_all) if _comparable(game.view(s)) == whole]
+
+
+def _comparable(view):
+    """A view without the name of its viewer."""
+    return dict(view, viewer=None)
+
+
+def _replay_log(game, job, public) -> dict:
     """The `rulelang replay` log of a finished game (the format `rulelang play --log` writes)."""
     import hashlib as H
     import json
@@ -247,9 +392,9 @@ def _replay_log(game, job) -> dict:
     return {
         "format": "rulelang-log", "version": 1,
         "rules": job["name"], "game": game.rs.name, "variants": list(job["variants"]),
-        "players": game.n, "seed": game.seed, "chance": "sampled", "agents": job["agents"],
+        "players": game.n, "seed": game.seed, "chance": game.chance_mode, "agents": job["agents"],
         "log": [{"player": e["player"], "action": e["action"]} for e in game.log],
         "decisions": len(game.log), "end_reason": game.end_reason,
-        "scores": json.loads(json.dumps(list(game.scores()), default=str)), "winners": list(game.winners()),
+        "scores": json.loads(json.dumps(public["scores"], default=str)), "winners": list(public["winners"]),
         "final_sha256": H.sha256(game.to_json().encode("utf-8")).hexdigest(), "error": None,
     }

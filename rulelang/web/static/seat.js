@@ -43,6 +43,13 @@
       .catch(function (e) { say("the decision could not be sent: " + e.message); })
       .then(function () { busy = false; });
   });
+  document.addEventListener("input", function (ev) {
+    if (ev.target.id !== "choicefilter") { return; }
+    var words = ev.target.value.toLowerCase();
+    document.querySelectorAll("#actions .choices form.act").forEach(function (form) {
+      form.hidden = words !== "" && form.textContent.toLowerCase().indexOf(words) < 0;
+    });
+  });
   if (window.EventSource) {
     var events = new EventSource("/s/" + token + "/events");
     events.addEventListener("update", function (ev) {
