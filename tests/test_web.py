@@ -293,7 +293,8 @@ def test_security_headers_keep_seat_links_private(server):
 # ------------------------------------------------------------------------------------ hidden information
 def seat_responses(server, token, others=()):
     """Everything the server answers to this seat's token: the page, its changing part, the JSON state,
-    the first live event, a refused decision. Tokens of the table are replaced by their seat."""
+    the first live event, a refused decision, the replay log (or why it is refused). Tokens of the
+    table are replaced by their seat."""
     out = []
     for path in (f"/s/{token}", f"/s/{token}/fragment", f"/api/s/{token}"):
         out.append(http.get(server.url + path, timeout=30).text)
@@ -303,6 +304,8 @@ def seat_responses(server, token, others=()):
                 out.append(line)
                 break
     out.append(server.act(token, "no-such-action", 10 ** 6).text)
+    log = http.get(f"{server.url}/s/{token}/log", timeout=30)  # the replay log, when it is offered
+    out.append(f"{log.status_code} {log.text}")
     text = "\n".join(out)
     for k, tok in enumerate(others):
         text = text.replace(tok, f"<token of P{k}>")
@@ -373,6 +376,90 @@ def test_no_response_to_a_seat_holds_hidden_station_cards(server):
     two = seat_responses(server, tokens(b)[0], tokens(b))
     assert one == two, f"P0's responses changed when the hidden {place} changed"
     assert server.state(tokens(a)[0])["view"] == json.loads(json.dumps(replayed(STATION, 3, None, real).view(0)))
+
+
+# ------------------------------------------------------------------------------------ what a seat hears of decisions
+BIDS = '''game "Sealed Bids" { players 2 }
+
+per player var bid: int = 0 visible to owner
+var rounds: int = 0
+
+flow {
+  loop {
+    for p in players {
+      turn p {
+        let b = choose one of 1..5 by p prompt "your secret bid"
+        bid[p] = b
+      }
+    }
+    rounds += 1
+    if rounds == 2 { end_game "two rounds" }
+  }
+}
+
+score p = 0
+'''
+
+
+def test_a_secret_pick_never_reaches_the_other_seat_in_any_response(server):
+    """Issue 31.2: `choose ... by p` into a variable visible to its owner. For each seat, two tables play
+    the same seed, the seat's own picks the same at both, every pick of the other seat different; after
+    every decision the seat's whole output (page, part, JSON with its log, event, refusal, replay log)
+    is the same at both tables, and the other seat's is not."""
+    others = [(4, 2), (1, 5)]  # the other seat's picks at table one and table two, round by round
+    for me in (0, 1):
+        one, two = (server.create(file=0, text=BIDS, seats=["human", "human"], seed=1) for _ in range(2))
+        for k in range(4):
+            seat = k % 2  # P0, P1, P0, P1
+            picks = (3, 3) if seat == me else others[k // 2]
+            for t, pick in zip((one, two), picks):
+                r = server.act(tokens(t)[seat], str(pick), k)
+                assert r.status_code == 200, r.text
+            mine = [seat_responses(server, tokens(t)[me], tokens(t)) for t in (one, two)]
+            assert mine[0] == mine[1], f"P{me}'s responses depend on the other seat's secret picks (decision {k + 1})"
+            if seat != me:
+                theirs = [seat_responses(server, tokens(t)[seat], tokens(t)) for t in (one, two)]
+                assert theirs[0] != theirs[1], "the picker sees its own pick: the comparison can tell a difference"
+        log = server.state(tokens(one)[me])["log"]
+        assert [d["text"] for d in log if d["player"] == me] == ["3", "3"]  # its own picks, in words
+        for d in (d for d in log if d["player"] != me):
+            assert d["hidden"] and d["action"] is None and d["text"] == "your secret bid (hidden)"
+        r = http.get(f"{server.url}/s/{tokens(one)[me]}/log", timeout=30)
+        assert r.status_code == 403 and "not offered to this seat" in r.text  # the seed and the picks would tell
+
+
+ROLL = '''game "Rolls" { players 2 }
+
+var last: int = 0
+
+action throw {
+  text "throw the die"
+  effect {
+    let d = roll one of 1..6
+    last = d
+  }
+}
+
+flow { loop { for p in players { turn p { offer [throw] to p } } } }
+'''
+
+
+def test_rolls_and_draws_are_in_the_moves_as_far_as_each_seat_may_know_them(server):
+    t = server.create(file=0, text=ROLL, seats=["human", "human"], seed=3)
+    a, b = tokens(t)
+    assert server.act(a, "throw", 0).status_code == 200
+    for tok in (a, b):  # a roll onto the table: everybody sees it
+        s = server.state(tok)
+        assert [(d["who"], d["text"]) for d in s["log"]] == [
+            ("P0", "throw the die"), ("chance", f"rolled {s['view']['vars']['last']}")]
+    # Kuhn poker deals each seat a card from a hidden deck: a seat hears of its own card only
+    k = server.create(file=1, seats=["human", "human"], seed=8)
+    for seat, tok in enumerate(tokens(k)):
+        s = server.state(tok)
+        card = s["view"]["vars"]["card"][seat]
+        deal = [(d["text"], d["hidden"], d["action"]) for d in s["log"]]
+        want = [(f"drew {card}", False, str(card)), ("an item is drawn (hidden)", True, None)]
+        assert deal == (want if seat == 0 else want[::-1])
 
 
 # ------------------------------------------------------------------------------------ bots, restarts
@@ -495,6 +582,189 @@ def test_worker_calls_have_time_and_memory_limits():
     started = time.monotonic()
     asyncio.run(run())
     assert time.monotonic() - started < 120  # a hang back-stop, not a speed test
+
+
+# ------------------------------------------------------------------------------------ denial of service (issue 31.4)
+def test_a_persons_decision_is_answered_without_waiting_for_the_bots(server):
+    t = server.create(file=0, seats=["human", "first"], seed=1)
+    me = tokens(t)[0]
+    r = server.act(me, "place(1,1)", 0)
+    assert r.status_code == 200, r.text
+    s = r.json()
+    assert s["decision"] == 1 and s["current_player"] == 1  # committed and answered; the bot moves after
+    s = server.wait(me, lambda s: s["your_turn"])
+    assert s["decision"] == 2 and s["log"][-1]["who"] == "P1"
+
+
+def test_search_bots_are_bounded_and_the_bound_is_said():
+    from rulelang.web.tables import MAX_BOT_PLAYOUTS, Refused, Tables
+
+    tables = Tables(store=None, served=[])
+    assert tables.agent_spec("MCTS:50") == "mcts:50" and tables.agent_spec(" ismcts ") == "ismcts"
+    assert tables.agent_spec(f"mcts:{MAX_BOT_PLAYOUTS}") == f"mcts:{MAX_BOT_PLAYOUTS}"
+    for spec in (f"mcts:{MAX_BOT_PLAYOUTS + 1}", "mcts:1000000", "ismcts:0", "mcts:-1", "mcts:1e3"):
+        with pytest.raises(Refused) as got:
+            tables.agent_spec(spec)
+        assert got.value.status == 422 and f"from 1 to {MAX_BOT_PLAYOUTS:,} playouts" in got.value.message
+
+
+def test_a_table_with_a_huge_search_bot_is_refused(server):
+    r = http.post(server.url + "/api/tables", json={"file": 0, "seats": ["human", "mcts:1000000"]}, timeout=60)
+    assert r.status_code == 422 and "playouts" in r.json()["error"]
+
+
+def test_editor_checks_and_bots_never_hold_up_the_workers_of_moves():
+    """Slow editor checks (two, as in the issue) and a slow bot each hold their own workers; a decision's
+    call is answered meanwhile, and checks beyond the short queue are refused at once."""
+    import asyncio
+
+    from rulelang.web.tables import CHECK_QUEUE, Refused, Tables
+
+    async def run():
+        tables = Tables(store=None, served=[], workers=1, memory=512 * 1024 ** 2, check_seconds=600)
+        tables.start()
+        waiting = []
+        try:
+            waiting = [asyncio.ensure_future(tables.compile_check(time.sleep, 600)) for _ in range(2)]
+            waiting.append(asyncio.ensure_future(tables.call(time.sleep, 600, pool="bots", seconds=600)))
+            await asyncio.sleep(0)
+            assert await tables.call(sum, [1, 2, 3]) == 6  # a move's worker is free
+            assert not any(f.done() for f in waiting)
+            waiting += [asyncio.ensure_future(tables.compile_check(time.sleep, 600)) for _ in range(CHECK_QUEUE - 2)]
+            await asyncio.sleep(0)
+            with pytest.raises(Refused) as busy:
+                await tables.compile_check(sum, [1])
+            assert busy.value.status == 503 and "try again" in busy.value.message
+        finally:
+            for f in waiting:
+                f.cancel()
+            tables.stop()
+
+    asyncio.run(run())
+
+
+# ------------------------------------------------------------------------------------ agents from the configuration only (31.5)
+PROBE = '''import os
+open(os.environ["PROBE_MARKS"] + "/" + __name__, "w").close()  # this module was imported
+
+
+class Bot:
+    def __init__(self, seed=None):
+        pass
+
+    def choose(self, game, seat=None):
+        return game.legal_actions()[0]
+'''
+
+
+@pytest.fixture(scope="module")
+def configured(tmp_path_factory):
+    """A server of absolute paths with one agent of its own (`--agent probe_cfg:Bot`); probe_req is
+    importable too, but not configured. Each probe module leaves a mark when it is imported."""
+    folder = tmp_path_factory.mktemp("probe")
+    marks = folder / "marks"
+    marks.mkdir()
+    for name in ("probe_cfg", "probe_req"):
+        (folder / f"{name}.py").write_text(PROBE)
+    srv = Server(folder / "games.sqlite", files=[str(ROOT / TTT), str(ROOT / KUHN), str(ROOT / STATION)],
+                 args=["--agent", "probe_cfg:Bot"], env={"PYTHONPATH": str(folder), "PROBE_MARKS": str(marks)})
+    srv.start()
+    yield srv, marks
+    srv.kill(signal.SIGTERM)
+
+
+def test_a_request_cannot_make_the_server_import_a_module(configured):
+    srv, marks = configured
+    for spec in ("probe_req:Bot", "this:anything", "os:system"):
+        r = http.post(srv.url + "/api/tables", json={"file": 0, "seats": ["human", spec]}, timeout=60)
+        assert r.status_code == 422 and "unknown agent" in r.json()["error"], r.text
+    assert not (marks / "probe_req").exists()
+    assert "Beautiful is better than ugly" not in Path(srv.db + ".out").read_text()  # `import this` prints it
+    # the agent the server's configuration names is offered and plays
+    assert "probe_cfg:Bot" in http.get(srv.url + "/", timeout=30).text
+    t = srv.create(file=0, seats=["human", "probe_cfg:Bot"], seed=1)
+    me = tokens(t)[0]
+    assert srv.act(me, "place(2,2)", 0).status_code == 200
+    s = srv.wait(me, lambda s: s["your_turn"])
+    assert s["log"][-1]["action"] == "place(0,0)"  # the probe's bot takes the first legal action
+
+
+def test_pages_name_served_files_relative_to_their_folder(configured):
+    srv, _ = configured
+    for path in ("/", "/edit?file=2"):
+        page = http.get(srv.url + path, timeout=30).text
+        assert str(ROOT) not in page
+        assert "examples/tictactoe.rules" in page and "station.rules" in page
+    r = http.post(srv.url + "/api/check", json={"file": 0, "text": BROKEN}, timeout=60)
+    assert r.status_code == 200 and str(ROOT) not in r.text
+    assert all(d["text"].startswith("examples/tictactoe.rules:") for d in r.json()["diagnostics"])
+
+
+def test_the_start_forms_offer_exactly_the_declared_player_counts(server):
+    lobby = http.get(server.url + "/", timeout=30).text
+    forms = re.findall(r'<form class="newtable".*?</form>', lobby, re.S)
+    assert len(forms) == len(SERVED)
+    for path, form in zip(SERVED, forms):
+        counts = sorted(rules(path).player_counts)
+        assert re.findall(r'<select name="players"[^>]*>(.*?)</select>', form, re.S)[0].count("<option") == len(counts)
+        assert re.findall(r'<option value="(\d+)">\1</option>', form) == [str(n) for n in counts]
+        assert len(re.findall(r'<label class="seat"', form)) == max(counts)  # the script hides the unchosen ones
+    edit = http.get(server.url + "/edit?file=2", timeout=30).text
+    players = re.search(r'<select name="players"[^>]*>(.*?)</select>', edit, re.S).group(1)
+    assert re.findall(r'<option value="(\d+)">', players) == [str(n) for n in sorted(rules(STATION).player_counts)]
+
+
+# ------------------------------------------------------------------------------------ clean answers (31.6)
+BAD_SCORE = '''game "Bad Score" { players 2 }
+
+var n: int = 0
+
+action stop {
+  effect { end_game "stopped" }
+}
+
+flow { loop { for p in players { turn p { offer [stop] to p } } } }
+
+score p = 10 / n
+'''
+
+
+def test_a_score_that_fails_at_the_end_stops_the_table_with_its_error(server):
+    t = server.create(file=0, text=BAD_SCORE, seats=["human", "human"], seed=1)
+    a, b = tokens(t)
+    r = server.act(a, "stop", 0)
+    assert r.status_code == 200, r.text
+    for tok in (a, b):
+        s = server.state(tok)
+        assert s["status"] == "error" and s["decision"] == 1  # the move is committed, the table not "playing"
+        assert "while scoring" in s["error"] and "division by zero" in s["error"] and "\n" not in s["error"]
+        page = http.get(f"{server.url}/s/{tok}", timeout=30)
+        assert page.status_code == 200 and "The game stopped" in page.text
+    assert server.act(b, "stop", 1).status_code == 409
+
+
+def test_texts_that_are_not_unicode_are_refused_in_one_line(server):
+    t = server.create(file=0, seats=["human", "human"], seed=1)
+    bodies = [(f"/api/s/{tokens(t)[0]}/act", b'{"action": "\\ud800", "decision": 0}'),
+              ("/api/tables", b'{"file": 0, "seats": ["human", "\\udfff"]}'),
+              ("/api/check", b'{"file": 0, "text": "game \\ud800"}')]
+    for path, body in bodies:
+        r = http.post(server.url + path, content=body, headers={"content-type": "application/json"}, timeout=30)
+        assert r.status_code == 400, (path, r.text)
+        assert "not valid Unicode" in r.json()["error"] and "\n" not in r.json()["error"]
+    assert server.state(tokens(t)[0])["decision"] == 0
+
+
+def test_a_chunked_body_over_the_limit_is_413(server):
+    from rulelang.web.app import MAX_BODY
+
+    def chunks():
+        for _ in range(MAX_BODY // (1024 * 1024) + 2):
+            yield b"x" * (1024 * 1024)
+
+    r = http.post(server.url + "/api/check", content=chunks(), timeout=60)  # no length: sent in chunks
+    assert r.status_code == 413 and "over" in r.json()["error"]
+    assert http.get(server.url + "/", timeout=30).status_code == 200
 
 
 # ------------------------------------------------------------------------------------ the command

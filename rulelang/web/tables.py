@@ -177,6 +177,12 @@ class Tables:
                                "the rules may need more memory than the server allows") from None
         except MemoryError:
             raise Refused(503, "the rules need more memory than the server allows") from None
+        except Exception as exc:  # a fault of the server's own code in the worker: one line, never a 500 page
+            import traceback
+
+            traceback.print_exception(exc)
+            raise Refused(503, f"the worker running the rules failed ({type(exc).__name__}: "
+                               f"{W._first_line(exc)[:200]}); nothing changed") from None
 
     # ------------------------------------------------------------------ rules
     def source(self, file=None, text=None):

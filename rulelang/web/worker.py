@@ -181,7 +181,7 @@ def _seen(before, options, chosen, actor, after, deadline) -> list:
     others = [a for a in options if a.id != chosen.id]
     if len(others) > SEEN_OPTIONS or after.error is not None:
         return sorted(seen)
-    views = {t: after.view(t) for t in undecided}
+    views = {t: _view(after, t) for t in undecided}
     for alt in others:
         if not undecided:
             break
@@ -192,7 +192,7 @@ def _seen(before, options, chosen, actor, after, deadline) -> list:
             h.apply(alt)
         except Exception:  # (GameError, IllegalAction, ...) that option would have stopped the game:
             continue  # an outcome different from the one taken, for everyone
-        undecided = [t for t in undecided if h.view(t) != views[t]]
+        undecided = [t for t in undecided if _view(h, t) != views[t]]
     return sorted(seen | set(undecided))
 
 
@@ -218,7 +218,7 @@ def _snapshot(game, error, bot_seats) -> dict:
     }
     seats = []
     for seat in range(game.n):
-        view = game.view(seat) if not over or error is None else _view_without_outcome(game, seat)
+        view = _view(game, seat)
         legal, more = [], 0
         if error is None and not over and game.current_player == seat and seat not in bot_seats:
             actions = game.legal_actions()
@@ -246,8 +246,16 @@ def _snapshot(game, error, bot_seats) -> dict:
     return {"public": public, "seats": seats}
 
 
-def _view_without_outcome(game, seat):
-    """The view of a finished game whose scoring fails (Game.view would raise the scoring's error)."""
+def _view(game, seat):
+    """``game.view(seat)``; of a finished game whose scoring fails (view() would raise the scoring's
+    error), the view without scores and winners."""
+    from interpreter.errors import GameError
+
+    try:
+        return game.view(seat)
+    except GameError:
+        if not game.is_over():
+            raise
     over, game.over = game.over, False
     try:
         view = game.view(seat)
@@ -375,8 +383,8 @@ def _open_to(game, job, added) -> list:
         return sorted(seen_all)
     if job.get("start_save") or game.rng != R.seed_state(game.seed):
         return []
-    whole = _comparable(game.view(None))
-    return [s for s in sorted(seen_all) if _comparable(game.view(s)) == whole]
+    whole = _comparable(_view(game, None))
+    return [s for s in sorted(seen_all) if _comparable(_view(game, s)) == whole]
 
 
 def _comparable(view):
