@@ -135,12 +135,18 @@ _LISTS_OR_SETS = frozenset({tuple, frozenset})
 
 
 def _parts_of_lists(xs):
-    """(items in all, whether one is not empty) of a collection of flat lists and sets, else None."""
+    """(items in all, whether one is not empty) of a collection of flat lists and sets, else None.
+
+    Bounded by the size limit, never by the items walked: the parts' lengths are added up first (one step
+    per part), and only when they stay within MAX_SIZE are their items looked at. Past the limit the total
+    is returned as it is (the value is too large whatever its parts hold: its size is at least that)."""
     if not _LISTS_OR_SETS.issuperset(map(type, xs)):
         return None
+    n = sum(map(len, xs))
+    if n > MAX_SIZE:
+        return n, True
     if not CONTAINERS.isdisjoint(map(type, chain.from_iterable(xs))):
         return None
-    n = sum(map(len, xs))
     return n, n > 0
 
 

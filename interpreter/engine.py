@@ -11,6 +11,7 @@ import functools
 import json
 import os
 from operator import itemgetter
+from itertools import chain, islice
 
 from rulelang import ast as A
 from rulelang.parser import MAX_PLAYERS  # the most players a game may be for
@@ -1443,17 +1444,24 @@ def _vars_read(expr):
 
 
 def _size(v, limit):
-    """The number of items in v, nested ones included, counting no further than ``limit``."""
+    """The number of items in v, nested ones included, counting no further than ``limit`` (the walk holds
+    at most ``limit`` items waiting: a container's items are taken only as far as the count can go)."""
     n = 0
     stack = [v]
     while stack and n <= limit:
         x = stack.pop()
         n += 1
+        room = limit + 1 - n - len(stack)  # items still worth keeping to count
         if x.__class__ is dict:
-            stack.extend(x.keys())
-            stack.extend(x.values())
+            if room > 0:
+                stack.extend(islice(chain.from_iterable(x.items()), room))
+            else:
+                n += 2 * len(x)
         elif isinstance(x, (tuple, frozenset)):
-            stack.extend(x)
+            if room > 0:
+                stack.extend(islice(x, room))
+            else:
+                n += len(x)
         elif isinstance(x, Pile):
             n += len(x)
     return n
