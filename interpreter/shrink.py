@@ -1,6 +1,6 @@
-"""Shrunk reproductions of a finding: the shortest prefix of a decision log that still shows it, then
-the fewest deviations from the first legal choice; written as a log for `rulelang replay` and as a
-ready-to-paste scenario.
+"""Shrunk reproductions of a finding: the shortest log of decisions that still shows it, with the fewest
+deviations from the first legal choice; written as a log for `rulelang replay` and as a ready-to-paste
+scenario.
 
 A finding is whatever `reproduces(game_or_exception)` recognises: a run-time rule error or a stuck
 position (the `GameError` that `new_game` or `apply` raised), an action refused (`IllegalAction`), or
@@ -10,14 +10,21 @@ bound). The procedure (docs/validate.md, "Findings and reproductions"):
 1. **Shortest prefix.** The log is replayed once from `new_game(players, seed=seed, chance=chance)`;
    `reproduces` is asked after setup and after every decision, and the first prefix it accepts is kept.
    The log must replay as recorded (else `ShrinkError`).
-2. **Fewest deviations.** A deviation is a decision that is not the first legal action of its
-   position (the first outcome, for a chance decision in explicit mode). From the start, each deviation
-   in turn is replaced by the first legal action and the candidate is replayed from `new_game`. Later
-   decisions may no longer be legal after a replacement: such a decision is *repaired*, replaced by the
-   first legal action of its position (so a candidate never fails for an illegal decision). The
-   candidate is kept when `reproduces` accepts one of its prefixes (the shortest such prefix is kept)
-   and it has fewer deviations, or as many and fewer decisions. Passes repeat until one changes nothing.
-   Each kept candidate is strictly smaller, so this ends even without the bounds.
+2. **Fewer decisions** (delta debugging). Chunks of decisions are removed: the first half of the log,
+   then the second; then each quarter, each eighth, ... and at last each single decision. The decisions
+   after a removed chunk are taken at the positions the game reaches without it (a seat's decision may
+   pass to another seat: ids do not name the seat).
+3. **Fewest deviations.** A deviation is a decision that is not the first legal action of its
+   position (the first outcome, for a chance decision in explicit mode). Each deviation in turn is
+   replaced by the first legal action.
+
+Every candidate is replayed from `new_game`. A decision that is not legal where a candidate reaches it
+is *repaired*: replaced by the first legal action of its position (so a candidate never fails for an
+illegal decision). A candidate is kept when `reproduces` accepts one of its prefixes (the shortest such
+prefix is kept) and it has fewer decisions, or as many and fewer deviations. Steps 2 and 3 repeat until
+a round keeps nothing; each kept candidate is strictly smaller, so this ends even without the bounds.
+When it ends within the bounds, no single decision can be removed and no single deviation replaced by
+the first legal choice without losing the finding.
 
 Bounds: at most `max_replays` replays (default 2,000) and `max_seconds` of wall-clock time (default
 60). Reaching one stops shrinking; the best log found so far is returned and `.complete` is False.
@@ -134,7 +141,8 @@ class _Run:
         return sum(1 for e, f in zip(self.log, self.firsts) if e["action"] != f)
 
     def size(self):
-        return (self.deviations, len(self.log))
+        """What shrinking makes smaller: the decisions first, then the deviations among them."""
+        return (len(self.log), self.deviations)
 
 
 def _replay(ruleset, players, seed, chance, entries, reproduces, strict, deadline=None, same=-1):
@@ -210,23 +218,41 @@ def shrink_log(ruleset, players, seed, variants, log, reproduces, *, chance=None
     if best.outcome is None:
         raise ShrinkError(f"the log ({len(entries)} decisions) does not reproduce the finding")
     prefix = len(best.log)
+
+    def attempt(cand, same):
+        """Replay a candidate; keep it when it reproduces and is smaller. None when the bounds are reached."""
+        nonlocal best
+        if not budget.take():
+            return None
+        run = _replay(ruleset, players, seed, chance, cand, reproduces, strict=False, deadline=budget.deadline,
+                      same=same)
+        if run.outcome is not None and run.size() < best.size():
+            best = run
+            return True
+        return False
+
     changed = True
     while changed and budget.reason is None:
         changed = False
+        # 1. remove decisions: chunks of half the log, then a quarter, ... then one decision at a time
+        for n in _chunk_sizes(len(best.log), players):
+            i = 0
+            while i + n <= len(best.log) and budget.reason is None:
+                kept = attempt(best.log[:i] + best.log[i + n:], i)
+                if kept:
+                    changed = True  # the next chunk now starts at i
+                elif i + n < len(best.log) < i + 2 * n:
+                    i = len(best.log) - n  # the last chunk ends with the log
+                else:
+                    i += n
+        # 2. replace each deviation by the first legal action of its position
         i = 0
-        while i < len(best.log):
-            if best.log[i]["action"] == best.firsts[i]:
-                i += 1
-                continue
-            if not budget.take():
-                break
-            cand = [dict(e) for e in best.log]
-            cand[i]["action"] = best.firsts[i]
-            run = _replay(ruleset, players, seed, chance, cand, reproduces, strict=False, deadline=budget.deadline,
-                          same=i)
-            if run.outcome is not None and run.size() < best.size():
-                best = run
-                changed = True
+        while i < len(best.log) and budget.reason is None:
+            if best.log[i]["action"] != best.firsts[i]:
+                cand = [dict(e) for e in best.log]
+                cand[i]["action"] = best.firsts[i]
+                if attempt(cand, i):
+                    changed = True
             i += 1
     out = Shrunk(best.log)
     out.complete = budget.reason is None
@@ -238,6 +264,18 @@ def shrink_log(ruleset, players, seed, variants, log, reproduces, *, chance=None
     out.deviations = best.deviations
     out.outcome = best.outcome
     return out
+
+
+def _chunk_sizes(length, players) -> list:
+    """The sizes of the chunks removed, largest first: half the log, a quarter, ... one decision, and also
+    one round of the players and two decisions (a removal that keeps the seats in turn)."""
+    sizes = set()
+    n = length // 2
+    while n >= 1:
+        sizes.add(n)
+        n //= 2
+    sizes.update(k for k in (players, 2) if 1 <= k < length)
+    return sorted(sizes, reverse=True)
 
 
 # ------------------------------------------------------------------------------------ a log file

@@ -23,6 +23,7 @@ Nothing here knows any game.
 from __future__ import annotations
 
 import inspect
+import io
 import os
 import re
 import time
@@ -648,14 +649,47 @@ def _decisions_text(log) -> str:
     from interpreter.agents import seat_name
     from rulelang.diagnostics import printable
 
-    shown = [f"{seat_name(e['player'])} {e['action']}" for e in log[:MAX_SHOWN_DECISIONS]]
-    more = len(log) - len(shown)
-    return printable(", ".join(shown) + (f", ... ({more} more)" if more > 0 else ""))
+    # the last decisions: those that lead to the finding
+    shown = [f"{seat_name(e['player'])} {e['action']}" for e in log[-MAX_SHOWN_DECISIONS:]]
+    before = len(log) - len(shown)
+    return printable((f"({before} earlier) ... " if before > 0 else "") + ", ".join(shown))
 
 
-def print_report(report, sources, echo, variants=()):
+class _AsciiText(io.StringIO):
+    """Text for rich to write into, which it takes for a file that holds ASCII only: it draws the tables'
+    boxes with +, - and | (the cells keep their text)."""
+
+    encoding = "ascii"
+
+
+def coverage_lines(coverage) -> list:
+    """The coverage tables (``coverage.render(console)``) as plain lines of text, for a pipe or a file: no
+    colours or other control codes, boxes drawn in ASCII, every table as wide as its cells need (no cell
+    wrapped to fit an assumed width), no trailing blanks."""
+    from rich.console import Console
+
+    buf = _AsciiText()
+    console = Console(file=buf, width=100_000, color_system=None, force_terminal=False, force_jupyter=False,
+                      force_interactive=False, no_color=True, highlight=False, soft_wrap=False, emoji=False,
+                      legacy_windows=False)
+    coverage.render(console)
+    return [_CONTROL.sub("", line).rstrip() for line in buf.getvalue().splitlines()]
+
+
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def print_report(report, sources, echo, variants=(), plain=None):
     """The report as text: each finding as a diagnostic with how to replay it, the per-count summaries,
-    the exhaustive counts, the coverage table, notes, and a last line with the totals."""
+    the exhaustive counts, the coverage table, notes, and a last line with the totals. ``plain``: the
+    coverage table without colours and in ASCII (default: when stdout is not a terminal)."""
     from rulelang.diagnostics import printable
 
     for f in report.findings:
@@ -676,10 +710,16 @@ def print_report(report, sources, echo, variants=()):
     if report.coverage is not None:
         import sys
 
-        from rich.console import Console
-
         try:
-            report.coverage.render(Console(file=sys.stdout, highlight=False, soft_wrap=False))
+            if plain is None:
+                plain = not _isatty(sys.stdout)
+            if plain:
+                for line in coverage_lines(report.coverage):
+                    echo(line)
+            else:  # a terminal: rich's tables, as wide as the terminal
+                from rich.console import Console
+
+                report.coverage.render(Console(file=sys.stdout, highlight=False, soft_wrap=False))
         except Exception as exc:  # noqa: BLE001 - another module: the findings matter more
             echo(f"note: the coverage table could not be printed: {type(exc).__name__}: {_first_line(exc)}")
     for note in report.notes:

@@ -922,7 +922,10 @@ def validate_command(ctx, file, player_counts, variants, games, seed, max_decisi
     if seed * 1_000_003 + games - 1 > last:  # the game seeds (interpreter.simulate.game_seed) must be seeds
         raise Fail(f"--seed {seed} is too large: with --games {games} the game seeds would pass 2^64-1 "
                    f"(the largest --seed is {(last - games + 1) // 1_000_003:,})", EXIT_USAGE)
-    with progress_bar(games * len(counts), enabled=not as_json, label="validating") as bar:
+    # the bar only on a terminal (stdout and stderr): never control codes in a pipe or a file, even when
+    # the environment asks rich for colours (FORCE_COLOR)
+    terminal = all(V._isatty(stream) for stream in (sys.stdout, sys.stderr))
+    with progress_bar(games * len(counts), enabled=not as_json and terminal, label="validating") as bar:
         report = V.validate(ruleset, file, players=counts, games=games, seed=seed, variants=tuple(variants),
                             max_decisions=max_decisions, chance=chance, progress=bar,
                             coverage=not no_coverage, shrinking=not no_shrink,

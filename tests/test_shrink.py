@@ -1,6 +1,6 @@
 """Shrunk reproductions (interpreter/shrink.py, docs/validate.md "Findings and reproductions"): the
-shortest prefix, then the fewest deviations from the first legal choice; the log `rulelang replay`
-confirms; the scenario that plays it.
+shortest prefix, then the fewest decisions (chunks removed), then the fewest deviations from the first
+legal choice; the log `rulelang replay` confirms; the scenario that plays it.
 
 The planted rule files are in tests/data/shrink/; each expected shrunk log below is derived by hand
 from the rules (the derivation is in the test's comment)."""
@@ -66,12 +66,12 @@ def replay_cli(rules, log_path):
 @pytest.mark.parametrize("backend", ["generated", "closures"])
 def test_an_error_shrinks_to_the_two_decisions_that_cause_it(backend):
     # trap.rules: P1 picking 3 after P0 picked 2 divides by zero. The log fails at its 6th decision, so
-    # the shortest prefix is all six; then every pick but P0's pick(2) and P1's last pick(3) becomes the
-    # first legal action, pick(0): replacing either of those two loses the error.
+    # the shortest prefix is all six. The shortest game that fails is P0's pick(2) and then P1's pick(3):
+    # one decision cannot fail (P1 has not picked), and any two others do not. Removing chunks finds it.
     rs = load("trap", backend)
     log = alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"])
     got = shrink_log(rs, 2, 5, [], log, division_by_zero)
-    assert got == alternate(["pick(0)", "pick(0)", "pick(2)", "pick(0)", "pick(0)", "pick(3)"])
+    assert got == alternate(["pick(2)", "pick(3)"])
     assert got.complete and got.reason is None
     assert (got.original, got.prefix, got.deviations) == (6, 6, 2)
     assert division_by_zero(got.outcome)
@@ -79,7 +79,8 @@ def test_an_error_shrinks_to_the_two_decisions_that_cause_it(backend):
 
 def test_a_state_finding_shrinks_to_the_shortest_prefix_first():
     # a finished game (no error: P1 never picks 3 after the arming); the finding is "armed", true from
-    # P0's pick(2), the 5th decision: the prefix is five decisions, and the four before it are pick(0).
+    # P0's pick(2), the 5th decision: the prefix is five decisions. The four before it can go: P0's
+    # pick(2) as the first decision arms the trap.
     rs = load("trap")
     log = alternate(["pick(1)", "pick(2)", "pick(3)", "pick(0)", "pick(2)",
                      "pick(1)", "pick(0)", "pick(2)", "pick(1)", "pick(0)"])
@@ -88,32 +89,42 @@ def test_a_state_finding_shrinks_to_the_shortest_prefix_first():
         g.apply(e["action"])
     assert g.is_over() and g.error is None  # the log is a whole game
     got = shrink_log(rs, 2, 0, [], log, var("armed"))
-    assert got == alternate(["pick(0)"] * 4 + ["pick(2)"])
+    assert got == alternate(["pick(2)"])
     assert (got.original, got.prefix, got.deviations) == (10, 5, 1)
 
 
 def test_a_decision_made_illegal_by_a_replacement_is_repaired():
-    # steps.rules: no number twice in a row; the finding is two 2s. Log 1,0,2,1,2 (deviations at every
-    # decision but the second). Replacing the first 1 by 0 makes the recorded 0 illegal: the repair takes
-    # the first legal, 1, giving 0,1,2,1,2 (it reproduces). The 2s must stay; 1 before the last 2 becomes
-    # 0 (the first legal after a 2). Without the repair the result would be 1,0,2,0,2.
+    # steps.rules: no number twice in a row; the finding is two 2s after exactly five steps (so no
+    # decision can be removed). Log 1,0,2,1,2 (deviations at every decision but the second). Replacing
+    # the first 1 by 0 makes the recorded 0 illegal: the repair takes the first legal, 1, giving 0,1,2,1,2
+    # (it reproduces). The 2s must stay; 1 before the last 2 becomes 0 (the first legal after a 2).
+    # Without the repair the result would be 1,0,2,0,2.
     rs = load("steps")
     log = entries([(0, "step(1)"), (0, "step(0)"), (0, "step(2)"), (0, "step(1)"), (0, "step(2)")])
-    got = shrink_log(rs, 1, 0, [], log, var("twos"))
+    twos = var("twos")
+    got = shrink_log(rs, 1, 0, [], log, lambda x: twos(x) and x.view(None)["vars"]["count"] == 5)
     assert actions(got) == ["step(0)", "step(1)", "step(2)", "step(0)", "step(2)"]
     assert got.deviations == 2
 
 
+def test_the_shortest_reproduction_removes_the_steps_between():
+    # without the count, two 2s need three steps at least (no number twice in a row): 2, then the first
+    # legal one after a 2 (0), then 2 again
+    rs = load("steps")
+    log = entries([(0, "step(1)"), (0, "step(0)"), (0, "step(2)"), (0, "step(1)"), (0, "step(2)")])
+    got = shrink_log(rs, 1, 0, [], log, var("twos"))
+    assert actions(got) == ["step(2)", "step(0)", "step(2)"] and got.deviations == 2
+
+
 def test_chance_decisions_shrink_too_in_explicit_mode():
-    # push.rules, explicit chance: the error needs "risk" then a 6. The earlier risk does nothing (a
-    # careful decision follows it), every roll but the last becomes the first outcome, 1.
+    # push.rules, explicit chance: the error needs "risk" then a 6. The rounds before the last one do
+    # nothing towards it: the shortest game is "risk" and the roll of 6.
     rs = load("push")
     log = entries([(0, "careful"), (-1, "6"), (0, "risk"), (-1, "3"), (0, "careful"), (-1, "6"),
                    (0, "risk"), (-1, "6")])
     assert infer_chance(log) == "explicit"
     got = shrink_log(rs, 1, 3, [], log, division_by_zero)
-    assert got == entries([(0, "careful"), (-1, "1"), (0, "careful"), (-1, "1"), (0, "careful"), (-1, "1"),
-                           (0, "risk"), (-1, "6")])
+    assert got == entries([(0, "risk"), (-1, "6")])
 
 
 def _sampled_push():
@@ -143,7 +154,7 @@ def test_shrinking_is_deterministic_and_the_same_on_both_backends():
     log = alternate(["pick(3)", "pick(1)", "pick(2)", "pick(2)", "pick(1)", "pick(1)", "pick(2)", "pick(3)"])
     runs = [shrink_log(load("trap", b), 2, 9, [], log, division_by_zero) for b in ("generated", "closures")]
     runs.append(shrink_log(load("trap"), 2, 9, [], log, division_by_zero))
-    assert runs[0] == runs[1] == runs[2] == alternate(["pick(0)"] * 6 + ["pick(2)", "pick(3)"])
+    assert runs[0] == runs[1] == runs[2] == alternate(["pick(2)", "pick(3)"])
 
 
 def test_the_replay_bound_stops_shrinking_with_a_reproduction():
@@ -151,8 +162,8 @@ def test_the_replay_bound_stops_shrinking_with_a_reproduction():
     log = alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"])
     got = shrink_log(rs, 2, 5, [], log, division_by_zero, max_replays=2)
     assert not got.complete and got.reason == "replays" and got.replays == 2
-    # one replacement made (the first pick): still a reproduction, not yet minimal
-    assert got == alternate(["pick(0)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"])
+    # one candidate tried (the log without its first half: P0 1, P1 3, P0 3 fails nothing): the log as given
+    assert got == log and division_by_zero(got.outcome)
     got = shrink_log(rs, 2, 5, [], log, division_by_zero, max_seconds=0)
     assert not got.complete and got.reason == "time" and got == log
 
@@ -199,7 +210,7 @@ def test_same_error_matches_one_error_only():
     log = alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"])
     message = f"{path('trap')}:18:7: division by zero (10 / 0) (in pick)"
     got = shrink_log(rs, 2, 5, [], log, same_error(message))
-    assert got == alternate(["pick(0)", "pick(0)", "pick(2)", "pick(0)", "pick(0)", "pick(3)"])
+    assert got == alternate(["pick(2)", "pick(3)"])
     with pytest.raises(ShrinkError, match="the log fails at decision 6 with another error: .*:18:7: division"):
         shrink_log(rs, 2, 5, [], log, same_error(message.replace(":18:7:", ":17:7:")))
 
@@ -228,8 +239,7 @@ def test_a_finding_at_setup_shrinks_to_the_empty_log():
 
 def test_the_written_log_is_what_play_writes_and_replay_confirms_the_error(tmp_path):
     rs = load("trap")
-    got = shrink_log(rs, 2, 5, [], alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"]),
-                     division_by_zero)
+    got = alternate(["pick(0)", "pick(0)", "pick(2)", "pick(0)", "pick(0)", "pick(3)"])  # it fails at its end
     out = tmp_path / "shrunk.json"
     record = write_log(out, rs, 2, 5, [], got)
     data = json.loads(out.read_text())
@@ -282,12 +292,12 @@ def test_a_state_finding_is_recorded_as_the_error_so_replay_accepts_the_short_lo
     rs = load("trap")
     out = tmp_path / "log.json"
     got = shrink_log(rs, 2, 0, [], alternate(["pick(1)", "pick(3)", "pick(2)"]), var("armed"))
-    assert got == alternate(["pick(0)", "pick(0)", "pick(2)"])
+    assert got == alternate(["pick(2)"])  # P0's pick(2) arms it, whenever it comes
     data = write_log(out, rs, 2, 0, [], got, error="armed is true")
     assert data["error"] == "armed is true" and data["final_sha256"] is None
     r = replay_cli(path("trap"), out)
     assert r.exit_code == 0 and r.stdout.splitlines() == [
-        "OK: 3 decisions replayed", "note: the recorded game stopped with an error: armed is true"]
+        "OK: 1 decision replayed", "note: the recorded game stopped with an error: armed is true"]
     write_log(out, rs, 2, 0, [], got)  # without it, the log is short for replay
     r = replay_cli(path("trap"), out)
     assert r.exit_code == 1 and "the log is short" in r.stderr
@@ -404,11 +414,58 @@ def test_rulelang_replay_confirms_the_shrunk_log_from_the_command_line(tmp_path)
     rs = load("trap")
     got = shrink_log(rs, 2, 5, [], alternate(["pick(1)", "pick(3)", "pick(2)", "pick(1)", "pick(3)", "pick(3)"]),
                      division_by_zero)
+    assert got == alternate(["pick(2)", "pick(3)"])
     out = tmp_path / "shrunk.json"
     write_log(out, rs, 2, 5, [], got)
     r = run_cli_bounded(["replay", path("trap"), out], seconds=60)
     assert r.ok, r.explain()
     assert r.stdout.splitlines() == [
-        "OK: 6 decisions replayed",
-        f"note: the recorded game stopped with an error, reproduced at decision 6: {path('trap')}:18:7: "
+        "OK: 2 decisions replayed",
+        f"note: the recorded game stopped with an error, reproduced at decision 2: {path('trap')}:18:7: "
         "division by zero (10 / 0) (in pick)"]
+
+
+# ---------------------------------------------------------------------------------------------- fewer decisions
+FUSE = '''game "Fuse" { players 2 }
+var steps: int
+var armed: bool
+var turns: int
+action wait { effect { turns += 1 } }
+action step { effect { steps += 1  turns += 1 } }
+action arm { effect { armed = true  turns += 1 } }
+flow { loop { for p in players { turn p { offer [wait, step, arm] to p } } } }
+invariant "never armed after three steps": not (armed and steps >= 3)
+ending "forty turns" when turns >= 40
+'''
+
+
+def broken_invariant(x):
+    return not isinstance(x, Exception) and any(n == "never armed after three steps" for n, _, _ in x.check_invariants())
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_the_decisions_that_do_nothing_are_removed(backend):
+    # The invariant breaks when the third step comes after the arming, or the arming after three steps:
+    # it takes three steps and one arming, so no reproduction is shorter than four decisions, and every
+    # one of the four is a deviation ("wait" is the first legal action). The log breaks it only at its
+    # last decision, and replacing any step or the arming by "wait" loses it: shrinking by deviations
+    # alone keeps all 18 decisions. Removing the waits leaves the four.
+    rs = rulelang.loads(FUSE, name="fuse.rules")
+    rs = rs if backend == "generated" else rs.with_backend(backend)
+    log = alternate(["wait"] * 10 + ["step", "wait", "step", "wait", "wait", "arm", "wait", "step"])
+    got = shrink_log(rs, 2, 0, [], log, broken_invariant)
+    assert (got.original, got.prefix) == (18, 18)
+    assert len(got) == 4 and sorted(actions(got)) == ["arm", "step", "step", "step"], got
+    assert got.deviations == 4 and got.complete
+    assert broken_invariant(got.outcome)
+
+
+def test_a_shrunk_log_reproduces_at_its_end_and_not_before():
+    rs = rulelang.loads(FUSE, name="fuse.rules")
+    log = alternate(["wait", "step", "wait", "arm", "wait", "wait", "step", "wait", "step"])
+    got = shrink_log(rs, 2, 0, [], log, broken_invariant)
+    g = rs.new_game(2, seed=0)
+    for k, e in enumerate(got):
+        assert not broken_invariant(g), f"already broken after {k} decisions"
+        g.apply(e["action"])
+    assert broken_invariant(g) and len(got) == 4
