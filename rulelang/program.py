@@ -21,6 +21,8 @@ from .parser import parse
 
 MAX_EXTENDS_DEPTH = 16
 MAX_FILE_BYTES = 1_000_000  # a rule file of a large game is ~100 KB; 1 MB still checks in seconds
+MAX_TOTAL_BYTES = 2_000_000  # the rules with every file they extend, together
+MAX_EXTENDED_FILES = 64  # files one set of rules may be built from (the top file and every base file)
 
 
 @attrs.define
@@ -168,6 +170,8 @@ class Merger:
         self.diags = []
         self.sources = {}
         self.root = root  # the folder every `extends` must stay inside (set by build_program)
+        self.included = {}  # real path of every file taken in -> the path of the file that named it first
+        self.total_bytes = 0  # text taken in so far, every file together (at most MAX_TOTAL_BYTES)
 
     def err(self, node, code, message, hint="", severity=ERROR):
         span = node.span
@@ -191,6 +195,12 @@ class Merger:
         elif len(text) > MAX_FILE_BYTES:
             self.diags.append(Source("", path).diag(
                 "E010", f"the rules are too large ({len(text)} characters; the limit is {MAX_FILE_BYTES})", 1, 1))
+            return []
+        self.total_bytes += len(text)
+        if via is not None and self.total_bytes > MAX_TOTAL_BYTES:
+            self.err(via, "E010", f"the rules and the files they extend are too large together (more than "
+                                  f"{MAX_TOTAL_BYTES:,} characters)",
+                     hint="extend fewer or smaller files")
             return []
         module, diags = parse(text, path)
         if via is not None:
@@ -219,6 +229,19 @@ class Merger:
                 if real in chain or real == here:
                     self.err(item, "E014", f"'{show_path(item.path)}' extends itself (a cycle of extends)")
                     continue
+                if real in self.included:  # each file is taken in once: a repeat or a diamond
+                    first = self.included[real]
+                    if self.root and within(first, self.root):
+                        first = os.path.relpath(first, self.root)
+                    self.err(item, "E014", f"'{show_path(item.path)}' is already part of these rules (named "
+                                           f"by {show_path(first)}): a file is taken in once",
+                             hint="remove this 'extends'; its declarations are there already")
+                    continue
+                if len(self.included) + 1 >= MAX_EXTENDED_FILES:
+                    self.err(item, "E013", f"these rules extend more than {MAX_EXTENDED_FILES - 1} files",
+                             hint="merge some of the base files")
+                    continue
+                self.included[real] = path
                 items.extend(self.load_file(base, None, depth + 1, chain + (here,), via=item))
             else:
                 items.append(item)
