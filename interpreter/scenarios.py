@@ -141,7 +141,10 @@ class Driver:
 
     def _no_chance(self, G, aid):
         """Why `chance aid` cannot be taken now, and what to write instead."""
-        now = "the game is over" if G.is_over() else (G.prompt or "no decision")
+        if G.is_over():
+            now = f"the game is over ({G.end_reason})"
+        else:
+            now = f"P{G.current_player} to decide" + (f": {G.prompt}" if G.prompt else "")
         text = f"chance {rule_text(aid)}: no chance decision is pending (now: {now})"
         if self.setup_drawn and self.steps == 0:
             drawn = ", ".join(rule_text(x) for x in self.setup_drawn[:10]) + (", ..." if len(self.setup_drawn) > 10
