@@ -185,6 +185,41 @@ def _entries(game) -> list:
     return [_entry(e) for e in game.log]
 
 
+def _stop_error_types() -> tuple:
+    """Exceptions that mean "the rules failed" (as opposed to an agent or the decision limit stopping play)."""
+    from interpreter.errors import GameError
+
+    return (GameError,)
+
+
+def _outcome(game, stopped=None) -> dict:
+    """What a log records of how a game ended (`play --log` writes it, `replay` compares it): ``end_reason``,
+    ``scores``, ``winners``, ``returns``, ``final_sha256``, ``error`` and ``unfinished``.
+
+    `stopped`: the error the rules stopped with (first line), if they did: then there is no end, no scores
+    and no final state. A score, tiebreak or payoff that fails at the end is the game's error as well (a
+    rules error, positioned), with the end reason and the final state kept. A game that is not over (the
+    decision limit, an agent that could not decide) is ``unfinished``: no outcome, but its state's hash."""
+    out = {"end_reason": None, "scores": None, "winners": [], "returns": None, "final_sha256": None,
+           "error": stopped, "unfinished": False}
+    if stopped is not None:
+        return out
+    out["final_sha256"] = _state_hash(game)
+    if not game.is_over():
+        out["unfinished"] = True
+        return out
+    out["end_reason"] = game.end_reason
+    try:
+        scores = _jsonable(list(game.scores()))
+        winners = list(game.winners())
+        returns = _jsonable(list(game.returns())) if hasattr(game, "returns") else None
+    except _stop_error_types() as exc:
+        out["error"] = _first_line(exc)
+        return out
+    out.update(scores=scores, winners=winners, returns=returns)
+    return out
+
+
 def _state_hash(game) -> str:
     return hashlib.sha256(game.to_json().encode("utf-8")).hexdigest()
 
@@ -409,24 +444,28 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
     session = Session(game, agents, chance_agent=ChanceAgent(agent_seed(seed, "chance")),
                       max_decisions=max_decisions, say=say,
                       boards="human" if "human" in names else ("all" if draw_boards else None))
-    error = None
+    stopped = None  # the game's own error (the rules failed), or None
+    cut = None  # why the game was left unfinished (the decision limit, an agent that could not decide)
     try:
         session.run()
+    except _stop_error_types() as exc:
+        stopped = _first_line(exc)
     except _game_error_types() as exc:
-        error = _first_line(exc)
+        cut = _first_line(exc)
     game = session.game  # a new object after an undo
 
+    outcome = _outcome(game, stopped)  # a score, tiebreak or payoff that fails is the game's error too
+    error = outcome["error"] or cut
     record = {
         "format": LOG_FORMAT, "version": LOG_VERSION,
         "rules": file, "game": getattr(ruleset, "name", None), "variants": list(variants),
         "players": players, "seed": seed, "chance": chance, "agents": names,
         "log": _entries(game), "decisions": len(game.log),
-        "end_reason": game.end_reason if error is None else None,
-        "scores": _jsonable(list(game.scores())) if error is None else None,
-        "winners": list(game.winners()) if error is None else [],
-        "final_sha256": _state_hash(game) if error is None else None,
-        "error": error,
+        "end_reason": outcome["end_reason"], "scores": outcome["scores"], "winners": outcome["winners"],
+        "returns": outcome["returns"], "final_sha256": outcome["final_sha256"], "error": error,
     }
+    if outcome["unfinished"]:
+        record["unfinished"] = True  # `rulelang replay` checks that it is (and the state it stopped in)
     if log_path:
         try:
             _write_json_atomic(log_path, record)
@@ -437,7 +476,7 @@ def play(ctx, file, players, seed, variants, agents_spec, chance, max_decisions,
             "game", "players", "seed", "variants", "scores", "winners", "end_reason", "decisions", "log", "error")},
             default=str))
     if error is not None:
-        raise Fail(f"game error after {len(game.log)} decisions: {error}")
+        raise Fail(f"game error after {_plural(len(game.log), 'decision')}: {error}")
     say(f"Game over after {_plural(len(game.log), 'decision')}: {game.end_reason or 'ended'}")
     say("Scores: " + ", ".join(f"{seat_name(s)} {v}" for s, v in enumerate(record["scores"])))
     winners = record["winners"]
@@ -600,6 +639,7 @@ def replay(ctx, file, log_file, root):
         raise Fail(f"replay failed at setup: {_first_line(exc)}") from None
     recorded = data["log"]
     reproduced = 0  # the decision at which the error the log records happened again
+    stopped = None  # that error
     for k, entry in enumerate(recorded):
         step = f"decision {k + 1} ({seat_name(entry['player'])}: {entry['action']})"
         if len(game.log) > k:  # the game resolved this (chance) event itself
@@ -619,6 +659,7 @@ def replay(ctx, file, log_file, root):
                 if data.get("error") and game.error is not None:
                     if _same_error(_first_line(exc), data["error"]):  # the recorded error, reproduced
                         reproduced = k + 1
+                        stopped = _first_line(exc)
                         continue
                     raise Fail(f"replay diverged at {step}: the game stopped with another error: {_first_line(exc)}")
             raise Fail(f"replay failed at {step}: {_first_line(exc)}") from None
@@ -633,21 +674,79 @@ def replay(ctx, file, log_file, root):
     if finding is not None:
         _confirmed(finding, game, len(recorded), ctx)
         raise Fail(f"replay: the recorded finding does not show again ({finding.code}: {finding.message})")
-    if not game.is_over() and not data.get("error"):
-        raise Fail(f"{log_file}: the log is short: it ends after {_plural(len(recorded), 'decision')}, "
-                   f"before the game does (it is {seat_name(game.current_player)}'s decision)")
-    verified = ""
-    if data.get("final_sha256"):
-        if _state_hash(game) != data["final_sha256"]:
-            raise Fail("replay diverged: the final state differs from the recorded one")
-        verified = ", final state verified"
-    click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
-    if reproduced:
+    got = _outcome(game, stopped)
+    _compare_outcome(data, got, game, log_file)
+    verified = ", final state verified" if data.get("final_sha256") else ""
+    if got["unfinished"]:
+        click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}; the game is unfinished, as the "
+                   f"log says (it is {seat_name(game.current_player)}'s decision)")
+        if data.get("error"):
+            click.echo(f"note: the recorded game was left unfinished: {data['error']}")
+    elif stopped is not None:
+        click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
         click.echo(f"note: the recorded game stopped with an error, reproduced at decision {reproduced}: "
                    f"{data['error']}")
-    elif data.get("error"):
-        click.echo(f"note: the recorded game stopped with an error: {data['error']}")
+    else:
+        click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
+        if got["error"] is not None:
+            click.echo(f"note: the recorded game ended ({got['end_reason']}), then failed as it records: "
+                       f"{data['error']}")
     ctx.exit(0)
+
+
+_OUTCOME_KEYS = ("end_reason", "decisions", "scores", "winners", "returns", "final_sha256")
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _canonical(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str)  # (true is not 1 here, as it would be in Python)
+
+
+def _compare_outcome(data, got, game, log_file) -> None:
+    """Every outcome the log records must be the one the replay reproduced: a one-line ``Fail`` naming the
+    first that is not. A field left out (or null) claims nothing, but the end must be verified: by the
+    final state's hash, or by the error the game stopped with happening again."""
+    from interpreter.agents import seat_name
+
+    said = data.get("error")
+    if got["unfinished"]:
+        if data.get("unfinished") is not True:
+            if said:
+                raise Fail(f"replay diverged: the log records the error \"{_short(said)}\", but the game did not "
+                           f"stop with an error: after {_plural(len(game.log), 'decision')} it is "
+                           f"{seat_name(game.current_player)}'s decision")
+            raise Fail(f"{log_file}: the log is short: it ends after {_plural(len(data['log']), 'decision')}, "
+                       f"before the game does (it is {seat_name(game.current_player)}'s decision)")
+    else:
+        if data.get("unfinished") not in (None, False):
+            raise Fail(f"replay diverged: the log says the game is unfinished, but it "
+                       + (f"ended ({got['end_reason']})" if got["error"] is None else "stopped with an error"))
+        if got["error"] is not None and not said:
+            raise Fail(f"replay diverged: the game fails at its end, but the log records no error: {got['error']}")
+        if got["error"] is None and said:
+            raise Fail(f"replay diverged: the log records the error \"{_short(said)}\", but the game ended "
+                       f"without one ({got['end_reason']})")
+        if got["error"] is not None and not _same_error(got["error"], said):
+            raise Fail(f"replay diverged: the game fails at its end with another error: {got['error']}")
+    got = dict(got, decisions=len(game.log))
+    for key in _OUTCOME_KEYS:
+        if key not in data or (data[key] is None and key != "winners"):
+            continue  # no claim
+        if _canonical(data[key]) != _canonical(got[key]):
+            if key == "final_sha256":
+                raise Fail("replay diverged: the final state differs from the recorded one")
+            raise Fail(f"replay diverged: the log records {key} {_shown(data[key])}, the replay gives "
+                       f"{_shown(got[key])}")
+    if not got["unfinished"] and got["error"] is None and not data.get("final_sha256"):
+        raise Fail(f"{log_file}: replay could not verify the end: the log has no final state hash (final_sha256)")
+
+
+def _short(text: str) -> str:
+    return printable(text if len(text) <= 80 else text[:77] + "...")
 
 
 def _recorded_finding(data):
