@@ -430,13 +430,13 @@ def test_a_secret_pick_never_reaches_the_other_seat_in_any_response(server):
 
 ROLL = '''game "Rolls" { players 2 }
 
-var last: int = 0
+var face: int = 0
 
 action throw {
   text "throw the die"
   effect {
     let d = roll one of 1..6
-    last = d
+    face = d
   }
 }
 
@@ -451,7 +451,7 @@ def test_rolls_and_draws_are_in_the_moves_as_far_as_each_seat_may_know_them(serv
     for tok in (a, b):  # a roll onto the table: everybody sees it
         s = server.state(tok)
         assert [(d["who"], d["text"]) for d in s["log"]] == [
-            ("P0", "throw the die"), ("chance", f"rolled {s['view']['vars']['last']}")]
+            ("P0", "throw the die"), ("chance", f"rolled {s['view']['vars']['face']}")]
     # Kuhn poker deals each seat a card from a hidden deck: a seat hears of its own card only
     k = server.create(file=1, seats=["human", "human"], seed=8)
     for seat, tok in enumerate(tokens(k)):
@@ -765,6 +765,23 @@ def test_a_chunked_body_over_the_limit_is_413(server):
     r = http.post(server.url + "/api/check", content=chunks(), timeout=60)  # no length: sent in chunks
     assert r.status_code == 413 and "over" in r.json()["error"]
     assert http.get(server.url + "/", timeout=30).status_code == 200
+
+
+def test_a_view_of_any_shape_makes_a_panel_of_bounded_size():
+    """Values of hostile rules (nested thousands deep, 200 x 200 x 200 items) are shown cut short."""
+    from rulelang.web.present import Budget, Schema, show
+
+    class Bare:  # a ruleset that declares nothing
+        vars, pieces, table_rows, row_fields, boards = [], {}, {}, {}, None
+
+    deep = 0
+    for _ in range(5000):
+        deep = [deep]
+    wide = [[list(range(200))] * 200] * 200
+    wider = [[[[k, "x" * 500] for k in range(200)]] * 200] * 200
+    for value in (deep, wide, wider):
+        shown = json.dumps(show(Schema(Bare()), value, budget=Budget()))
+        assert len(shown) < 1024 * 1024 and "..." in shown
 
 
 # ------------------------------------------------------------------------------------ the command

@@ -31,6 +31,15 @@ MAX_ITEMS = 200  # items of one collection shown at most (the rest are counted)
 MAX_TEXT = 200  # characters of one text shown at most
 MAX_FIELDS_TEXT = 400  # characters of a row's fields in a tooltip
 MAX_ROW_CARDS = 8  # rows shown under one choice at most
+MAX_DEPTH = 12  # nesting shown at most (deeper values are "...")
+MAX_NODES = 10_000  # display values made for one page at most (then "..."; a text counts 1 per 40 characters more)
+
+
+class Budget:
+    """How many display values one page may still make (a hostile view cannot make a huge page)."""
+
+    def __init__(self, nodes=MAX_NODES):
+        self.left = nodes
 
 
 class Schema:
@@ -102,13 +111,26 @@ def _what(ty, n) -> str:
 
 def _text(v) -> str:
     if isinstance(v, list):
-        return "(" + ",".join(_text(x) for x in v) + ")"
+        return _cut("(" + ",".join(_text(x) for x in v[:MAX_TEXT]) + ")", MAX_TEXT)
     return _cut(str(v), MAX_TEXT)
 
 
-def show(schema: Schema, v, ty=None, hideable=False) -> dict:
+def show(schema: Schema, v, ty=None, hideable=False, depth=0, budget=None) -> dict:
+    """``_show`` within the page's budget of display values (texts count by their length)."""
+    if budget is None:
+        budget = Budget()
+    out = _show(schema, v, ty, hideable, depth, budget)
+    if "text" in out:
+        budget.left -= len(out["text"]) // 40
+    return out
+
+
+def _show(schema: Schema, v, ty, hideable, depth, budget) -> dict:
     """The display value of ``v``, a value of a view, whose declared type is ``ty``; ``hideable``:
     the place may be hidden from the viewer (a variable or field not ``visible to all``)."""
+    budget.left -= 1
+    if depth > MAX_DEPTH or budget.left < 0:
+        return {"text": "..."}
     name = getattr(ty, "name", None)
     if hideable:
         if v == "?" and name not in ("list", "set", "map", "deck", "bag"):
@@ -120,7 +142,7 @@ def show(schema: Schema, v, ty=None, hideable=False) -> dict:
                 return {"hidden": f"{n} entr{'y' if n == 1 else 'ies'}, hidden"}
             return {"hidden": f"{_what(elem, n)}, hidden" if n else "empty"}
         if name == "map" and isinstance(v, dict) and set(v) == {"known", "hidden"} and isinstance(v["known"], dict):
-            out = _pairs(schema, v["known"], ty, hideable)
+            out = _pairs(schema, v["known"], ty, hideable, depth, budget)
             if v["hidden"]:
                 out["more"] = f"{v['hidden']} entr{'y' if v['hidden'] == 1 else 'ies'} hidden"
             return out
@@ -138,7 +160,7 @@ def show(schema: Schema, v, ty=None, hideable=False) -> dict:
         return {"text": _cut(v, MAX_TEXT)}
     if name in ("deck", "bag") and isinstance(v, dict) and "hidden" in v:
         known = v.get("known") if isinstance(v.get("known"), list) else []
-        out = _items(schema, known, _arg(ty, 0), hideable)
+        out = _items(schema, known, _arg(ty, 0), hideable, depth, budget)
         n = v.get("hidden")
         if isinstance(n, int) and n:
             out["more"] = f"{_what(_arg(ty, 0), n)}, shuffled"
@@ -150,27 +172,29 @@ def show(schema: Schema, v, ty=None, hideable=False) -> dict:
             return {"text": _text(v)}
         if name == "tuple":
             args = getattr(ty, "args", ()) or ()
-            return {"parts": [show(schema, x, args[i] if i < len(args) else None, hideable)
+            return {"parts": [show(schema, x, args[i] if i < len(args) else None, hideable, depth + 1, budget)
                               for i, x in enumerate(v[:MAX_ITEMS])]}
-        return _items(schema, v, _arg(ty, 0), hideable)
+        return _items(schema, v, _arg(ty, 0), hideable, depth, budget)
     if isinstance(v, dict):
-        return _pairs(schema, v, ty, hideable)
+        return _pairs(schema, v, ty, hideable, depth, budget)
     return {"text": _cut(str(v), MAX_TEXT)}
 
 
-def _items(schema, items, elem, hideable) -> dict:
-    out = {"items": [show(schema, x, elem, hideable) for x in items[:MAX_ITEMS]]}
+def _items(schema, items, elem, hideable, depth, budget) -> dict:
+    out = {"items": [show(schema, x, elem, hideable, depth + 1, budget) for x in items[:MAX_ITEMS]]}
     if len(items) > MAX_ITEMS:
         out["more"] = f"and {len(items) - MAX_ITEMS} more"
     return out
 
 
-def _pairs(schema, d, ty, hideable) -> dict:
+def _pairs(schema, d, ty, hideable, depth, budget) -> dict:
     kty, vty = (_arg(ty, 0), _arg(ty, 1)) if getattr(ty, "name", None) == "map" else (None, None)
     pairs = []
     for k, x in list(d.items())[:MAX_ITEMS]:
-        key = {"text": f"P{k}"} if getattr(kty, "name", None) == "player" and k.isdigit() else show(schema, k, None)
-        pairs.append([key, show(schema, x, vty, hideable)])
+        key = {"text": f"P{k}"} if getattr(kty, "name", None) == "player" and k.isdigit() else {"text": _cut(k, MAX_TEXT)}
+        if k in schema.row_fields:
+            key = show(schema, k, None, False, depth + 1, budget)
+        pairs.append([key, show(schema, x, vty, hideable, depth + 1, budget)])
     out = {"pairs": pairs}
     if len(d) > MAX_ITEMS:
         out["more"] = f"and {len(d) - MAX_ITEMS} more"
@@ -194,6 +218,7 @@ def panels(schema: Schema, view: dict, players: int) -> dict:
     shared = {"entries": [], "empty": [], "pieces": []}
     drawn = {"entries": [], "empty": [], "pieces": []}
     values = view.get("vars") or {}
+    budget = Budget()
     for name, per, ty, vis, on_board in schema.vars:
         if name not in values:
             continue
@@ -201,13 +226,13 @@ def panels(schema: Schema, view: dict, players: int) -> dict:
         hideable = vis != "all"
         if per and isinstance(v, list) and len(v) == players:
             for q in range(players):
-                _put(seats[q], name, show(schema, v[q], ty, hideable))
+                _put(seats[q], name, show(schema, v[q], ty, hideable, 0, budget))
         else:
-            _put(drawn if on_board else shared, name, show(schema, v, ty, hideable))
+            _put(drawn if on_board else shared, name, show(schema, v, ty, hideable, 0, budget))
     for kind, items in (view.get("pieces") or {}).items():
         fields, owner = schema.pieces.get(kind, ([], None))
         for item in items if isinstance(items, list) else ():
-            shown = [[f, show(schema, item.get(f), fty, fvis != "all")] for f, fty, fvis in fields
+            shown = [[f, show(schema, item.get(f), fty, fvis != "all", 1, budget)] for f, fty, fvis in fields
                      if f != owner and f in item]
             label = f"{kind} #{item.get('id')}"
             who = item.get(owner) if owner else None

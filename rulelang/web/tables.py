@@ -260,14 +260,17 @@ class Tables:
             raise Refused(503, f"the server already has {MAX_OPEN_TABLES} games in progress; try later")
         rules = self.source(spec.get("file"), spec.get("text"))
         variants = _variants(spec.get("variants") or [])
-        info = await self.compile_check(W.describe, rules[3], rules[1], rules[2], ())
+        # an edited text is compiled with the editor's checks (its own worker and queue); a served file where
+        # the tables' decisions are taken (its compiled rules are kept there for the table's first call)
+        describe = self.compile_check if spec.get("text") is not None else self.call
+        info = await describe(W.describe, rules[3], rules[1], rules[2], ())
         _errors(info)
         unknown = [v for v in variants if v not in info["variants"]]
         if unknown:
             raise Refused(422, f"{info['game']} has no variant {unknown[0]!r} "
                                f"(its variants: {', '.join(info['variants']) or 'none'})")
         if variants:
-            info = await self.compile_check(W.describe, rules[3], rules[1], rules[2], variants)
+            info = await describe(W.describe, rules[3], rules[1], rules[2], variants)
             _errors(info)
         players = spec.get("players")
         if players in (None, ""):
