@@ -168,13 +168,13 @@ scenario "the third take breaks it" {
 def test_invariants_are_checked_after_chance_steps_and_at_setup(tmp_path):
     p = tmp_path / "d.rules"
     p.write_text('''game "Dice" { players 1 }
-var first: int
+var out: int
 var rounds: int
 var broken_at_start: bool = true
-invariant "the first die is put away before the second roll": first == 0
+invariant "the first die is put away before the second roll": out == 0
 invariant "setup mends this": not broken_at_start
 setup { broken_at_start = false }
-flow { loop { let a = roll one of 1..6  first = a  let b = roll one of 1..6  first = 0  rounds += 1
+flow { loop { let a = roll one of 1..6  out = a  let b = roll one of 1..6  out = 0  rounds += 1
               turn 0 { offer [go] to 0 } } }
 action go { }
 ending "three" when rounds >= 3
@@ -186,7 +186,7 @@ scenario "the first die is still out when the second is rolled" {
     [r] = run_path(str(p))
     assert not r.passed
     assert r.failures == [f'{p}:13: invariant "the first die is put away before the second roll" does not hold '
-                          '(first = 4) after chance "4" (decision 1 of the game)'], r.failures
+                          '(out = 4) after chance "4" (decision 1 of the game)'], r.failures
 
 
 def test_a_given_that_sets_the_state_stops_the_invariant_checks(tmp_path):

@@ -102,7 +102,7 @@ def test_a_decision_made_illegal_by_a_replacement_is_repaired():
     rs = load("steps")
     log = entries([(0, "step(1)"), (0, "step(0)"), (0, "step(2)"), (0, "step(1)"), (0, "step(2)")])
     twos = var("twos")
-    got = shrink_log(rs, 1, 0, [], log, lambda x: twos(x) and x.view(None)["vars"]["count"] == 5)
+    got = shrink_log(rs, 1, 0, [], log, lambda x: twos(x) and x.view(None)["vars"]["steps_taken"] == 5)
     assert actions(got) == ["step(0)", "step(1)", "step(2)", "step(0)", "step(2)"]
     assert got.deviations == 2
 
@@ -255,16 +255,16 @@ def test_the_written_log_is_what_play_writes_and_replay_confirms_the_error(tmp_p
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("OK: 6 decisions replayed\nnote: the recorded game stopped with an error, "
                                "reproduced at decision 6: ")
-    # the same log with another last decision does not reproduce it: replay says so
+    # the same log with another last decision does not reproduce it: replay refuses the error it claims
     data["log"][-1]["action"] = "pick(1)"
     out.write_text(json.dumps(data))
     r = replay_cli(path("trap"), out)
-    assert r.exit_code == 0 and "reproduced" not in r.stdout  # a log ending early with an error note
+    assert r.exit_code == 1 and "the log records the error" in r.stderr and "reproduced" not in r.stdout
     data["log"][2]["action"] = "pick(1)"
     data["log"][-1]["action"] = "pick(3)"
     out.write_text(json.dumps(data))
     r = replay_cli(path("trap"), out)
-    assert r.exit_code == 0 and "reproduced" not in r.stdout
+    assert r.exit_code == 1 and "the log records the error" in r.stderr and "reproduced" not in r.stdout
 
 
 def test_replay_reports_another_error_than_the_recorded_one(tmp_path):
@@ -440,7 +440,8 @@ ending "forty turns" when turns >= 40
 
 
 def broken_invariant(x):
-    return not isinstance(x, Exception) and any(n == "never armed after three steps" for n, _, _ in x.check_invariants())
+    return not isinstance(x, Exception) and any(name == "never armed after three steps"
+                                                for name, _, _ in x.check_invariants())
 
 
 @pytest.mark.parametrize("backend", ["generated", "closures"])
