@@ -308,15 +308,16 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
                                   f"{_line(exc)}") from None
             game_error = _line(exc)
     ended = game_error is None and g.is_over()
-    scores = winners = digest = None
+    scores = winners = digest = returns = None
     if game_error is None:
         try:
             scores = cli._jsonable(list(g.scores()))
             winners = list(g.winners())
+            returns = cli._jsonable(list(g.returns()))
             digest = cli._state_hash(g)
         except GameError as exc:
             game_error = _line(exc)
-            scores = digest = None
+            scores = digest = returns = None
     recorded = game_error if game_error is not None else (error if not ended else None)
     record = {
         "format": cli.LOG_FORMAT, "version": cli.LOG_VERSION,
@@ -328,9 +329,12 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
         "end_reason": g.end_reason if ended and recorded is None else None,
         "scores": scores if recorded is None else None,
         "winners": winners if recorded is None else [],
+        "returns": returns if recorded is None else None,
         "final_sha256": digest if recorded is None else None,
         "error": recorded,
     }
+    if game_error is None and recorded is not None:  # a finding in a game still going: replay checks it is
+        record["unfinished"] = True
     try:
         cli._write_json_atomic(str(path), record)
     except OSError as exc:

@@ -677,11 +677,12 @@ def replay(ctx, file, log_file, root):
     got = _outcome(game, stopped)
     _compare_outcome(data, got, game, log_file)
     verified = ", final state verified" if data.get("final_sha256") else ""
-    if got["unfinished"]:
+    if got["unfinished"] and data.get("error"):  # stopped by what the log records (a limit, a finding)
+        click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
+        click.echo(f"note: the recorded game stopped with an error: {data['error']}")
+    elif got["unfinished"]:
         click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}; the game is unfinished, as the "
                    f"log says (it is {seat_name(game.current_player)}'s decision)")
-        if data.get("error"):
-            click.echo(f"note: the recorded game was left unfinished: {data['error']}")
     elif stopped is not None:
         click.echo(f"OK: {_plural(len(recorded), 'decision')} replayed{verified}")
         click.echo(f"note: the recorded game stopped with an error, reproduced at decision {reproduced}: "
