@@ -110,13 +110,14 @@ def _diagnostics(path, variants, root, use_cache):
     has them, else from rulelang.check (which stores them)."""
     from rulelang import cache
 
-    stored = cache.lookup(path, variants, root) if use_cache else None
+    key = tuple(variants) or ("<every variant>",)  # (rulelang.api.EVERY_VARIANT, without importing it)
+    stored = cache.lookup(path, key, root) if use_cache else None
     if stored is not None:
         return [(d["fields"]["severity"], d["fields"]["code"], d["text"], d["json"]) for d in stored]
     from rulelang import api
 
     kw = {"root": root} if root else {}
-    diags = api.check(path, variants=variants, cache=use_cache, **kw)
+    diags = api.check(path, variants=variants, cache=use_cache, every_variant=True, **kw)
     return [(d.severity, d.code, d.render(), d.to_dict()) for d in diags]
 
 

@@ -94,8 +94,15 @@ def loads(text, name="<string>", variants=(), root=None):
     return rs
 
 
-def check(path, variants=(), text=None, root=None, cache=None):
+EVERY_VARIANT = ("<every variant>",)  # the check cache's key for a check of the base and each variant
+
+
+def check(path, variants=(), text=None, root=None, cache=None, every_variant=False):
     """Every diagnostic (errors and warnings) of a rule file, without raising (``root`` as for load).
+
+    ``every_variant=True`` (what `rulelang check` does when no variant is named) checks the base rules
+    and then each variant the files declare, on its own: an error that only a variant has is added,
+    its message ending in "(with variant NAME)".
 
     ``cache=True`` answers from the check cache (rulelang/cache.py) when nothing the check read has
     changed, and stores the answer otherwise; ``None`` (the default) leaves the choice to the caller
@@ -104,16 +111,35 @@ def check(path, variants=(), text=None, root=None, cache=None):
     from . import cache as C
 
     path = os.fspath(path)
+    variants = tuple(variants)
+    every = every_variant and not variants
     use = text is None and (C.active() if cache is None else bool(cache) and not C.disabled_by_env())
     if not use:
-        _, diags = _compile(path, text, variants, root, optimise=False)
-        return _order(diags)
-    variants = tuple(variants)
-    stored = C.lookup(path, variants, root)
+        return _order(_checked(path, text, variants, root, every))
+    key = EVERY_VARIANT if every else variants
+    stored = C.lookup(path, key, root)
     if stored is not None:
         return C.diagnostics_of(stored)
     with C.recording() as deps:
-        _, diags = _compile(path, text, variants, root, optimise=False)
-    diags = _order(diags)
-    C.store(path, variants, root, deps, diags)
+        diags = _order(_checked(path, text, variants, root, every))
+    C.store(path, key, root, deps, diags)
     return diags
+
+
+def _checked(path, text, variants, root, every):
+    """The diagnostics of the rules with ``variants``; with ``every``, also the errors that each declared
+    variant, applied alone, adds to those of the base."""
+    seen = {}
+    _, diags = _compile(path, text, variants, root, optimise=False, seen=seen)
+    prog = seen.get("program")
+    if not every or prog is None or not prog.variants:
+        return diags
+    known = {(d.path, d.line, d.column, d.code, d.message) for d in diags}
+    out = list(diags)
+    for name in sorted(prog.variants):
+        _, more = _compile(path, text, (name,), root, optimise=False)
+        for d in more:
+            if d.severity == ERROR and (d.path, d.line, d.column, d.code, d.message) not in known:
+                known.add((d.path, d.line, d.column, d.code, d.message))
+                out.append(attrs.evolve(d, message=f"{d.message} (with variant {name})"))
+    return out

@@ -358,7 +358,7 @@ def _check_one(path, variants, want_placeholders, root=None):
     about that (the core's own ``E011``-style one, else an ``E000`` made here) and its
     ``severity`` is an error; ``_unreadable(path)`` tells the caller to print one line instead."""
     try:
-        diags = list(_api().check(path, variants=tuple(variants), **_root_kw(root)))
+        diags = list(_api().check(path, variants=tuple(variants), every_variant=True, **_root_kw(root)))
     except OSError as exc:
         diags = [Diagnostic(path=path, line=1, column=1, code="E000",
                             message=f"cannot read file: {exc.strerror or exc}")]

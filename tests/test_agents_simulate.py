@@ -166,7 +166,7 @@ def fake_load(path, variants=()):
     return Ruleset(path, int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 10, variants)
 
 
-def fake_check(path, variants=()):
+def fake_check(path, variants=(), every_variant=False):
     with open(path, encoding="utf-8") as fh:
         return _diags(path, fh.read())
 

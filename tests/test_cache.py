@@ -189,7 +189,7 @@ def test_the_command_line_prints_the_same_from_the_cache(args, store, tmp_path):
 def test_a_hit_loads_neither_click_nor_the_parser(store, tmp_path):
     path = os.path.join(ROOT, "games", "examples", "tictactoe.rules")
     with cache.using():
-        want = rulelang.check(path)
+        want = rulelang.check(path, every_variant=True)  # what `rulelang check` asks (and stores)
     code = ("import sys\nfrom rulelang.__main__ import _quick\n"
             f"code = _quick(['check', {path!r}])\n"
             "print('exit', code, sorted(m for m in ('click', 'lark', 'attrs', 'networkx', 'rulelang.checker')"
@@ -312,19 +312,21 @@ def test_a_forged_entry_is_only_data_and_the_off_switches_skip_it(tmp_path, stor
     # the fingerprint of the code is taken now, as the command-line processes below take it: a source file
     # saved since this process first took it (an edit while the tests run) would key the entry apart
     monkeypatch.setattr(cache, "_stamp", None)
-    path, want, entry = entry_of(tmp_path, store)
+    path = rules(tmp_path)  # the entry `rulelang check` reads: the base rules and every variant
+    want = rulelang.check(path, cache=True, every_variant=True)
+    (entry,) = store()
     data = json.loads(open(entry).read().partition("\n")[2])
     data["diagnostics"] = [{"fields": {"path": path, "line": 1, "column": 1, "end_line": 1, "end_column": 2,
                                        "code": "W999", "message": "planted", "severity": "warning", "hint": "",
                                        "source_line": ""},
                             "text": "W999 planted", "json": {"code": "W999"}}]
     open(entry, "wb").write(seal(data))
-    assert [d.code for d in rulelang.check(path, cache=True)] == ["W999"]
-    assert rulelang.check(path, cache=False) == want
+    assert [d.code for d in rulelang.check(path, cache=True, every_variant=True)] == ["W999"]
+    assert rulelang.check(path, cache=False, every_variant=True) == want
     monkeypatch.setenv("RULELANG_NO_CACHE", "1")
-    assert rulelang.check(path, cache=True) == want
+    assert rulelang.check(path, cache=True, every_variant=True) == want
     with cache.using():
-        assert rulelang.check(path) == want
+        assert rulelang.check(path, every_variant=True) == want
     env = dict(os.environ)
     assert "W999" not in cli(["check", path], env)[1]
     env.pop("RULELANG_NO_CACHE")
