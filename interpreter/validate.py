@@ -350,6 +350,12 @@ def shrink(ruleset, finding):
         return
     if finding.exhaustive:
         return
+    if finding.kind == "endless":
+        # its reproduction is a game of exactly the bound's length: no decision can go, and each replay of
+        # a candidate would play them all (shrinking would only spend its time bound)
+        finding.shrink_note = (f"not shrunk: a game past the decision bound needs all its {len(finding.log):,} "
+                               "decisions")
+        return
     rs = _Fixed(ruleset, finding.chance)
     kws = {}
     try:

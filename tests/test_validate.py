@@ -660,3 +660,13 @@ def test_the_coverage_table_in_a_pipe_is_plain_text(tmp_path):
         "section", "runs", "offered", "taken", "fired", "reached", "cited by"]
     # one row per cited section, each with its id: no cell continued on a row of its own
     assert [row.split("|")[1].strip() for row in rows] == ["TTT-1", "TTT-2", "TTT-3", "TTT-4", "TTT-5"], table
+
+
+def test_a_game_past_the_decision_bound_is_not_shrunk(tmp_path):
+    # every decision up to the bound is needed: shrinking could only spend its time bound replaying them
+    path = os.path.join(CONSISTENCY, "dyn_endless.rules")
+    r = run("validate", path, "--json", "--games", 1, "--max-decisions", 200, "--out", tmp_path, "--no-coverage")
+    [f] = json.loads(r.stdout)["findings"]
+    assert f["code"] == "E603" and f["shrunk"] is None and len(f["log"]) == 200
+    assert f["shrink_note"] == "not shrunk: a game past the decision bound needs all its 200 decisions"
+    assert run("replay", path, f["log_file"]).exit_code == 0
