@@ -1200,7 +1200,7 @@ def _too_deep(module_items):
         if isinstance(node, A.Expr):
             depth += 1
             top = top or node
-            if depth > MAX_DEPTH:
+            if depth > MAX_DEPTH + 1:  # (the path's last expression is an operand, not an operator)
                 return top  # reported at the outermost expression, where the long chain starts
         if isinstance(node, (list, tuple)):
             stack.extend((x, depth, top) for x in node)
@@ -1276,6 +1276,13 @@ def _syntax_diag(source: Source, err):
                     "marked ?VALUE")
         if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
             hint = "use '==' to compare; '=' only assigns in a statement"
+        elif (tok.type != "NAME" and str(tok).isidentifier() and str(tok).lower() == tok.type.lower()
+              and "NAME" in expected):
+            # a keyword where a name could stand: the parser takes keywords for names only where no
+            # keyword can stand, so the same name works in one place and not in the next
+            message = f"unexpected keyword '{tok}'"
+            hint = (f"'{tok}' is a keyword, reserved by the language; a name cannot be '{tok}' "
+                    f"(rename it, e.g. '{tok}_it', everywhere it is declared and used)")
         return source.diag("E004", message, tok.line, tok.column, hint=hint,
                            end_column=(tok.end_column or tok.column + 1))
     return source.diag("E005", "syntax error", line, col)

@@ -60,3 +60,29 @@ def test_plain_check_reports_errors_inside_every_variant(tmp_path):
     assert code in (1, None)
     if code == 1:
         assert "error[E104]" in out.getvalue() and "2 errors" in out.getvalue()
+
+
+@pytest.mark.parametrize("op, value", [("+", "1"), ("*", "1"), ("and", "true"), ("-", "0")])
+def test_exactly_the_documented_200_operators_may_be_chained(op, value):
+    """docs/language.md: one expression may chain at most 200 operators (E006 past that)."""
+    def game(n):
+        chain = f" {op} ".join([value] * (n + 1))
+        return f'game "T" {{ players 2 }}\nvar x: any = none\nflow {{ x = {chain} }}\n'
+
+    for backend in ("generated", "closures"):
+        rs = rulelang.loads(game(200))
+        rs = rs if backend == "generated" else rs.with_backend("closures")
+        rs.new_game(2)  # plays (the flow runs at once)
+    got = codes(game(201))
+    assert [c for c, _, _ in got] == ["E006"] and "more than 200 operators" in got[0][2]
+
+
+def test_a_keyword_used_as_a_name_says_it_is_a_keyword():
+    """`record` as a procedure name parsed as a block's first statement but not after another one: the
+    error says why (a keyword), wherever it stands."""
+    text = 'game "T" { players 2 }\nprocedure record() { log 1 }\nflow { log 2  record() }\n'
+    (diag,) = codes(text)
+    assert diag[0] == "E004" and diag[2] == "unexpected keyword 'record'"
+    with pytest.raises(RuleError) as e:
+        rulelang.loads(text)
+    assert "'record' is a keyword" in e.value.diagnostics[0].hint
