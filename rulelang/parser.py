@@ -1276,7 +1276,7 @@ def _syntax_diag(source: Source, err):
                     "marked ?VALUE")
         if str(tok) == "=" and "EQUAL" not in (err.accepts or err.expected):
             hint = "use '==' to compare; '=' only assigns in a statement"
-        elif (tok.type != "NAME" and str(tok).isidentifier() and str(tok).lower() == tok.type.lower()
+        elif (hint == _describe_expected(err.accepts or err.expected) and tok.type != "NAME" and str(tok).isidentifier() and str(tok).lower() == tok.type.lower()
               and "NAME" in expected):
             # a keyword where a name could stand: the parser takes keywords for names only where no
             # keyword can stand, so the same name works in one place and not in the next
