@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import operator
 
+import attrs
+
 from . import ast as A
 from .lints import lint
 
@@ -96,14 +98,19 @@ def _const(prog, e, depth=0):
 
 
 def _const_options(prog, e):
-    """The values a constant-ish expression can give (both branches of an if), or None."""
-    if isinstance(e, A.Cond):
-        a, b = _const_options(prog, e.then), _const_options(prog, e.orelse)
-        return None if a is None or b is None else a | b
-    v = _const(prog, e)
-    if v is NOT_CONST or isinstance(v, (list, dict)):
-        return None
-    return {v}
+    """The values a constant-ish expression can give (every branch of an if), or None."""
+    out = set()
+    todo = [e]
+    while todo:  # a chain of if-then-else: one set, filled once (no set copied per branch)
+        e = todo.pop()
+        if isinstance(e, A.Cond):
+            todo += (e.orelse, e.then)
+            continue
+        v = _const(prog, e)
+        if v is NOT_CONST or isinstance(v, (list, dict)):
+            return None
+        out.add(v)
+    return out
 
 
 def _key(e):
@@ -148,6 +155,18 @@ def _show(v):
     return str(v)
 
 
+MAX_SHOWN = 12  # values of a variable a message lists; more are counted ("... (5000 values)")
+
+
+def _values_text(vals):
+    """The values a variable holds, for a message: numbers in order, then the others by their text; at
+    most MAX_SHOWN of them (a message stays short however many values a file assigns)."""
+    shown = [_show(v) for v in sorted(vals, key=lambda v: (0, v, "") if type(v) is int else (1, 0, _show(v)))]
+    if len(shown) > MAX_SHOWN:
+        return ", ".join(shown[:MAX_SHOWN]) + f", ... ({len(shown)} values)"
+    return ", ".join(shown)
+
+
 def _comparisons(prog, e):
     """(subject, op, constant, node) for a comparison of an expression with a constant (constant on the right)."""
     if not (isinstance(e, A.Binary) and e.op in FLIP):
@@ -161,9 +180,16 @@ def _comparisons(prog, e):
 
 
 def _conjuncts(e):
-    if isinstance(e, A.Binary) and e.op == "and":
-        return _conjuncts(e.left) + _conjuncts(e.right)
-    return [e]
+    """The parts of a chain of 'and', left to right (no list copied per 'and')."""
+    out = []
+    todo = [e]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, A.Binary) and e.op == "and":
+            todo += (e.right, e.left)
+        else:
+            out.append(e)
+    return out
 
 
 def _holds_for(op, v, k):
@@ -355,11 +381,46 @@ def _value_sets(c):
     return out
 
 
+class _Held:
+    """What is known of the values one variable holds, worked out once per variable (not per comparison):
+    the values, whether all are numbers, their least and greatest, and their text for messages."""
+
+    def __init__(self, vals):
+        self.vals = vals
+        self.ints = all(type(v) is int for v in vals)
+        self.lo = min(vals) if self.ints and vals else None
+        self.hi = max(vals) if self.ints and vals else None
+        self._text = None
+
+    @property
+    def text(self):
+        if self._text is None:
+            self._text = _values_text(self.vals)
+        return self._text
+
+    def verdict(self, op, k):
+        """(some value makes 'x OP k' true, every value does), or None when not judged here."""
+        vals = self.vals
+        if op == "==":
+            some = k in vals
+            return some, some and len(vals) == 1
+        if op == "!=":
+            # two values of a set cannot both equal k: with more than one, some value differs from k
+            return len(vals) > 1 or (len(vals) == 1 and k not in vals), k not in vals
+        if not self.ints or type(k) is not int:
+            return None
+        if not vals:
+            return False, True
+        f = ORDER_OPS[op]
+        return (f(self.lo, k) or f(self.hi, k)), (f(self.lo, k) and f(self.hi, k))
+
+
 @lint("W311")
 def impossible_comparisons(c, code):
     """A comparison with a value the variable never holds (given every assignment to it, or its range)."""
     prog = c.prog
     values = _value_sets(c)
+    held = {}
     ranges = {}
     for d in prog.of_kind("var"):
         t = _scalar_type(c, d)
@@ -375,21 +436,21 @@ def impossible_comparisons(c, code):
             continue
         vals = values.get(name)
         if vals is not None:
-            if op in ("==", "!="):
-                verdict = [_holds_for(op, v, k) for v in vals]
-            else:
-                if not all(type(v) is int for v in vals) or type(k) is not int:
-                    continue
-                verdict = [_holds_for(op, v, k) for v in vals]
-            shown = ", ".join(sorted(_show(v) for v in vals))
-            if not any(verdict):
+            h = held.get(name)
+            if h is None:
+                h = held[name] = _Held(vals)
+            verdict = h.verdict(op, k)
+            if verdict is None:
+                continue
+            some, every = verdict
+            if not some:
                 c.warn(n.span, code, f"'{_text(n.left)} {n.op} {_text(n.right)}' is never true: '{name}' only ever "
-                                     f"holds {shown}",
-                       hint=f"every assignment to '{name}' (and its start value) gives one of {shown}")
-            elif op == "!=" and all(verdict):
+                                     f"holds {h.text}",
+                       hint=f"every assignment to '{name}' (and its start value) gives one of {h.text}")
+            elif op == "!=" and every:
                 c.warn(n.span, code, f"'{_text(n.left)} {n.op} {_text(n.right)}' is always true: '{name}' never "
                                      f"holds {_show(k)}",
-                       hint=f"every assignment to '{name}' (and its start value) gives one of {shown}")
+                       hint=f"every assignment to '{name}' (and its start value) gives one of {h.text}")
             continue
         if name in ranges and type(k) is int and op != "!=":
             lo, hi = ranges[name]
@@ -487,75 +548,243 @@ def triggers_never_fire(c, code):
 
 
 # ---------------------------------------------------------------------------------------------- W314
-def _through_calls(prog, root):
-    """Every node of ``root`` and of the procedures it calls (each procedure once, however often called)."""
-    seen = set()
-    todo = [root]
-    while todo:
-        for n in A.walk(todo.pop()):
-            yield n
-            if isinstance(n, A.ExprStmt) and isinstance(n.expr, A.Call) and isinstance(n.expr.func, A.Name):
+WRITERS = (A.Assign, A.Add, A.Remove, A.Move, A.DrawInto, A.Shuffle, A.Cost, A.Draw)
+
+
+class _Direct:
+    """What one block (or declaration) runs itself, its called procedures not followed: the procedures it
+    calls (each once, in the order met), the events it emits (event, emit statement) and the variables
+    it may assign."""
+
+    __slots__ = ("calls", "emits", "writes")
+
+    def __init__(self, prog, root):
+        self.calls, self.emits, self.writes = [], [], set()
+        called = set()
+        for n in A.walk(root):
+            if isinstance(n, A.Emit):
+                self.emits.append((n.event, n))
+            elif isinstance(n, A.ExprStmt) and isinstance(n.expr, A.Call) and isinstance(n.expr.func, A.Name):
                 d = prog.decls.get(n.expr.func.ident)
-                if isinstance(d, A.ProcDecl) and d.name not in seen:
-                    seen.add(d.name)
-                    todo.append(d.body)
+                if isinstance(d, A.ProcDecl) and d.name not in called:
+                    called.add(d.name)
+                    self.calls.append(d.name)
+            elif isinstance(n, WRITERS):
+                for t in (getattr(n, "target", None), getattr(n, "pile", None), getattr(n, "source", None)):
+                    if isinstance(t, A.Expr):
+                        r = _var_root(t)
+                        if r:
+                            self.writes.add(r)
 
 
-def _emits_of(prog, body):
-    """(event, emit statement) for every emit a block runs, through the procedures it calls."""
-    return [(n.event, n) for n in _through_calls(prog, body) if isinstance(n, A.Emit)]
+class _Runs:
+    """Each block's _Direct, worked out once per check (kept on the checker): a walk through the procedures
+    a block calls looks each procedure up here instead of walking it again for every caller."""
+
+    def __init__(self, prog):
+        self.prog = prog
+        self._of = {}  # id(root) -> (root, _Direct)
+
+    def of(self, root):
+        got = self._of.get(id(root))
+        if got is None:
+            got = self._of[id(root)] = (root, _Direct(self.prog, root))
+        return got[1]
+
+    def proc(self, name):
+        """The _Direct of the procedure's body (None: not a procedure)."""
+        d = self.prog.decls.get(name)
+        return self.of(d.body) if isinstance(d, A.ProcDecl) and d.body is not None else None
+
+
+def _runs(c):
+    got = getattr(c, "_static_runs", None)
+    if got is None:
+        got = c._static_runs = _Runs(c.prog)
+    return got
+
+
+def _sccs(nodes, succ):
+    """The strongly connected components of a graph (Tarjan's algorithm, without recursion), each a list;
+    a component comes after every component it reaches. Time: in proportion to nodes and edges."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+    for root in nodes:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        work = [(root, iter(succ(root)))]
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(succ(w))))
+                    break
+                if w in on and index[w] < low[v]:
+                    low[v] = index[w]
+            else:
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    out.append(comp)
+    return out
+
+
+MAX_CYCLE_SHOWN = 10  # steps of a cycle a W314 message lists (a longer one: the first ones and the count)
+CYCLE_WORK = 8  # the search for cycles beyond the first of each group: at most this many steps per part ...
+CYCLE_WORK_MIN = 100_000  # ... of the graph of events, triggers and procedures (or this many, if more)
+
+
+class _TriggerGraph:
+    """Events, their triggers and the procedures those call, as one graph: an event leads to its triggers,
+    a trigger or procedure to the procedures it calls and the events it emits. Triggers that set each other
+    off are the events of one strongly connected component (with more than one part)."""
+
+    def __init__(self, c):
+        prog = self.prog = c.prog
+        self.runs = _runs(c)
+        self.triggers = {}  # event -> its triggers, in order
+        self.number = {}  # id(trigger) -> its place in prog.triggers
+        for i, t in enumerate(prog.triggers):
+            self.triggers.setdefault(t.event, []).append(t)
+            self.number[id(t)] = i
+        nodes = [("e", ev) for ev in self.triggers]
+        self.comps = _sccs(nodes, self.succ)
+        self.comp = {}  # node -> the number of its component
+        for i, comp in enumerate(self.comps):
+            for n in comp:
+                self.comp[n] = i
+        self.size = len(self.comp) + sum(len(self.succ(n)) for n in self.comp)
+        # does a trigger (or procedure) emit anything, itself or through the procedures it calls?
+        self.emits_any = {}
+        for comp in self.comps:  # callees' components first
+            some = any(self.direct(n) is not None and self.direct(n).emits for n in comp) or any(
+                self.emits_any.get(w, False) for n in comp for w in self.succ(n) if w[0] == "p")
+            for n in comp:
+                self.emits_any[n] = some
+
+    def direct(self, node):
+        kind, x = node
+        if kind == "t":
+            return self.runs.of(self.prog.triggers[x].body)
+        if kind == "p":
+            return self.runs.proc(x)
+        return None
+
+    def succ(self, node):
+        if node[0] == "e":
+            return [("t", self.number[id(t)]) for t in self.triggers.get(node[1], ())]
+        r = self.direct(node)
+        if r is None:
+            return []
+        return [("p", p) for p in r.calls] + [("e", ev) for ev, _ in r.emits]
+
+    def on_cycle(self, event):
+        n = ("e", event)
+        return n in self.comp and len(self.comps[self.comp[n]]) > 1
+
+    def first_emitting_trigger(self, event):
+        """The position of the event's first trigger that emits something (the order cycles are looked
+        for in), or None."""
+        spots = [(t.span.line, t.span.column) for t in self.triggers.get(event, ())
+                 if self.emits_any.get(("t", self.number[id(t)]))]
+        return min(spots) if spots else None
+
+    def cycle_from(self, start, work):
+        """The shortest list of (event, trigger, emit) steps from start back to start (breadth first, in the
+        order of the triggers and of what each runs; every procedure followed once per search), inside
+        start's component; ``work`` (a one-item list) counts the steps taken."""
+        from collections import deque
+
+        comp = self.comp[("e", start)]
+        inside = self.comp.get
+        prev = {}
+        q = deque([start])
+        seen = {start}
+        followed = set()  # procedures whose emits this search has listed
+        while q:
+            cur = q.popleft()
+            for t in self.triggers.get(cur, ()):
+                work[0] += 1
+                if inside(("t", self.number[id(t)])) != comp:
+                    continue  # it cannot lead back to start
+                todo = [self.runs.of(t.body)]
+                while todo:
+                    r = todo.pop()
+                    for ev, em in r.emits:
+                        work[0] += 1
+                        if ev == start:
+                            path = [(ev, t, em)]
+                            node = cur
+                            while node != start:
+                                step = prev[node]
+                                path.append(step[1])
+                                node = step[0]
+                            return list(reversed(path))
+                        if ev not in seen and inside(("e", ev)) == comp:
+                            seen.add(ev)
+                            prev[ev] = (cur, (ev, t, em))
+                            q.append(ev)
+                    for p in r.calls:
+                        work[0] += 1
+                        if p not in followed and inside(("p", p)) == comp:
+                            followed.add(p)
+                            todo.append(self.runs.proc(p))
+        return None
 
 
 @lint("W314")
 def trigger_cycles(c, code):
-    """Triggers that emit each other's events in a cycle: a cascade that only the depth limit stops."""
-    prog = c.prog
-    edges = {}  # event -> list of (next event, trigger, emit)
-    for t in prog.triggers:
-        for ev, em in _emits_of(prog, t.body):
-            edges.setdefault(t.event, []).append((ev, t, em))
+    """Triggers that emit each other's events in a cycle: a cascade that only the depth limit stops.
+    Linear in the rules: only events on a cycle are searched from, each search stays inside its group of
+    triggers that set each other off, and past a bound in proportion to the rules each group gets one
+    report (its first cycle)."""
+    g = _TriggerGraph(c)
+    starts = [ev for ev in g.triggers if g.on_cycle(ev)]
+    starts.sort(key=g.first_emitting_trigger)
+    budget = max(CYCLE_WORK_MIN, CYCLE_WORK * g.size)
+    work = [0]
     reported = set()
-    for start in sorted(edges, key=lambda e: min((t.span.line, t.span.column) for _, t, _ in edges[e])):
+    groups = set()  # the components a cycle was reported in
+    for start in starts:
         if start in reported:
             continue
-        path = _cycle_from(start, edges)
-        if path is None:
+        comp = g.comp[("e", start)]
+        if comp in groups and work[0] > budget:
             continue
+        path = g.cycle_from(start, work)
+        if path is None:  # pragma: no cover - an event of a component of several parts is on a cycle
+            continue
+        groups.add(comp)
         events = [start] + [ev for ev, _, _ in path]
         reported |= set(events)
-        steps = "; ".join(f"when {t.event} ({_where(t.span)}) emits {ev} ({_where(em.span)})" for ev, t, em in path)
+        shown = path if len(path) <= MAX_CYCLE_SHOWN else path[:MAX_CYCLE_SHOWN]
+        steps = "; ".join(f"when {t.event} ({_where(t.span)}) emits {ev} ({_where(em.span)})" for ev, t, em in shown)
+        chain = " -> ".join(events)
+        if len(path) > MAX_CYCLE_SHOWN:
+            chain = " -> ".join(events[:MAX_CYCLE_SHOWN + 1]) + f" -> ... -> {start}"
+            steps += f"; ... ({len(path)} triggers in all)"
         first = path[0][1]
         guarded = any(t.condition is not None for _, t, _ in path)
         how = "could set each other off in a cycle (their conditions decide how far)" if guarded else \
             "set each other off without end"
-        c.warn(first.span, code, f"these triggers {how}: {' -> '.join(events)} ({steps})",
+        c.warn(first.span, code, f"these triggers {how}: {chain} ({steps})",
                hint="only the cascade limit (64 deep) stops this; make one of the triggers' conditions false "
                     "when it has done its work, or emit the event outside the trigger")
-
-
-def _cycle_from(start, edges):
-    """The shortest list of (event, trigger, emit) steps from start back to start, or None (breadth first)."""
-    from collections import deque
-
-    prev = {}
-    q = deque([start])
-    seen = {start}
-    while q:
-        cur = q.popleft()
-        for ev, t, em in edges.get(cur, ()):
-            if ev == start:
-                path = [(ev, t, em)]
-                node = cur
-                while node != start:
-                    step = prev[node]
-                    path.append(step[1])
-                    node = step[0]
-                return list(reversed(path))
-            if ev not in seen:
-                seen.add(ev)
-                prev[ev] = (cur, (ev, t, em))
-                q.append(ev)
-    return None
 
 
 # ---------------------------------------------------------------------------------------------- W315
@@ -564,10 +793,13 @@ def variants_changing_nothing(c, code):
     """A variant or house rule that changes nothing: empty, or overriding a declaration with an identical one."""
     prog = c.prog
     noop = set()
+    endings = {}  # name -> the first ending of that name (looked up once per override, not searched)
+    for e in prog.endings:
+        endings.setdefault(e.name, e)
 
     def base_of(item):
         if isinstance(item, A.EndingDecl):
-            return next((e for e in prog.endings if e.name == item.name), None)
+            return endings.get(item.name)
         if isinstance(item, A.ScoreDecl):
             return prog.payoff if item.payoff else prog.tiebreak if item.tiebreak else prog.score
         return prog.decls.get(item.name)
@@ -648,15 +880,22 @@ class _ReadFlow:
     variables some statement may have assigned by then. A read of a variable that has no start value (and
     so holds none) in a place where none stops the game (a field, arithmetic, a comparison of order, whose
     turn, ...) when no statement on any path before it can have assigned the variable, and no condition
-    around it looks at the variable, is a finding. Loops are followed once; the first round is a path."""
+    around it looks at the variable, is a finding. Loops are followed once; the first round is a path.
+
+    Sets of variables (assigned, and those a condition around looks at: the guard) are bit masks over the
+    candidates (an int: bit i for the i-th), so that a step costs the same however many variables have been
+    assigned; what a block or procedure may assign, and which candidates an expression mentions, are worked
+    out once per check. Every step (a statement, an expression, a trigger fired, an action offered, an
+    ending looked at) counts towards MAX_VISITS."""
 
     MAX_DEPTH = 40  # procedures, functions and triggers followed one inside the other; deeper ones only assign
-    MAX_VISITS = 100_000  # statements and expressions followed; past it nothing more is reported (bounded time)
+    MAX_VISITS = 100_000  # steps followed; past it nothing more is reported (bounded time)
 
     def __init__(self, c, candidates):
         self.c = c
         self.prog = c.prog
         self.cands = candidates
+        self.bit = {name: 1 << i for i, name in enumerate(candidates)}
         self.findings = {}
         self.stack = set()
         self.visits = 0
@@ -664,11 +903,85 @@ class _ReadFlow:
         self.triggers = {}
         for t in self.prog.triggers:
             self.triggers.setdefault(t.event, []).append(t)
+        self.runs = _runs(c)
+        self._mentions = {}  # id(node) -> mask of the candidates it mentions
+        self._writes = {}  # id(root) -> mask of the candidates it (and what it calls) may assign
+        self._proc_writes = None  # procedure -> mask, through the procedures it calls
+        self._fire_writes = {}  # event -> mask its triggers may assign
+        self._offer_ids = {}  # id(offer statement) -> the number of its list of actions
+        self._offer_lists = {}  # list of actions offered (a tuple) -> its number
+
+    def over(self):
+        self.visits += 1
+        return self.visits > self.MAX_VISITS
+
+    # -- masks
+    def mentioned(self, e):
+        """The candidates an expression mentions (a mask), each node's worked out once."""
+        if e is None:
+            return 0
+        masks = self._mentions
+        got = masks.get(id(e))
+        if got is not None:
+            return got
+        bit = self.bit
+        todo = [(e, False)]
+        while todo:
+            n, ready = todo.pop()
+            if ready:
+                m = bit.get(n.ident, 0) if isinstance(n, A.Name) and n.ref == "var" else 0
+                for k in _kids(n):
+                    m |= masks[id(k)]
+                masks[id(n)] = m
+                continue
+            if id(n) in masks:
+                continue
+            todo.append((n, True))
+            todo.extend((k, False) for k in _kids(n) if id(k) not in masks)
+        return masks[id(e)]
+
+    def writes(self, root):
+        """The candidates a part of the rules may assign, through the procedures it calls (a mask)."""
+        got = self._writes.get(id(root))
+        if got is None:
+            r = self.runs.of(root)
+            got = self._names(r.writes)
+            procs = self.proc_writes()
+            for p in r.calls:
+                got |= procs.get(p, 0)
+            self._writes[id(root)] = got
+        return got
+
+    def _names(self, names):
+        m = 0
+        for v in names:
+            m |= self.bit.get(v, 0)
+        return m
+
+    def proc_writes(self):
+        """procedure -> the candidates it may assign through every procedure it calls: the procedures'
+        call graph in strongly connected components, callees first, each procedure walked once."""
+        if self._proc_writes is None:
+            runs = self.runs
+            procs = [d.name for d in self.prog.decls.values() if isinstance(d, A.ProcDecl) and d.body is not None]
+            out = {}
+            for comp in _sccs(procs, lambda p: runs.proc(p).calls if runs.proc(p) is not None else ()):
+                m = 0
+                for p in comp:
+                    r = runs.proc(p)
+                    if r is None:
+                        continue
+                    m |= self._names(r.writes)
+                    for q in r.calls:
+                        m |= out.get(q, 0)
+                for p in comp:
+                    out[p] = m
+            self._proc_writes = out
+        return self._proc_writes
 
     # -- expressions
     def expr(self, e, assigned, guard, strict=False):
-        self.visits += 1
-        if e is None or self.visits > self.MAX_VISITS:
+        if self.over() or e is None:
             return
         if isinstance(e, A.Name):
             if strict and e.ref == "var":
@@ -692,7 +1005,7 @@ class _ReadFlow:
         if isinstance(e, A.Binary):
             if e.op in ("and", "or"):
                 self.expr(e.left, assigned, guard)
-                self.expr(e.right, assigned, guard | _mentioned(e.left))
+                self.expr(e.right, assigned, guard | self.mentioned(e.left))
                 return
             s = e.op in ARITH
             self.expr(e.left, assigned, guard, strict=s)
@@ -700,7 +1013,7 @@ class _ReadFlow:
             return
         if isinstance(e, A.Cond):
             self.expr(e.test, assigned, guard)
-            g = guard | _mentioned(e.test)
+            g = guard | self.mentioned(e.test)
             self.expr(e.then, assigned, g)
             self.expr(e.orelse, assigned, g)
             return
@@ -708,7 +1021,7 @@ class _ReadFlow:
             for a in e.args:
                 self.expr(a.value, assigned, guard)
             d = self.prog.decls.get(e.func.ident)
-            key = ("func", e.func.ident, frozenset(assigned), frozenset(guard & set(self.cands)))
+            key = ("func", e.func.ident, assigned, guard)
             if isinstance(d, A.FuncDecl) and d.name not in self.stack and key not in self.memo \
                     and len(self.stack) < self.MAX_DEPTH:
                 self.memo[key] = assigned
@@ -719,7 +1032,7 @@ class _ReadFlow:
         if isinstance(e, A.Comprehension):
             self.expr(e.source, assigned, guard, strict=True)
             self.expr(e.condition, assigned, guard)
-            g = guard | (_mentioned(e.condition) if e.condition is not None else set())
+            g = guard | self.mentioned(e.condition)
             self.expr(e.element, assigned, g)
             self.expr(e.value, assigned, g)
             return
@@ -727,8 +1040,8 @@ class _ReadFlow:
             self.expr(child, assigned, guard)
 
     def read(self, name, assigned, guard):
-        v = name.ident
-        if v in self.cands and v not in assigned and v not in guard and id(name) not in self.findings:
+        b = self.bit.get(name.ident)
+        if b is not None and not (assigned | guard) & b and id(name) not in self.findings:
             self.findings[id(name)] = name
 
     # -- statements
@@ -740,8 +1053,7 @@ class _ReadFlow:
         return assigned
 
     def stmt(self, s, assigned, guard):
-        self.visits += 1
-        if self.visits > self.MAX_VISITS:
+        if self.over():
             return assigned
         x = self.expr
         if isinstance(s, A.Assign):
@@ -751,7 +1063,7 @@ class _ReadFlow:
             root = _var_root(s.target)
             if s.op != "=" and root is not None:
                 self.read(_root_name(s.target), assigned, guard)
-            return assigned | {root} if root in self.cands else assigned
+            return assigned | self.bit.get(root, 0)
         if isinstance(s, A.Let):
             v = s.value
             if isinstance(v, A.Choose):
@@ -766,11 +1078,11 @@ class _ReadFlow:
                 x(v, assigned, guard)
             return assigned
         if isinstance(s, A.If):
-            out = set(assigned)
-            g = set(guard)
+            out = assigned
+            g = guard
             for test, body in s.branches:
                 x(test, assigned, g)
-                g |= _mentioned(test)
+                g |= self.mentioned(test)
                 out |= self.block(body, assigned, g)
             if s.orelse is not None:
                 out |= self.block(s.orelse, assigned, g)
@@ -780,7 +1092,7 @@ class _ReadFlow:
             return assigned | self.block(s.body, assigned, guard)
         if isinstance(s, A.While):
             x(s.test, assigned, guard)
-            return assigned | self.block(s.body, assigned, guard | _mentioned(s.test))
+            return assigned | self.block(s.body, assigned, guard | self.mentioned(s.test))
         if isinstance(s, A.Repeat):
             x(s.times, assigned, guard, strict=True)
             return assigned | self.block(s.body, assigned, guard)
@@ -807,7 +1119,7 @@ class _ReadFlow:
                         x(a.value, assigned, guard)
                     if d.name in self.stack or len(self.stack) >= self.MAX_DEPTH:
                         return assigned | self.writes(d.body)
-                    key = ("proc", d.name, frozenset(assigned), frozenset(guard & set(self.cands)))
+                    key = ("proc", d.name, assigned, guard)
                     if key not in self.memo:
                         self.stack.add(d.name)
                         self.memo[key] = self.block(d.body, assigned, guard)
@@ -830,28 +1142,31 @@ class _ReadFlow:
             return assigned | self.writes(s)
         return assigned
 
-    def writes(self, root):
-        return _writes(self.prog, root) & set(self.cands)
-
     def decision(self, assigned):
         """Endings are checked before every decision."""
-        key = ("decision", frozenset(assigned))
+        key = ("decision", assigned)
         if key in self.memo:
             return
         self.memo[key] = assigned
         for e in self.prog.endings:
-            self.expr(e.condition, assigned, set())
+            self.expr(e.condition, assigned, 0)
 
     def offer(self, s, assigned):
-        key = ("offer", tuple(s.actions), frozenset(assigned))
+        which = self._offer_ids.get(id(s))
+        if which is None:  # offers of the same actions share their walks; an offer's list is read once
+            lists = self._offer_lists
+            which = self._offer_ids[id(s)] = lists.setdefault(tuple(s.actions), len(lists))
+        key = ("offer", which, assigned)
         if key not in self.memo:
             self.memo[key] = self._offer(s, assigned)
         return self.memo[key]
 
     def _offer(self, s, assigned):
         self.decision(assigned)
-        out = set(assigned)
+        out = assigned
         for name in s.actions:
+            if self.over():
+                break
             d = self.prog.decls.get(name)
             if not isinstance(d, A.ActionDecl) or name in self.stack:
                 continue
@@ -859,12 +1174,12 @@ class _ReadFlow:
                 out |= self.writes(d)
                 continue
             self.stack.add(name)
-            guard = set()
+            guard = 0
             for p in d.params:
                 self.expr(p.domain, assigned, guard, strict=True)
             for r in d.requires:
                 self.expr(r.test, assigned, guard)
-                guard |= _mentioned(r.test)
+                guard |= self.mentioned(r.test)
             for cost in d.costs:
                 self.expr(cost.amount, assigned, guard, strict=True)
                 self.expr(cost.target, assigned, guard, strict=True)
@@ -875,24 +1190,32 @@ class _ReadFlow:
         return out
 
     def fire(self, event, assigned):
-        key = ("fire", event, frozenset(assigned))
+        key = ("fire", event, assigned)
         if key not in self.memo:
             # a cascade back to this event while its triggers run: all they may assign counts as assigned
-            self.memo[key] = assigned.union(*(self.writes(t.body) for t in self.triggers.get(event, ())))
+            w = self._fire_writes.get(event)
+            if w is None:
+                w = 0
+                for t in self.triggers.get(event, ()):
+                    w |= self.writes(t.body)
+                self._fire_writes[event] = w
+            self.memo[key] = assigned | w
             self.memo[key] = self._fire(event, assigned)
         return self.memo[key]
 
     def _fire(self, event, assigned):
         for t in self.triggers.get(event, ()):
+            if self.over():
+                break
             key = "trigger@" + _where(t.span) + t.event
             if key in self.stack or len(self.stack) >= self.MAX_DEPTH:
                 assigned = assigned | self.writes(t.body)
                 continue
             self.stack.add(key)
-            guard = set()
+            guard = 0
             if t.condition is not None:
                 self.expr(t.condition, assigned, guard)
-                guard = _mentioned(t.condition)
+                guard = self.mentioned(t.condition)
             assigned = assigned | self.block(t.body, assigned, guard)
             self.stack.discard(key)
         return assigned
@@ -915,6 +1238,19 @@ def _children(n):
             yield v
 
 
+def _kids(n):
+    """The nodes right below a node (what A.walk goes down into), lists and tuples looked through."""
+    out = []
+    todo = [getattr(n, name) for name in A._child_fields(type(n))]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (list, tuple)):
+            todo.extend(v)
+        elif attrs.has(type(v)):
+            out.append(v)
+    return out
+
+
 def _root_name(e):
     while isinstance(e, A.Index):
         e = e.target
@@ -923,19 +1259,6 @@ def _root_name(e):
 
 def _mentioned(e):
     return {n.ident for n in A.walk(e) if isinstance(n, A.Name) and n.ref == "var"} if e is not None else set()
-
-
-def _writes(prog, root):
-    """Every variable a part of the rules may assign (through the procedures it calls)."""
-    out = set()
-    for n in _through_calls(prog, root):
-        if isinstance(n, (A.Assign, A.Add, A.Remove, A.Move, A.DrawInto, A.Shuffle, A.Cost, A.Draw)):
-            for t in (getattr(n, "target", None), getattr(n, "pile", None), getattr(n, "source", None)):
-                if isinstance(t, A.Expr):
-                    r = _var_root(t)
-                    if r:
-                        out.add(r)
-    return out
 
 
 @lint("W316")
@@ -954,14 +1277,14 @@ def read_before_assignment(c, code):
         return
     flow = _ReadFlow(c, cands)
     try:
-        assigned = set()
+        assigned = 0
         setup = prog.decls.get("setup")
         if isinstance(setup, A.ProcDecl):
-            assigned = flow.block(setup.body, assigned, set())
+            assigned = flow.block(setup.body, assigned, 0)
         assigned = flow.fire("game_start", assigned)
         main = prog.decls.get("flow")
         if isinstance(main, A.ProcDecl):
-            flow.block(main.body, assigned, set())
+            flow.block(main.body, assigned, 0)
     except RecursionError:
         pass  # rules nested deeper than the walk can follow: what was found before still holds
     for name in sorted(flow.findings.values(), key=lambda n: (n.span.path, n.span.line, n.span.column)):

@@ -39,6 +39,17 @@ def allowed_codes(line: str) -> set:
 
 
 def without_allowed(diags):
-    """The diagnostics but the warnings whose line allows their code."""
-    return [d for d in diags if d.severity != WARNING or "allow" not in d.source_line
-            or d.code not in allowed_codes(d.source_line)]
+    """The diagnostics but the warnings whose line allows their code. Each line is read once, however many
+    warnings it has (a file written on one long line reads in time in proportion to its length)."""
+    allowed = {}  # (path, line) -> the codes its comment allows
+    out = []
+    for d in diags:
+        if d.severity == WARNING:
+            key = (d.path, d.line)
+            codes = allowed.get(key)
+            if codes is None:
+                codes = allowed[key] = allowed_codes(d.source_line) if "allow" in d.source_line else frozenset()
+            if d.code in codes:
+                continue
+        out.append(d)
+    return out
