@@ -736,6 +736,13 @@ def _refresh_choose(p):
     p.options = opts
 
 
+def _in_setup(G):
+    """Whether setup is running (its frame stands on the flow's, at the bottom of the stack)."""
+    frames = G.frames
+    setup = G.rs.codes.get("setup")
+    return any(fr.code is setup for fr in frames[:2])
+
+
 class RandomOp:
     """let x = roll COUNT of FACES  /  let x = draw COUNT from PILE"""
 
@@ -748,8 +755,8 @@ class RandomOp:
         self.span = span
 
     def __call__(self, G, L):
-        if G.rs.ending_checks and G._check_endings():  # a chance step, like a decision, waits on no ended game
-            return END
+        if G.rs.ending_checks and not _in_setup(G) and G._check_endings():
+            return END  # a chance step of play, like a decision, waits on no ended game (setup is not play)
         n = 1 if self.count is None else self.count(G, L)
         if n.__class__ is not int or not 0 <= n <= MAX_PICKS:
             raise RuleRuntimeError(f"cannot {'draw' if self.is_draw else 'roll'} {fmt(n)} items "
