@@ -132,14 +132,17 @@ class Checker(PieceChecks):
                 self.types[d.name] = T.Type(d.name, kind="piece")
         for d in p.decls.values():
             self.declare(d)
-            if d.name in VALUES or d.name in FUNCTIONS:  # it would hide the built-in (or be hidden by it)
+            # a name that would hide a built-in value, or a callable that would hide a built-in function
+            # (a variable may share a function's name: `first(xs)` then says 'first' is a variable)
+            callable_decl = isinstance(d, (A.FuncDecl, A.ProcDecl, A.ActionDecl, A.EventDecl))
+            if d.name in VALUES or (callable_decl and d.name in FUNCTIONS):
                 what = "value" if d.name in VALUES else "function"
                 self.err(getattr(d, "name_span", None) or d.span, "E205",
                          f"'{d.name}' is a built-in {what}; a {d.kind} cannot take its name",
                          hint=f"choose another name for this {d.kind}")
         for name, decl in p.members.items():
-            if name in VALUES or name in FUNCTIONS:
-                self.err(decl.span, "E205", f"'{name}' is a built-in name; a {decl.kind}'s {'member' if decl.kind == 'enum' else 'row or node'} cannot take it",
+            if name in VALUES:
+                self.err(decl.span, "E205", f"'{name}' is a built-in name; {'an enum member' if decl.kind == 'enum' else 'a row or node'} cannot take it",
                          hint="choose another name")
         for name, decl in p.members.items():
             if isinstance(decl, A.BoardDecl):

@@ -27,10 +27,12 @@ def codes(text):
     ("const players = 3", "players"),          # checked clean, then `for p in players` ran over 3
     ("function count(x) = 1", "count"),         # silently replaced the built-in
     ("var me: int = 0", "me"),
-    ("enum Side { left, max }", "max"),
+    ("enum Side { left, current }", "current"),
     ("procedure sorted() { log 1 }", "sorted"),
 ])
 def test_a_declaration_cannot_take_a_built_in_name(decl, name):
+    """A built-in value's name is refused for any declaration; a built-in function's for a function,
+    procedure, action or event (a variable named `first` is fine: `first(xs)` then says it is one)."""
     got = [x for x in codes(GAME + decl + "\n") if x[0].startswith("E")]  # (W303/W305: it is unused too)
     assert [(c, line) for c, line, _ in got] == [("E205", 6)], got
     assert f"'{name}' is a built-in" in got[0][2]
@@ -86,3 +88,8 @@ def test_a_keyword_used_as_a_name_says_it_is_a_keyword():
     with pytest.raises(RuleError) as e:
         rulelang.loads(text)
     assert "'record' is a keyword" in e.value.diagnostics[0].hint
+
+
+def test_a_variable_may_share_a_built_in_functions_name():
+    rs = rulelang.loads(GAME + "var first: int = 1\nvar count: int = 2\n")
+    assert rs.new_game(2).view(None)["vars"]["first"] == 1
