@@ -30,10 +30,13 @@ sample's future chance is independent of the real game's; chance outcomes in the
 
 What it keeps, and so what it assumes (documented in docs/agents.md):
 
-* values are moved, never invented: per type, the multiset of hidden values is kept. For things
-  that are conserved — cards, tiles, tokens — that multiset is public (the components minus what
-  the seat sees), so the sample uses nothing the seat does not know. A value the rules make up in
-  secret (a hidden die roll) keeps its value and only its place is redrawn;
+* components are moved, never invented: for a pool some deck or bag holds items of, or of table rows,
+  the multiset of hidden values is kept. For things that are conserved — cards, tiles, tokens — that
+  multiset is public (the components minus what the seat sees), so the sample uses nothing the seat
+  does not know;
+* values the rules make up in secret (a pool no pile holds: a secret number, a hidden roll) are drawn
+  afresh from their declared type's values (a range, bool, an enum, player), never from the hidden
+  values; a type without such a list (int, str) gets its default value;
 * the keys of a map's hidden entries are kept (a view hides them): keep secret positions in
   values (``map[node, bool]`` with every node present), not in which keys exist;
 * the locals of suspended rule code (``let`` values of a flow or an action waiting for a decision)
@@ -42,7 +45,7 @@ What it keeps, and so what it assumes (documented in docs/agents.md):
 A sample is only made at ``seat``'s own decision (or for a finished game): the options of another
 seat's pending decision, or of a pending draw, can depend on the hidden values themselves.
 Deterministic: the same game, seat and ``rng`` state give the same sample, whatever the hidden
-values are (only their multiset per type matters).
+values are (for components only their multiset per type matters, and that is public).
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ __all__ = ["determinize", "hidden_count", "DeterminizeError"]
 
 CHANCE = -1
 MAX_SET_TRIES = 50  # reshuffles tried when a set would receive the same item twice
+MAX_DOMAIN = 1_000  # a range type of at most this many values is drawn from (a larger one: its default)
 
 
 class DeterminizeError(GameError):
@@ -97,12 +101,18 @@ class _Walk:
         self.items = []  # the value found at each slot (collecting pass)
         self.dealt = None  # the value dealt to each slot (dealing pass)
         self.groups = 0
+        self.types = {}  # pool key -> the declared type of its values
+        self.conserved = set()  # pool keys of components: a pile holds some of them (see _deal)
 
-    def slot(self, ty, v, nullable, group=None):
+    def slot(self, ty, v, nullable, group=None, in_pile=False):
         i = len(self.slots) if self.dealt is None else self._next
         if self.dealt is None:
-            self.slots.append((_key(ty), nullable or v is None, group))
+            key = _key(ty)
+            self.slots.append((key, nullable or v is None, group))
             self.items.append(v)
+            self.types.setdefault(key, ty)
+            if in_pile:
+                self.conserved.add(key)
             return v
         self._next += 1
         return self.dealt[i]
@@ -119,7 +129,7 @@ class _Walk:
         if c is Pile:
             et = _arg(ty, 0)
             known = tuple(self.visible(x, et) for x in v.known)
-            pool = [self.slot(et, x, False) for x in v.pool]
+            pool = [self.slot(et, x, False, in_pile=True) for x in v.pool]
             return Pile(v.kind, known, pool)
         if c is tuple:
             if ty is not None and ty.name == "tuple":
@@ -149,8 +159,8 @@ class _Walk:
             return {k: self.slot(vt, x, False) for k, x in sorted(v.items(), key=lambda kv: skey(kv[0]))}
         if c is Pile:
             et = _arg(ty, 0)
-            known = tuple(self.slot(et, x, False) for x in v.known)
-            pool = [self.slot(et, x, False) for x in v.pool]
+            known = tuple(self.slot(et, x, False, in_pile=True) for x in v.known)
+            pool = [self.slot(et, x, False, in_pile=True) for x in v.pool]
             return Pile(v.kind, known, pool)
         return self.slot(ty, v, nullable)
 
@@ -220,15 +230,70 @@ class _Walk:
 
 
 # ------------------------------------------------------------------------------------------ dealing
+def _domain(game, ty):
+    """The possible values of a declared type, in order, when they are few (a range, bool, an enum,
+    player); None for a type without such a list (int, str, a record, a list ...)."""
+    if ty is None:
+        return None
+    if ty.kind == "range" and ty.high - ty.low < MAX_DOMAIN:
+        return list(range(ty.low, ty.high + 1))
+    if ty.name == "bool":
+        return [False, True]
+    if ty.name == "player":
+        return list(range(game.n))
+    if ty.kind == "enum":
+        decl = game.rs.program.decls.get(ty.name)
+        members = getattr(decl, "members", None)
+        return list(members) if members else None
+    return None
+
+
+def _free_values(game, walk, idx, ty, rng, dealt):
+    """Deal values made up by the rules (no pile holds any of them; not table rows): each slot gets a
+    value drawn from the declared type's possible values, without looking at the hidden ones, so the
+    sample is the same whatever they are. A set's items are drawn without repeats. A type without a
+    short list of values (int, str) gets its default value: declare a range or an enum to let search
+    guess among the possible values."""
+    from .engine import _default
+
+    domain = _domain(game, ty)
+    groups = {}
+    for i in idx:
+        g = walk.slots[i][2]
+        if g is not None:
+            groups.setdefault(g, []).append(i)
+    for i in idx:
+        if walk.slots[i][2] is not None:
+            continue
+        if domain is None:
+            dealt[i] = _default(ty) if ty is not None else None
+        else:
+            options = domain + [None] if walk.slots[i][1] else domain
+            dealt[i] = options[rng.randrange(len(options))]
+    for members in groups.values():
+        if domain is not None and len(domain) >= len(members):
+            for i, v in zip(members, rng.sample(domain, len(members))):
+                dealt[i] = v
+        else:  # (a set larger than the declared values: it holds what it holds, and that is seen by size)
+            for i, v in zip(members, sorted((walk.items[i] for i in members), key=skey)):
+                dealt[i] = v
+
+
 def _deal(walk, rng):
-    """The value dealt to each slot: per pool, the hidden values in canonical order, shuffled, then
-    dealt so that `none` only goes to slots that may hold it and no set gets an item twice."""
+    """The value dealt to each slot. Components (a pool some pile holds items of, or table rows): per
+    pool, the hidden values in canonical order, shuffled, then dealt so that `none` only goes to slots
+    that may hold it and no set gets an item twice. Values the rules made up (a secret number, a
+    hidden roll): drawn afresh from their declared type's values (_free_values)."""
     pools = {}
     for i, (key, nullable, group) in enumerate(walk.slots):
         pools.setdefault(key, []).append(i)
     dealt = [None] * len(walk.slots)
     for key in sorted(pools):
         idx = pools[key]
+        ty = walk.types.get(key)
+        if key not in walk.conserved and not (ty is not None and ty.kind == "record"):
+            _free_values(walk.game, walk, idx, ty, rng, dealt)
+            continue
         values = sorted((walk.items[i] for i in idx), key=skey)
         nones = sum(1 for v in values if v is None)
         things = [v for v in values if v is not None]
