@@ -15,13 +15,14 @@ import sys
 import weakref
 
 from rulelang import ast as A
+from rulelang import types as T
 from rulelang.types import PLAYER
 
 from . import pieces as P
 from . import rng as R
 from .runtime import MAX_INT, MAX_PICKS, SUSPEND, _DONE, ChooseOp, OfferOp, Pending, RandomOp, _items
 from .errors import GameError
-from .values import Pile, decode, fmt
+from .values import Pile, decode, encode, fmt
 
 MAX_SAVE_CHARS = 64 * 1024 * 1024  # the longest save text read at all
 MAX_SAVE_VALUES = 1_000_000  # the most lists, objects and list items in a save (counted before parsing)
@@ -213,6 +214,8 @@ def _value(path, v, rs):
 class _Types:
     """Checks decoded values against the checker's types (rulelang/types.py)."""
 
+    lenient = False
+
     def __init__(self, rs, n):
         self.rs = rs
         self.n = n
@@ -225,11 +228,21 @@ class _Types:
         for b in rs.boards.values():
             self.nodes.update(b.nodes)
 
-    def check(self, ty, v, path):
+    def check(self, ty, v, path, lenient=None):
+        """`lenient`: a player or a range only needs to be a whole number (a local the checker typed so, which
+        the rules could have given any number: `let q = if c then p else -1`). None: as the outer call."""
+        if lenient is not None:
+            old, self.lenient = self.lenient, lenient
+            try:
+                return self.check(ty, v, path)
+            finally:
+                self.lenient = old
         if v is None:
             return  # none fits every type
         name, kind = ty.name, ty.kind
-        if kind == "range":
+        if self.lenient and (kind == "range" or name == "player"):
+            _int(path, v, -MAX_INT + 1, MAX_INT - 1, expected="a whole number")
+        elif kind == "range":
             _int(path, v, ty.low, ty.high)
         elif kind == "enum":
             if not isinstance(v, str) or v not in self.members.get(name, ()):
@@ -250,7 +263,8 @@ class _Types:
             _int(path, v, 0, self.n - 1, expected=f"a player (0 to {self.n - 1})")
         elif name == "node":
             try:
-                ok = v in self.nodes
+                ok = v in self.nodes and v.__class__ is not bool and not (
+                    v.__class__ is tuple and any(x.__class__ is bool for x in v))  # (0, true) is not (0, 1)
             except TypeError:
                 ok = False
             if not ok:
@@ -270,6 +284,27 @@ class _Types:
                     self.check(ty.args[0], k, f"{path} key {fmt(k)[:40]}")
                     self.check(ty.args[1], x, f"{path}[{fmt(k)[:40]}]")
         # any, func: every value
+
+    def check_kind(self, ty, v, path):
+        """The kind of value `ty` describes (a whole number, a text, a list ...), not what is inside it."""
+        if v is None:
+            return
+        name, kind = ty.name, ty.kind
+        if kind == "range" or name in ("int", "player"):
+            _int(path, v, -MAX_INT + 1, MAX_INT - 1, expected="a whole number")
+        elif name == "bool":
+            _bool(path, v)
+        elif name == "str":
+            if not isinstance(v, str):
+                _bad(path, v, "a text")
+        elif name in ("list", "set", "deck", "bag", "tuple"):
+            if not isinstance(v, (tuple, frozenset, Pile)) and not (isinstance(v, dict) and not v):
+                _bad(path, v, f"a {name}")
+        elif name == "map":
+            if not isinstance(v, dict):
+                _bad(path, v, "a map")
+        elif kind in ("enum", "record") or name in ("node", "board"):
+            self.check(ty, v, path, lenient=True)
 
     def _collection(self, ty, v, path):
         name = ty.name
@@ -291,6 +326,558 @@ class _Types:
             items = sorted(v, key=lambda x: fmt(x)) if isinstance(v, frozenset) else list(v)
             for i, x in enumerate(items):
                 self.check(ty.args[0], x, f"{path}[{i}]")
+
+
+# ============================================================================ positions in the code
+# The op list of every code is laid out from the rules' statements exactly as closures.StmtCompiler lays it
+# out (which the generated backend keeps: docs/runtime.md), so a position in a save means one statement.
+# _Layout walks the same statements the same way and notes, for every op: what it is (a decision, a call
+# of a procedure, an event, an offer, anything else), where control goes from it and which locals it
+# binds. A flow analysis over those edges gives, at every position, the locals a frame must have and may
+# have; the binding sites give their types (from the checker). The layout is checked against the real op
+# lists (their length and where the decision ops stand): a mismatch leaves that code to the plainer checks.
+_UNIVERSE = None  # "every name" (the must-set of a position not reached yet)
+
+
+class _OpInfo:
+    __slots__ = ("kind", "data", "succ", "must", "may")
+
+    def __init__(self, kind, data=None):
+        self.kind = kind  # "plain", "call", "emit", "turn", "offer", "choose", "random", "draw_into", "end"
+        self.data = data
+        self.succ = []  # (target, names bound on that edge, names dropped on that edge)
+        self.must = _UNIVERSE
+        self.may = frozenset()
+
+
+class _CodeInfo:
+    __slots__ = ("id", "name", "ops", "entry_must", "entry_may", "types", "binds_at", "written", "loops", "ok")
+
+    def __init__(self, cid, name):
+        self.id = cid
+        self.name = name
+        self.ops = []
+        self.entry_must = frozenset()
+        self.entry_may = frozenset()
+        self.types = {}  # local -> [(type, strict)], one per binding site
+        self.binds_at = {}  # local -> the ops that bind or write it (a let, a choice, a for loop's start, x = ...)
+        self.written = set()  # locals that statements write in place (their types are not checked)
+        self.loops = []  # ("for", first body op, back jump, items name, index name, loop names) / ("repeat", ...)
+        self.ok = True
+
+
+class _Layout:
+    def __init__(self, rs):
+        self.rs = rs
+        self.counter = 0
+        self.triggered = {t.event for t in rs.program.triggers}
+        self.codes = {}
+
+    def hidden(self, what):
+        self.counter += 1
+        return f"%{what}{self.counter}"
+
+    def build(self):
+        from rulelang.library import BUILTIN_EVENTS
+        rs = self.rs
+        prog = rs.program
+        checker = rs.checker
+        for d in prog.decls.values():
+            if isinstance(d, A.ProcDecl):
+                cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
+                c = self.start(cid, d.name)
+                for p in d.params:
+                    self.bind(c, p.name, _resolve(checker, p.type), True)
+                c.entry_must = frozenset(p.name for p in d.params)
+                c.entry_may = c.entry_must | ({"me"} if d.proc_kind == "procedure" else set())
+                if "me" in c.entry_may:
+                    self.bind(c, "me", PLAYER, True)
+                self.block(c, d.body)
+                if d.proc_kind == "setup":
+                    self.emit(c, "emit", "game_start" if "game_start" in self.triggered else None)
+                self.finish(c)
+        if "setup" not in self.codes:
+            c = self.start("setup", "setup")
+            self.emit(c, "emit", "game_start" if "game_start" in self.triggered else None)
+            self.finish(c)
+        for d in prog.decls.values():
+            if isinstance(d, A.ActionDecl):
+                c = self.start("action:" + d.name, d.name)
+                for p in d.params:
+                    strict = p.domain is None  # a typed domain: its values are of the type
+                    self.bind(c, p.name, _resolve(checker, p.type) if p.type is not None else
+                              _element(p.domain), strict)
+                self.bind(c, "me", PLAYER, True)
+                c.entry_must = c.entry_may = frozenset([p.name for p in d.params] + ["me"])
+                body = list(d.effect.stmts) if d.effect is not None else []
+                pays = [A.Assign(op="-=", target=x.target, value=x.amount, span=x.span) for x in d.costs]
+                self.block(c, A.Block(stmts=pays + body, span=d.span))
+                if "action_done" in self.triggered:
+                    self.emit(c, "emit", "action_done")
+                self.finish(c)
+        for i, t in enumerate(prog.triggers):
+            c = self.start(f"trigger:{i}", f"when {t.event}")
+            if t.event in BUILTIN_EVENTS:
+                types, strict = BUILTIN_EVENTS[t.event], True
+            else:
+                ev = prog.decls.get(t.event)
+                types = [_resolve(checker, p.type) for p in ev.params] if isinstance(ev, A.EventDecl) else []
+                strict = True
+            for k, name in enumerate(t.params):
+                self.bind(c, name, types[k] if k < len(types) else _ANY, strict)
+            c.entry_must = c.entry_may = frozenset(t.params)
+            if t.condition is not None:  # its test: on (or the trigger ends)
+                self.emit(c, "plain")
+            self.block(c, t.body)
+            self.finish(c)
+        return self.codes
+
+    # ---- helpers
+    def start(self, cid, name):
+        c = _CodeInfo(cid, name)
+        self.codes[cid] = c
+        self.loops = []  # (head, [break ops])
+        return c
+
+    def finish(self, c):
+        _flow(c, len(c.ops))
+
+    def emit(self, c, kind, data=None, fall=True, binds=(), drops=()):
+        k = len(c.ops)
+        op = _OpInfo(kind, data)
+        if fall:
+            op.succ.append((k + 1, tuple(binds), tuple(drops)))
+        c.ops.append(op)
+        return k
+
+    def bind(self, c, name, ty, strict=False):
+        c.types.setdefault(name, []).append((ty if ty is not None else _ANY, strict))
+        c.binds_at.setdefault(name, []).append(len(c.ops))
+
+    def written_by(self, c, *places):
+        for e in places:
+            while isinstance(e, (A.Index, A.Field)):
+                e = e.target
+            if isinstance(e, A.Name):
+                c.written.add(e.ident)
+                c.binds_at.setdefault(e.ident, []).append(len(c.ops))  # (the op about to be emitted)
+
+    def block(self, c, b):
+        for s in b.stmts:
+            getattr(self, "s_" + type(s).__name__, self.s_other)(c, s)
+
+    # ---- statements (as closures.StmtCompiler lays them out)
+    def s_other(self, c, s):
+        self.emit(c, "plain")
+
+    def s_Let(self, c, s):
+        v = s.value
+        if isinstance(v, A.Choose):
+            self.bind(c, s.name, _element(v.options) if v.count is None else _list_of(_element(v.options)))
+            self.emit(c, "choose", s, binds=(s.name,))
+        elif isinstance(v, (A.Roll, A.Draw)):
+            src = v.faces if isinstance(v, A.Roll) else v.pile
+            self.bind(c, s.name, _element(src) if v.count is None else _list_of(_element(src)))
+            if isinstance(v, A.Draw):
+                self.written_by(c, v.pile)
+            self.emit(c, "random", s, binds=(s.name,))
+        else:
+            self.bind(c, s.name, None if isinstance(v, A.New) else getattr(v, "ty", None))
+            self.emit(c, "plain", binds=(s.name,))
+
+    def s_Assign(self, c, s):
+        self.written_by(c, s.target)
+        self.emit(c, "plain")
+
+    def s_Add(self, c, s):
+        self.written_by(c, s.target)
+        self.emit(c, "plain")
+
+    def s_Remove(self, c, s):
+        self.written_by(c, s.source)
+        self.emit(c, "plain")
+
+    def s_Move(self, c, s):
+        self.written_by(c, s.source, s.target)
+        self.emit(c, "plain")
+
+    def s_Shuffle(self, c, s):
+        self.written_by(c, s.pile, s.source)
+        self.emit(c, "plain")
+
+    def s_ExprStmt(self, c, s):
+        self.emit(c, "call", s.expr.func.ident)
+
+    def s_Emit(self, c, s):
+        self.emit(c, "emit", s.event if s.event in self.triggered else None)
+
+    def s_EndGame(self, c, s):
+        self.emit(c, "end", fall=False)
+
+    def s_Return(self, c, s):
+        self.emit(c, "end", fall=False)
+
+    def s_Offer(self, c, s):
+        self.emit(c, "offer", s)
+
+    def s_If(self, c, s):
+        end_jumps = []
+        for test, body in s.branches:
+            i = self.emit(c, "plain")
+            self.block(c, body)
+            end_jumps.append(self.emit(c, "plain", fall=False))
+            c.ops[i].succ.append((len(c.ops), (), ()))
+        if s.orelse is not None:
+            self.block(c, s.orelse)
+        for j in end_jumps:
+            c.ops[j].succ.append((len(c.ops), (), ()))
+
+    def _loop_body(self, c, body, head):
+        self.loops.append((head, []))
+        self.block(c, body)
+        back = self.emit(c, "plain", fall=False)
+        c.ops[back].succ.append((head, (), ()))
+        _, breaks = self.loops.pop()
+        end = len(c.ops)
+        for b in breaks:
+            c.ops[b].succ.append((end, (), ()))
+        return back, end
+
+    def s_For(self, c, s):
+        items, idx = self.hidden("items"), self.hidden("i")
+        st = getattr(s.source, "ty", None) or _ANY
+        if len(s.names) == 2:
+            if st.name == "map" and len(st.args) == 2:
+                self.bind(c, s.names[0], st.args[0])
+                self.bind(c, s.names[1], st.args[1])
+            else:
+                self.bind(c, s.names[0], INT)
+                self.bind(c, s.names[1], T.element(st))
+        else:
+            self.bind(c, s.names[0], T.element(st))
+        self.emit(c, "plain", binds=(items, idx))
+        head = self.emit(c, "plain", fall=False)
+        c.ops[head].succ.append((head + 1, tuple(s.names), ()))
+        back, end = self._loop_body(c, s.body, head)
+        c.ops[head].succ.append((end, (), ()))
+        c.loops.append(("for", head + 1, back, items, idx, tuple(s.names)))
+
+    def s_While(self, c, s):
+        head = self.emit(c, "plain")
+        _, end = self._loop_body(c, s.body, head)
+        c.ops[head].succ.append((end, (), ()))
+
+    def s_Repeat(self, c, s):
+        left = self.hidden("n")
+        self.emit(c, "plain", binds=(left,))
+        head = self.emit(c, "plain")
+        back, end = self._loop_body(c, s.body, head)
+        c.ops[head].succ.append((end, (), ()))
+        c.loops.append(("repeat", head + 1, back, left, None, ()))
+
+    def s_Loop(self, c, s):
+        self._loop_body(c, s.body, len(c.ops))
+
+    def s_Break(self, c, s):
+        i = self.emit(c, "plain", fall=False)
+        self.loops[-1][1].append(i)
+
+    def s_Continue(self, c, s):
+        i = self.emit(c, "plain", fall=False)
+        c.ops[i].succ.append((self.loops[-1][0], (), ()))
+
+    def s_Turn(self, c, s):
+        who = self.hidden("turn")
+        first = self.emit(c, "turn", ("turn_start" if "turn_start" in self.triggered else None, who), fall=False)
+        c.ops[first].succ.append((first + 1, (who,), ()))
+        self.block(c, s.body)
+        finish = self.emit(c, "emit", "turn_end" if "turn_end" in self.triggered else None)
+        c.ops[first].succ.append((len(c.ops), (), ()))
+        seat = _plain_local(s.player)
+        if seat is not None:  # `turn p`: while it runs, its seat is p (unless the turn binds p again)
+            c.loops.append(("turn", first, finish, who, None, (seat,)))
+
+    def s_DrawInto(self, c, s):
+        drawn = self.hidden("items")
+        self.written_by(c, s.pile, s.target)
+        self.emit(c, "draw_into", drawn, binds=(drawn,))
+        self.emit(c, "plain", drops=(drawn,))
+
+
+def _flow(c, n):
+    """The locals every path brings to each op (must) and those some path may bring (may)."""
+    if not c.ops:
+        return
+    c.ops[0].must = c.entry_must
+    c.ops[0].may = c.entry_may
+    work = [0]
+    queued = {0}
+    while work:
+        i = work.pop()
+        queued.discard(i)
+        op = c.ops[i]
+        for t, binds, drops in op.succ:
+            if t is None or t >= n:
+                continue
+            must = (op.must | set(binds)) - set(drops)
+            may = (op.may | set(binds)) - set(drops)
+            nxt = c.ops[t]
+            new_must = must if nxt.must is _UNIVERSE else nxt.must & must
+            new_may = nxt.may | may
+            if new_must != nxt.must or new_may != nxt.may:
+                nxt.must, nxt.may = frozenset(new_must), frozenset(new_may)
+                if t not in queued:
+                    queued.add(t)
+                    work.append(t)
+
+
+_ANY = T.ANY
+INT = T.INT
+
+
+def _resolve(checker, t):
+    if t is None:
+        return _ANY
+    try:
+        return checker.resolve_type(t)
+    except Exception:  # noqa: BLE001 - a type the checker cannot name again: no check
+        return _ANY
+
+
+def _element(e):
+    return T.element(getattr(e, "ty", None) or _ANY) if e is not None else _ANY
+
+
+def _list_of(t):
+    return T.list_of(t)
+
+
+_LAYOUTS = weakref.WeakKeyDictionary()
+
+
+def _layout(rs):
+    """code id -> _CodeInfo of every code of the ruleset (made once per Ruleset), checked against the real ops."""
+    got = _LAYOUTS.get(rs)
+    if got is not None:
+        return got
+    try:
+        got = _Layout(rs).build()
+    except Exception:  # noqa: BLE001 - rules the walk does not know: every code left to the plainer checks
+        got = {}
+    for cid, info in got.items():
+        code = rs.codes.get(cid)
+        info.ok = code is not None and len(code.ops) == len(info.ops) and all(
+            isinstance(op, _DECISION_OPS[o.kind]) if o.kind in _DECISION_OPS
+            else not isinstance(op, (OfferOp, ChooseOp, RandomOp)) for op, o in zip(code.ops, info.ops))
+        if info.ok:  # the hidden local a `draw ... into` draws into is the name the compiler gave it
+            info.ok = all(code.ops[k].target == o.data for k, o in enumerate(info.ops) if o.kind == "draw_into")
+    _LAYOUTS[rs] = got
+    return got
+
+
+_DECISION_OPS = {"offer": OfferOp, "choose": ChooseOp, "random": RandomOp, "draw_into": RandomOp}
+
+
+# ============================================================================ the frame stack
+def _check_stack(g, rs, types):
+    """The frames of a game in progress, against the code: which frames can stand where, the position of
+    each (a frame below another waits at the op that started the one above it: a call, an event, an offer;
+    the top one at its decision, checked with the pending decision), its locals there and their types."""
+    layout = _layout(rs)
+    F = g.frames
+    if not F:
+        return  # (the pending decision says that nothing runs)
+    bottom = "flow" if "flow" in rs.codes else "setup"
+    if F[0].code.id != bottom:
+        raise Bad("frames[0][0]", f"is {_show(F[0].code.id)}, but the bottom frame of a game in progress is "
+                                  f"the {bottom}")
+    k = 0
+    if bottom == "flow" and F[0].pc == 0:  # setup runs above the flow, which has not started
+        if len(F) < 2 or F[1].code.id != "setup":
+            raise Bad("frames[0][1]", "is 0 (the flow has not started), but setup is not running above it")
+        k = 1
+    for i, f in enumerate(F):
+        if i > k and f.code.id in ("flow", "setup"):
+            raise Bad(f"frames[{i}][0]", f"is \"{f.code.id}\", which nothing calls")
+        if i <= k and f.depth != 0:
+            raise Bad(f"frames[{i}][3]", f"is {f.depth}, but the {f.code.id} runs at depth 0")
+    started = set(range(k + 1))  # frames whose position is checked as a place where the code goes on
+    while k < len(F) - 1:
+        lo, above = F[k], F[k + 1]
+        info = layout.get(lo.code.id)
+        if info is None or not info.ok:
+            k += 1
+            continue
+        if lo.pc == 0:
+            raise Bad(f"frames[{k}][1]", f"is 0, but {lo.code.name} has not started: no frame can run above it")
+        op = info.ops[lo.pc - 1]
+        event = op.data if op.kind == "emit" else op.data[0] if op.kind == "turn" else None
+        if op.kind == "call":
+            want = rs.codes.get("proc:" + op.data)
+            if above.code is not want:
+                raise Bad(f"frames[{k + 1}][0]", f"is {_show(above.code.id)}, but {lo.code.name} calls "
+                                                 f"{op.data} at frames[{k}][1] = {lo.pc}")
+            _same_depth(lo, above, k)
+            if ("me" in lo.locals) != ("me" in above.locals) or not _same(lo.locals.get("me"), above.locals.get("me")):
+                raise Bad(f"frames[{k + 1}][2]", f"has me {_show(above.locals.get('me'))}, but its caller "
+                                                 f"(frames[{k}]) has me {_show(lo.locals.get('me'))}")
+            k += 1
+        elif op.kind == "offer":
+            names = op.data.actions
+            if not above.code.id.startswith("action:") or above.code.id[7:] not in names:
+                raise Bad(f"frames[{k + 1}][0]", f"is {_show(above.code.id)}, but {lo.code.name} offers "
+                                                 f"{', '.join(names)} at frames[{k}][1] = {lo.pc}")
+            _same_depth(lo, above, k)
+            seat = _plain_local(op.data.player)
+            if seat is not None and seat in lo.locals and above.locals.get("me") != lo.locals[seat]:
+                raise Bad(f"frames[{k + 1}][2].me", f"is {_show(above.locals.get('me'))}, but the action was "
+                                                    f"offered to {_show(lo.locals[seat])}")
+            k += 1
+        elif event is not None:
+            trig = rs.triggers.get(event, [])
+            j = len(trig) - 1
+            m = k + 1
+            while True:  # the triggers of the event, the last one lowest; all but the running one not started
+                f = F[m]
+                if j < 0 or f.code is not trig[j][0]:
+                    raise Bad(f"frames[{m}][0]", f"is {_show(f.code.id)}, but {lo.code.name} set off '{event}' at "
+                                                 f"frames[{k}][1] = {lo.pc}: its triggers run above it, in order")
+                if f.depth != lo.depth + 1:
+                    raise Bad(f"frames[{m}][3]", f"is {f.depth}, but a trigger set off at depth {lo.depth} runs "
+                                                 f"at depth {lo.depth + 1}")
+                if f.pc == 0 and m < len(F) - 1:
+                    j -= 1
+                    m += 1
+                    continue
+                break
+            k = m
+        else:
+            raise Bad(f"frames[{k}][1]", f"is {lo.pc}: {lo.code.name} does not start another frame there, but "
+                                         f"frames[{k + 1}] runs above it")
+    for i, f in enumerate(F):
+        info = layout.get(f.code.id)
+        if i == len(F) - 1 and info is not None and info.ok and (
+                f.pc == 0 or info.ops[f.pc - 1].kind not in _DECISION_OPS):
+            break  # the top frame waits at no decision: the pending decision says so
+        _check_locals(g, rs, info, f, i, i == len(F) - 1, types)
+
+
+def _same_depth(lo, above, k):
+    if above.depth != lo.depth:
+        raise Bad(f"frames[{k + 1}][3]", f"is {above.depth}, but what frames[{k}] calls or offers runs at its "
+                                         f"depth, {lo.depth}")
+
+
+def _plain_local(e):
+    return e.ident if isinstance(e, A.Name) and e.ref == "local" else None
+
+
+def _check_locals(g, rs, info, f, i, top, types):
+    if info is None or not info.ok:
+        return
+    path = f"frames[{i}][2]"
+    where = f"{info.name} at position {f.pc}"
+    if f.pc == 0:
+        must, may, pos, op = info.entry_must, info.entry_may, -1, None
+    else:
+        pos = f.pc - 1
+        op = info.ops[pos]
+        must, may = op.must, op.may
+        if must is _UNIVERSE:
+            raise Bad(f"frames[{i}][1]", f"is {f.pc}: {info.name} never gets there")
+        if not top and op.kind == "turn":  # a turn's start sets off turn_start once it has its player
+            must = must | {op.data[1]}
+            may = may | {op.data[1]}
+    names = set(f.locals)
+    for x in sorted(must - names):
+        raise Bad(path, f"has no local \"{x}\", which {where} always has")
+    for x in sorted(names - may):
+        raise Bad(path, f"has a local \"{x[:40]}\" that {where} does not have")
+    written = info.written
+    for name, v in f.locals.items():
+        p = f"{path}.{name}"
+        if name == "me":
+            types.check(PLAYER, v, p) if v is not None else _bad(p, v, "a player")
+        elif name[0] == "%":
+            _hidden_value(g, name, v, p)
+        else:
+            sites = info.types.get(name)
+            if sites:
+                _one_of(types, sites, v, p, name in written)
+    for kind, first, last, a, b, names in info.loops:
+        if kind == "for" and isinstance(f.locals.get(a), tuple) and f.locals.get(b).__class__ is int \
+                and not 0 <= f.locals[b] <= len(f.locals[a]):
+            _bad(f"{path}.{b}", f.locals[b], f"a position from 0 to {len(f.locals[a])} in the loop's list")
+        if not first <= pos < last:
+            continue
+        if kind == "for":
+            items, idx = f.locals.get(a), f.locals.get(b)
+            if not isinstance(items, tuple):
+                _bad(f"{path}.{a}", items, "the list a for loop walks")
+            if not (idx.__class__ is int and 1 <= idx <= len(items)):
+                _bad(f"{path}.{b}", idx, f"a position from 1 to {len(items)} in the loop's list")
+            if not any(any(first <= at < last for at in info.binds_at.get(n, ())) for n in names):
+                got = tuple(f.locals.get(n) for n in names)
+                want = items[idx - 1] if len(names) == 2 else (items[idx - 1],)
+                if len(names) == 2 and not (isinstance(want, tuple) and len(want) == 2):
+                    _bad(f"{path}.{a}[{idx - 1}]", want, "a pair (the loop names two values)")
+                if not _same(got, want):
+                    raise Bad(f"{path}.{names[0]}", f"is {_show(got[0])}, not the loop's item at {path}.{a}[{idx - 1}]")
+        elif kind == "repeat":
+            left = f.locals.get(a)
+            if not (left.__class__ is int and left >= 0):
+                _bad(f"{path}.{a}", left, "the count of rounds left (0 or more)")
+        elif kind == "turn" and (pos > first or not top):  # (at its start only once it has set off turn_start)
+            seat = names[0]
+            if seat in f.locals and a in f.locals and not any(
+                    first <= at < last for at in info.binds_at.get(seat, ())) and not _same(f.locals[seat], f.locals[a]):
+                raise Bad(f"{path}.{a}", f"is {_show(f.locals[a])}, but the turn running there is {seat}'s "
+                                         f"({_show(f.locals[seat])})")
+
+
+def _hidden_value(g, name, v, path):
+    kind = _HIDDEN.match(name).group(1) if _HIDDEN.match(name) else ""
+    if kind == "items":
+        if not isinstance(v, tuple):
+            _bad(path, v, "a list")
+    elif kind in ("i", "n"):
+        _int(path, v, expected="a whole number")
+    elif kind == "turn":
+        _int(path, v, 0, g.n - 1, expected=f"a player (0 to {g.n - 1})")
+
+
+def _one_of(types, sites, v, path, written=False):
+    """`v` fits the type of one of the local's binding sites; a local the rules write in place (`x = ...`,
+    `add y to x`) only needs to be of that type's kind (a number, a text, a list, a map ...)."""
+    first = None
+    for ty, strict in sites:
+        try:
+            if written:
+                types.check_kind(ty, v, path)
+            else:
+                types.check(ty, v, path, lenient=not strict)
+            return
+        except Bad as e:
+            first = first or e
+    raise first
+
+
+def _same(a, b):
+    """Equal as values, and of the same kinds (true is not 1)."""
+    return a == b and encode(a) == encode(b)
+
+
+def _eliminates(rs):
+    """Whether any rule can eliminate a player (an `eliminate` statement anywhere)."""
+    got = _ELIMINATES.get(rs)
+    if got is None:
+        prog = rs.program
+        got = _ELIMINATES[rs] = any(isinstance(x, A.Eliminate) for d in list(prog.decls.values()) + list(prog.triggers)
+                                    for x in A.walk(d))
+    return got
+
+
+_ELIMINATES = weakref.WeakKeyDictionary()
 
 
 # ============================================================================ locals of each code
@@ -469,11 +1056,19 @@ def _build(cls, rs, d):
             L[k] = x
         g.frames.append(Frame(code, pc, L, depth))
 
+    if not g.over:
+        if any(g.eliminated) and not _eliminates(rs):
+            raise Bad("eliminated", "holds a player, but no rule of the game eliminates anyone")
+        _check_stack(g, rs, types)
+
     # ---- the pending decision
     pend = d["pending"]
     if g.over:
         if pend is not None:
             _bad("pending", pend, "null in a game that is over")
+        if g.error is None and g.frames:
+            raise Bad("frames", f"holds {len(g.frames)} frame{'s' if len(g.frames) != 1 else ''} in a game that "
+                                f"ended ({g.end_reason}): nothing runs after the end")
         return g
     if pend is None:
         raise Bad("pending", "is null: a game in progress must have a pending decision")

@@ -221,6 +221,8 @@ def test_a_pending_decision_must_resume_its_op(station):
     d2["end_reason"] = station.endings[0]
     refused(station, d2, "pending is an object, not null in a game that is over")
     d2["pending"] = None
+    refused(station, d2, "frames holds %d frames in a game that ended" % len(d2["frames"]), "nothing runs after")
+    d2["frames"] = []
     station.load_game(json.dumps(d2))
     d2["end_reason"] = None
     refused(station, d2, "over is true, but the save has neither an end_reason nor an error")
@@ -409,3 +411,117 @@ def test_long_notes_are_cut_when_written(station):
     g.note("x" * (MAX_NOTE_CHARS + 50))
     assert len(g.notes[-1]) == MAX_NOTE_CHARS and g.notes[-1].endswith("...")
     assert station.load_game(g.to_json()).notes == g.notes
+
+
+# ---------------------------------------------------------------- frames, positions and locals (issue 31.9)
+def a_save_with(rs, players, want, seed=0, limit=400, chance="sampled"):
+    """A save (as data) of a seeded random game at a point where `want(save)` holds."""
+    for s in range(seed, seed + 20):
+        g = rs.new_game(players, seed=s, chance=chance)
+        r = random.Random(s)
+        for _ in range(limit):
+            if g.is_over():
+                break
+            d = save_of(g)
+            if want(d):
+                return d
+            g.apply(r.choice(g.legal_actions()))
+    pytest.skip("no such point in these games")
+
+
+def codes_of(d):
+    return [f[0] for f in d["frames"]]
+
+
+def test_the_flow_frame_and_the_order_of_frames_are_checked(station):
+    d = a_save_with(station, 3, lambda d: len(d["frames"]) >= 3 and d["frames"][0][1] > 0)
+    survives(station, station.load_game(json.dumps(d)))
+    d2 = copy.deepcopy(d)
+    del d2["frames"][0]  # was accepted: the game then ended "end of flow" a decision later
+    refused(station, d2, "frames[0][0] is", "the bottom frame of a game in progress is the flow")
+    for i in range(1, len(d["frames"]) - 1):
+        d2 = copy.deepcopy(d)
+        del d2["frames"][i]
+        refused(station, d2, "frames[")
+        d2 = copy.deepcopy(d)
+        d2["frames"].insert(i, copy.deepcopy(d["frames"][i]))
+        refused(station, d2, "frames[")
+    d2 = copy.deepcopy(d)
+    d2["frames"].insert(1, ["flow", 0, {}, 0])
+    refused(station, d2, "frames[1][0] is \"flow\", which nothing calls")
+    d2 = copy.deepcopy(d)
+    d2["frames"][1][3] = 1
+    refused(station, d2, "frames[1][3] is 1", "runs at its depth, 0")
+
+
+def test_a_frame_below_another_waits_where_it_started_it(station):
+    d = a_save_with(station, 3, lambda d: len(d["frames"]) >= 3 and d["frames"][0][1] > 0)
+    rewinds = 0
+    for i, f in enumerate(d["frames"][:-1]):
+        for pc in range(f[1]):
+            d2 = copy.deepcopy(d)
+            d2["frames"][i][1] = pc
+            refused(station, d2, f"frames[{i}]")
+            rewinds += 1
+    assert rewinds > 3
+    d2 = copy.deepcopy(d)
+    d2["frames"][0][1] = 0  # "the flow has not started": then setup runs above it
+    refused(station, d2, "frames[0][1] is 0 (the flow has not started), but setup is not running above it")
+
+
+def test_locals_are_those_of_the_position_with_their_types(station):
+    d = a_save_with(station, 3, lambda d: "proc:perform" in codes_of(d))
+    i = codes_of(d).index("proc:perform")
+    L = d["frames"][i][2]
+    assert {"p", "s", "own", "me"} <= set(L)
+    for name, value, words in [("p", "x", ['.p is "x", not a player']), ("p", 99, [".p is 99, not a player"]),
+                               ("p", True, [".p is true"]), ("own", 3, [".own is 3, not true or false"]),
+                               ("s", "nope", ['.s is "nope", not a Ship']), ("s", [1], [".s is (1,)"]),
+                               ("me", (L["me"] + 1) % 3, ["has me", "its caller"])]:
+        d2 = copy.deepcopy(d)
+        d2["frames"][i][2][name] = value
+        refused(station, d2, f"frames[{i}][2]", *words)
+    for name in ("p", "s", "own"):
+        d2 = copy.deepcopy(d)
+        del d2["frames"][i][2][name]
+        refused(station, d2, f"frames[{i}][2] has no local \"{name}\"")
+    d2 = copy.deepcopy(d)
+    d2["frames"][i][2]["later"] = 1
+    refused(station, d2, f"frames[{i}][2] has a local \"later\"")
+
+
+def test_the_locals_of_a_loop_and_a_turn_agree(station):
+    d = a_save_with(station, 3, lambda d: d["frames"] and d["frames"][0][0] == "flow" and d["frames"][0][1] > 0
+                    and any(k.startswith("%turn") for k in d["frames"][0][2]))
+    L = d["frames"][0][2]
+    turn = next(k for k in L if k.startswith("%turn"))
+    d2 = copy.deepcopy(d)
+    d2["frames"][0][2][turn] = (L[turn] + 1) % 3
+    refused(station, d2, f"frames[0][2].{turn} is", "but the turn running there is")
+    d2 = copy.deepcopy(d)
+    d2["frames"][0][2][turn] = 7
+    refused(station, d2, f"frames[0][2].{turn} is 7, not a player")
+    d = a_save_with(station, 3, lambda d: any(k.startswith("%items") and isinstance(v, list) and len(v) > 1
+                                              for f in d["frames"] for k, v in f[2].items()), chance="explicit")
+    i, f = next((i, f) for i, f in enumerate(d["frames"]) if any(k.startswith("%items") for k in f[2]))
+    items = next(k for k in f[2] if k.startswith("%items"))
+    idx = "%i" + str(int(items[6:]) + 1)
+    d2 = copy.deepcopy(d)
+    d2["frames"][i][2][idx] = len(f[2][items]) + 1
+    refused(station, d2, f"frames[{i}][2].{idx} is")
+
+
+def test_nobody_is_eliminated_where_no_rule_eliminates(station):
+    d = save_of(station.new_game(3, seed=1))
+    d["eliminated"][d["pending"]["player"]] = True  # the seat deciding now: was accepted
+    refused(station, d, "eliminated holds a player, but no rule of the game eliminates anyone")
+
+
+def test_a_node_is_not_a_pair_holding_true():
+    mars = rulelang.load(os.path.join(ROOT, "games", "mars.rules"))
+    node = next(n for b in mars.boards.values() for n in b.nodes if isinstance(n, tuple) and n[1] == 1)
+    d = save_of(mars.new_game(2, seed=1))
+    d["data"]["rover_at"][0] = [node[0], True]  # (x, true) == (x, 1) in Python: was accepted
+    refused(mars, d, "data.rover_at[0] is", "not a node of a board")
+    d["data"]["rover_at"][0] = list(node)
+    survives(mars, mars.load_game(json.dumps(d)))
