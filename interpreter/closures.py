@@ -13,7 +13,8 @@ from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, Rule
                        check_items, check_value, deep_cost, over)
 from .runtime import (END, MAX_FIXED_ITEMS, MAX_FUNCTION_DEPTH, RETURN, ChooseOp, Code, Located,
                       OfferOp, Place, RandomOp, _arith, _builtin_error, _check_map, _check_root, _contains,
-                      _equal, _get, _size, add_item, remove_item, sorting_cost, span_of)
+                      _equal, _expr_text, _get, _size, add_item, loose_check, remove_item, sorting_cost,
+                      span_of)
 from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
 
 
@@ -629,6 +630,12 @@ class StmtCompiler:
     def s_Assign(self, c, s):
         place = Place(self.xc, s.target)
         f = self.xc.compile(s.value)
+        loose = getattr(s, "loose_type", None)
+        if loose is not None and s.op == "=":  # a value the checker could not vouch for: checked as stored
+            check, value = loose_check(loose, _expr_text(s.target)), f
+
+            def f(G, L):
+                return check(G, value(G, L))
         if s.op == "=":
             if place.keys:
                 def assign(G, L):

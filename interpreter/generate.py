@@ -2727,7 +2727,7 @@ def make_stmt_generator(rs, xc):
             _check_root, from the value added."""
             self.at(fn, st.span)
             if st.op == "=":
-                v = self.as_pile(st.target, self.xc.expr(st.value, fn), fn)
+                v = self.as_pile(st.target, self.loose_checked(st, self.xc.expr(st.value, fn), fn), fn)
                 self.range_checked(st.target, v, fn)
                 place = self.place_of(st.target, fn)
                 inside = self.read_path(place, fn, len(place[2]) - 1)
@@ -2782,6 +2782,16 @@ def make_stmt_generator(rs, xc):
             if root.ref == "var" and self.rs.visibility.get(root.ident) in ("known", "owner"):
                 fn.emit(f"G.forget({self.mod.const(root.ident)}, ({''.join(x + ', ' for x in ks)}))")
             return new
+
+        def loose_checked(self, st, v, fn):
+            """The value of `x = v` checked against x's declared type where the checker could vouch for it
+            only loosely (as the closures' s_Assign: runtime.loose_check)."""
+            loose = getattr(st, "loose_type", None)
+            if loose is None:
+                return v
+            from .runtime import _expr_text, loose_check
+            fn.emit(f"{self.mod.const(loose_check(loose, _expr_text(st.target)))}(G, {v})")
+            return v
 
         def range_checked(self, target, v, fn):
             from .runtime import _expr_text, range_check
@@ -2856,7 +2866,7 @@ def make_stmt_generator(rs, xc):
             store = f"G.data[{k(t.ident)}]" if t.ref == "var" else f"L[{k(t.ident)}]"
             check = range_check(t.ty, t.ident)
             if st.op == "=":
-                v = self.as_pile(t, self.xc.expr(st.value, fn), fn, sorted_charge=True)
+                v = self.as_pile(t, self.loose_checked(st, self.xc.expr(st.value, fn), fn), fn, sorted_charge=True)
             else:
                 cur = fn.tmp()
                 fn.emit(f"{cur} = {store}")

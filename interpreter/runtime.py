@@ -20,7 +20,7 @@ from bisect import bisect_right
 
 from rulelang import ast as A
 
-from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, over
+from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, measure, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
 from .values import MAX_SIZE, Pile, fmt, ordered_pile, readable, skey
 
@@ -321,6 +321,30 @@ class Place:
                 G.forget(self.name, tuple(ks))
         else:
             L[self.name] = new
+
+
+def loose_check(ty, text):
+    """A function (G, value) -> value that stops a value that is not of the declared type `ty`, for an
+    assignment the checker could vouch for only loosely (checker._loose): a value of unknown type, a
+    number stored as a player, a node as a number. The value is checked as a save's is (saves._Types),
+    its walk charged as work."""
+    def check(G, v):
+        if v is None:
+            return v
+        if v.__class__ in CONTAINERS:
+            charge(G, measure(v)[0])
+        types = G.rs.__dict__.get("_value_types")
+        if types is None or types.n != G.n:
+            from .saves import _Types
+            types = G.rs._value_types = _Types(G.rs, G.n)
+        from .saves import Bad
+        try:
+            types.check(ty, v, text)
+        except Bad as e:
+            raise RuleRuntimeError(f"{e} ({text} is declared {ty}: a value of another type cannot be stored "
+                                   "there)") from None
+        return v
+    return check
 
 
 def range_check(ty, text):

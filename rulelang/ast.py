@@ -232,6 +232,7 @@ class Assign(Stmt):
     op: str = "="  # = += -=
     target: Expr = None
     value: Expr = None
+    loose_type: Any = None  # set by the checker: the target's type, when the value must be checked as stored
 
 
 @node

@@ -48,6 +48,26 @@ class Scope:
         return out
 
 
+def _loose(value_type, target_type, depth=0) -> bool:
+    """Whether a value of `value_type` stored where `target_type` is declared may not be one: the types
+    are compatible only loosely (a value of unknown type, a number stored as a player, a node as a number
+    or a text), so the runtime checks the value when it is stored (docs/language.md, "Types")."""
+    if depth > 20:
+        return True
+    v, t = T.base(value_type), T.base(target_type)
+    if t.name in ("any", "func", "none") or t.kind == "range":  # (a range has its own run-time check)
+        return False
+    if v.name == "any":
+        return True
+    if t.name == "player" and v.name == "int":
+        return True
+    if v.name == "node" and t.name in ("int", "str"):
+        return True
+    if v.args and t.args and len(v.args) == len(t.args):
+        return any(_loose(a, b, depth + 1) for a, b in zip(v.args, t.args))
+    return False
+
+
 class Context:
     """Where a statement or expression stands: what it may do."""
 
@@ -636,6 +656,8 @@ class Checker(PieceChecks):
         vt = self.expr(s.value, scope, ctx, expected=tt)
         if s.op == "=":
             self.expect_type(vt, tt, s.value, "this assignment")
+            if _loose(vt, tt):  # the checker cannot vouch for the value: the run time checks it (E-free)
+                s.loose_type = tt
         else:
             bt = T.base(tt)
             if bt.name in ("int", "any"):
