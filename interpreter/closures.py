@@ -974,20 +974,35 @@ class StmtCompiler:
         name = s.event
         c.emit(lambda G, L: G.emit_event(name, tuple(f(G, L) for f in fs)), s.span)
 
+    def _reason(self, s):
+        """The reason of an end_game / trigger_end: (G, L) -> text (its literal, or its expression's value,
+        which must be a text)."""
+        if s.reason_expr is None:
+            reason = s.reason
+            return lambda G, L: reason
+        f = self.xc.compile(s.reason_expr)
+
+        def computed(G, L):
+            v = f(G, L)
+            if v.__class__ is not str:
+                raise RuleRuntimeError(f"the reason the game ends must be a text, not {fmt(v)[:100]}")
+            return v[:200]
+        return computed
+
     def s_EndGame(self, c, s):
-        reason = s.reason
+        reason = self._reason(s)
 
         def end(G, L):
-            G.finish(reason or G.end_pending or "end_game")
+            G.finish(reason(G, L) or G.end_pending or "end_game")
             return END
         c.emit(end, s.span)
 
     def s_TriggerEnd(self, c, s):
-        reason = s.reason
+        reason = self._reason(s)
 
         def trig(G, L):
             if G.end_pending is None:
-                G.end_pending = reason
+                G.end_pending = reason(G, L)
         c.emit(trig, s.span)
 
     def s_Eliminate(self, c, s):

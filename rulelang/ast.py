@@ -340,12 +340,14 @@ class Emit(Stmt):
 
 @node
 class EndGame(Stmt):
-    reason: Optional[str] = None
+    reason: Optional[str] = None  # a "literal" reason
+    reason_expr: Optional[Expr] = None  # or one computed: end_game (EXPR), end_game if A then "x" else "y"
 
 
 @node
 class TriggerEnd(Stmt):
     reason: str = ""
+    reason_expr: Optional[Expr] = None
 
 
 @node
@@ -623,7 +625,8 @@ _FIELDS = {}
 def _child_fields(cls):
     names = _FIELDS.get(cls)
     if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls) if f.name not in ("span", "ty", "ref"))
+        names = _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls)
+                                     if f.name not in ("span", "ty", "ref", "loose_type"))  # (types: no nodes)
     return names
 
 

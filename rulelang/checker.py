@@ -840,10 +840,24 @@ class Checker(PieceChecks):
             self.expect_exact(self.expr(a, scope, ctx), self.resolve_type(p.type), a, f"'{p.name}' of event '{s.event}'")
 
     def s_EndGame(self, s, scope, ctx):
-        self.ends.append((s.reason or "", s.span))
+        for reason in self.reasons(s, scope, ctx):
+            self.ends.append((reason or "", s.span))
 
     def s_TriggerEnd(self, s, scope, ctx):
-        self.ends.append((s.reason, s.span))
+        for reason in self.reasons(s, scope, ctx):
+            self.ends.append((reason, s.span))
+
+    def reasons(self, s, scope, ctx):
+        """The reasons an end_game / trigger_end may give: its text, or the texts written in its
+        expression (checked to be a text)."""
+        if s.reason_expr is None:
+            return [s.reason]
+        t = self.expr(s.reason_expr, scope, ctx)
+        if t.name not in ("str", "any", "none"):
+            self.err(s.reason_expr.span, "E301", f"the reason the game ends is a text, not {t}",
+                     hint='write end_game "reason", or end_game (an expression giving a text)')
+        texts = [n.value for n in A.walk(s.reason_expr) if isinstance(n, A.Literal) and isinstance(n.value, str)]
+        return texts or [""]
 
     def s_Eliminate(self, s, scope, ctx):
         self.expect_type(self.expr(s.player, scope, ctx), T.PLAYER, s.player, "who is eliminated")

@@ -202,10 +202,14 @@ class _Analyser:
             return
         elif isinstance(obj, A.Emit):
             out.emits.add(obj.event)
-        elif isinstance(obj, A.EndGame):
-            out.ends.append((obj.reason or "", "end_game"))
-        elif isinstance(obj, A.TriggerEnd):
-            out.ends.append((obj.reason, "trigger_end"))
+        elif isinstance(obj, (A.EndGame, A.TriggerEnd)):
+            what = "end_game" if isinstance(obj, A.EndGame) else "trigger_end"
+            if obj.reason_expr is None:
+                out.ends.append((obj.reason or "", what))
+            else:  # the texts its expression may give
+                texts = [n.value for n in A.walk(obj.reason_expr)
+                         if isinstance(n, A.Literal) and isinstance(n.value, str)]
+                out.ends.extend((t, what) for t in texts or [""])
         for name in A._child_fields(type(obj)):
             val = getattr(obj, name)
             if isinstance(val, (list, tuple)) or attrs.has(type(val)):

@@ -937,11 +937,23 @@ class _Builder:
 
     @_meta
     def end_stmt(self, meta, c):
-        return A.EndGame(span=self._span(meta), reason=_unquote(c[0]) if c[0] else None)
+        kind, value = c[0] if c[0] is not None else ("text", None)
+        if kind == "text":
+            return A.EndGame(span=self._span(meta), reason=value)
+        return A.EndGame(span=self._span(meta), reason_expr=value)
 
     @_meta
     def trigger_end_stmt(self, meta, c):
-        return A.TriggerEnd(span=self._span(meta), reason=_unquote(c[0]))
+        kind, value = c[0]
+        if kind == "text":
+            return A.TriggerEnd(span=self._span(meta), reason=value)
+        return A.TriggerEnd(span=self._span(meta), reason_expr=value)
+
+    def reason_text(self, c):
+        return ("text", _unquote(c[0]))
+
+    def reason_expr(self, c):
+        return ("expr", c[0])
 
     @_meta
     def eliminate_stmt(self, meta, c):

@@ -93,3 +93,28 @@ def test_a_keyword_used_as_a_name_says_it_is_a_keyword():
 def test_a_variable_may_share_a_built_in_functions_name():
     rs = rulelang.loads(GAME + "var first: int = 1\nvar count: int = 2\n")
     assert rs.new_game(2).view(None)["vars"]["first"] == 1
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+@pytest.mark.parametrize("statement, expected", [
+    ('end_game if fast then "quick win" else "slow win"', "quick win"),
+    ('end_game ("won in " + "round two")', "won in round two"),
+    ('trigger_end if fast then "quick" else "slow"  end_game', "quick"),
+])
+def test_the_reason_the_game_ends_may_be_an_expression(statement, expected, backend):
+    """`end_game if r then "a" else "b"` was read as end_game and a stray expression (E406)."""
+    text = GAME.replace('ending "x" when vp[0] > 2\n', "") + (
+        "var fast: bool = true\naction b { effect { vp[me] += 1  if vp[me] > 1 { " + statement + " } } }\n"
+    ).replace("offer [a]", "offer [b]")
+    text = text.replace("offer [a] to p", "offer [b] to p")
+    rs = rulelang.loads(text)
+    rs = rs if backend == "generated" else rs.with_backend("closures")
+    g = rs.new_game(2, seed=1)
+    while not g.is_over():
+        g.apply(g.legal_actions()[0])
+    assert g.end_reason == expected
+
+
+def test_a_reason_that_is_not_a_text_is_an_error():
+    got = [c for c in codes(GAME + "action b { effect { end_game (3) } }\n") if c[0].startswith("E")]
+    assert got[0][0] == "E301" and "reason the game ends is a text" in got[0][2]
