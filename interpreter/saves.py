@@ -1,10 +1,12 @@
 """Loading a saved game. A save is untrusted input: it is checked completely against the program.
 
 `load_game(cls, rs, text)` either returns a Game in a state the rules could have reached (in form: every
-field of the right JSON kind, every variable of its declared type, seats within the players, positions
-within the code, the pending decision exactly the one the op it resumes would offer now), or raises a
-GameError with one line that names the field, e.g.
-`not a saved game of Race: data.points[1] is "x", not an int`.
+field of the right JSON kind, every variable of its declared type, seats within the players, the stack of
+frames one the code builds (each frame below another waiting at the op that started it), each frame's
+locals those of its position with their checked types, the pending decision exactly the one the op it
+resumes would offer now), or raises a GameError with one line that names the field, e.g.
+`not a saved game of Race: data.points[1] is "x", not an int`. docs/language.md ("Run-time limits and
+errors") lists the checks.
 """
 from __future__ import annotations
 
