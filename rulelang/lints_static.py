@@ -31,7 +31,7 @@ def _where(span):
 def _game_roots(prog):
     """Everything that runs in a game (not scenarios): declarations, triggers, endings, score."""
     roots = list(prog.decls.values()) + list(prog.triggers) + list(prog.endings)
-    roots += [s for s in (prog.score, prog.tiebreak, prog.payoff) if s is not None]
+    roots += [s for s in (prog.score, prog.tiebreak, prog.payoff, prog.heuristic) if s is not None]
     return roots
 
 
@@ -886,10 +886,12 @@ class _ReadFlow:
     candidates (an int: bit i for the i-th), so that a step costs the same however many variables have been
     assigned; what a block or procedure may assign, and which candidates an expression mentions, are worked
     out once per check. Every step (a statement, an expression, a trigger fired, an action offered, an
-    ending looked at) counts towards MAX_VISITS."""
+    ending looked at) counts towards the bound: MAX_VISITS, or VISITS_PER_NODE per node of the game's rules
+    when that is more (a big file is followed as far as a small one)."""
 
     MAX_DEPTH = 40  # procedures, functions and triggers followed one inside the other; deeper ones only assign
-    MAX_VISITS = 100_000  # steps followed; past it nothing more is reported (bounded time)
+    MAX_VISITS = 100_000  # steps followed (at least); past the bound nothing more is reported (bounded time)
+    VISITS_PER_NODE = 10
 
     def __init__(self, c, candidates):
         self.c = c
@@ -899,6 +901,7 @@ class _ReadFlow:
         self.findings = {}
         self.stack = set()
         self.visits = 0
+        self.max_visits = max(self.MAX_VISITS, self.VISITS_PER_NODE * len(_game_nodes(c)))
         self.memo = {}  # (what, name, assigned, guard) -> assigned after: the same walk gives the same findings
         self.triggers = {}
         for t in self.prog.triggers:
@@ -913,7 +916,7 @@ class _ReadFlow:
 
     def over(self):
         self.visits += 1
-        return self.visits > self.MAX_VISITS
+        return self.visits > self.max_visits
 
     # -- masks
     def mentioned(self, e):

@@ -287,6 +287,7 @@ class _Builder:
         self.ix = SymbolIndex(program, sources)
         self.builtins = {}
         self.seen_stmts = set()
+        self.params = {}  # (id of the declaring span, name) -> the first parameter symbol of that name there
         for path, src in sources.items():
             toks = lex(src.text)
             self.ix.tokens[path] = toks
@@ -387,6 +388,8 @@ class _Builder:
     # -- recording
     def add_symbol(self, sym, top=False, parent=None):
         self.ix.symbols.append(sym)
+        if sym.kind == "param" and sym.scope is not None:
+            self.params.setdefault((id(sym.scope), sym.name), (sym.scope, sym))
         if sym.span is not None:
             self.ix.references.append(Reference(sym.span, sym, definition=True, type=sym.type))
         if top and sym.span is not None:
@@ -417,7 +420,7 @@ class _Builder:
         p = self.prog
         items = list(p.decls.values()) + list(p.triggers) + list(p.endings) + list(p.invariants) + \
             list(p.scenarios) + list(p.variants.values()) + list(p.extensions) + [old for old, _ in p.replaced]
-        for x in (p.score, p.tiebreak, p.game):
+        for x in (p.score, p.tiebreak, p.heuristic, p.game):
             if x is not None:
                 items.append(x)
         seen, out = set(), []
@@ -477,8 +480,8 @@ class _Builder:
             else:
                 first = self.token_after(d.span, lambda t: t.kind == "name", limit=3)
                 where = first.span(path) if first else d.span
-                if kind == "score" and d.tiebreak:
-                    name = "tiebreak"
+                if kind == "score" and (d.tiebreak or d.heuristic):
+                    name = "tiebreak" if d.tiebreak else "heuristic"
             sym = Symbol(name, kind, where, d.span, detail=_detail(d), doc=self.doc_above(d.span))
             self.ix.symbols.append(sym)
             if top:
@@ -719,10 +722,8 @@ class _Builder:
             self.block(d.body, scope)
 
     def _param_symbol(self, decl, name):
-        for s in self.ix.symbols:
-            if s.kind == "param" and s.name == name and s.scope is decl.span:
-                return s
-        return None
+        got = self.params.get((id(decl.span), name))  # looked up, not searched: many extends stay quick
+        return got[1] if got is not None and got[0] is decl.span else None
 
     def block(self, b, scope, new_scope=True):
         if b is None:
@@ -961,7 +962,7 @@ def _detail(d) -> str:
     if isinstance(d, A.InvariantDecl):
         return f'{prefix}invariant "{d.name}"'
     if isinstance(d, A.ScoreDecl):
-        return f"{prefix}{'tiebreak' if d.tiebreak else 'score'} {d.param} = ..."
+        return f"{prefix}{'tiebreak' if d.tiebreak else 'heuristic' if d.heuristic else 'score'} {d.param} = ..."
     if isinstance(d, A.ScenarioDecl):
         return f'scenario "{d.name}"'
     if isinstance(d, A.VariantDecl):
