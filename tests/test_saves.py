@@ -525,3 +525,17 @@ def test_a_node_is_not_a_pair_holding_true():
     refused(mars, d, "data.rover_at[0] is", "not a node of a board")
     d["data"]["rover_at"][0] = list(node)
     survives(mars, mars.load_game(json.dumps(d)))
+
+
+@pytest.mark.parametrize("name", ["station", "vega", "mars", "examples/connect4", "examples/tictactoe",
+                                  "examples/kuhn_poker"])
+def test_the_loader_lays_out_every_code_as_the_compiler_does(name):
+    """The save checks walk the rules' statements as closures.StmtCompiler lays them out; a code whose layout
+    differs would be left to the plainer checks: none of the game files has one, with either backend."""
+    from interpreter.saves import _layout
+    rs = rulelang.load(os.path.join(ROOT, "games", name + ".rules"))
+    for r in (rs, rs.with_backend("closures")):
+        r.backend  # (the generated code is built before the first game)
+        layout = _layout(r)
+        assert sorted(layout) == sorted(r.codes)
+        assert [cid for cid, info in layout.items() if not info.ok] == []
