@@ -19,7 +19,8 @@ also accept ``choose(game)`` (the seat is then ``game.current_player``).
 Agent specs (``--agents`` of the command line): ``parse_agent_specs(text, players)`` splits
 ``"mcts:400,random"`` into one spec per seat, and ``make_agent(spec, seed)`` builds the agent of a
 spec: ``random``, ``first``, ``human``, ``mcts`` / ``mcts:N`` (N playouts per decision),
-``ismcts`` / ``ismcts:N`` (the same agent), or ``module:Class`` / ``module:Class:ARG`` (a class
+``ismcts`` / ``ismcts:N`` (the same agent), ``heuristic`` / ``heuristic:P`` (interpreter/heuristic.py:
+one move of lookahead on the rules' ``heuristic p = EXPR``, P% of decisions random), or ``module:Class`` / ``module:Class:ARG`` (a class
 importable from Python, constructed as ``Class([ARG], seed=seed)``; ``seed`` only when it takes
 one). ``agent_seed(seed, seat)`` derives the per-seat seed used by the command line and by the
 simulator, so ``rulelang play --seed S`` replays exactly the game that the simulator played with
@@ -258,10 +259,11 @@ AGENTS = {
     "human": HumanAgent,
     "mcts": None,  # interpreter.mcts.MCTSAgent, imported when asked for
     "ismcts": None,  # the same agent: information-set MCTS (determinizing) is what "mcts" does
+    "heuristic": None,  # interpreter.heuristic.HeuristicAgent: one move of lookahead on `heuristic p = EXPR`
 }
 
 #: what each known agent takes after its name, for the messages
-_TAKES = {"mcts": "N", "ismcts": "N"}
+_TAKES = {"mcts": "N", "ismcts": "N", "heuristic": "P"}
 MAX_SPEC_CHARS = 300
 
 
@@ -305,6 +307,15 @@ def _known_agent(head, parts, spec, seed, options):
             playouts = int(args[0])
         agent = MCTSAgent(playouts, seed, **options)
         agent.name = head if not args else f"{head}:{playouts}"
+        return agent
+    if head == "heuristic":
+        from .heuristic import HeuristicAgent
+
+        if len(args) > 1 or (args and not (args[0].isascii() and args[0].isdigit() and 0 <= int(args[0]) <= 100)):
+            raise _bad(spec, "heuristic takes one whole percentage from 0 to 100, the share of random decisions "
+                             "(heuristic:10)")
+        agent = HeuristicAgent(int(args[0]) if args else 0, seed, **options)
+        agent.name = spec.lower() if args else "heuristic"
         return agent
     if args:
         raise _bad(spec, f"{head} takes nothing after its name")
@@ -408,7 +419,7 @@ def check_agent_spec(spec: str) -> str:
     if head is None:
         _import_class(spec, parts)
         return ":".join(parts)
-    if head in ("mcts", "ismcts"):
+    if head in ("mcts", "ismcts", "heuristic"):
         _known_agent(head, parts, spec, 0, {})
     elif len(parts) > 1:
         raise _bad(spec, f"{head} takes nothing after its name")

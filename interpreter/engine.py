@@ -268,6 +268,8 @@ class Ruleset:
         self.tiebreak_fn = (program.tiebreak.param, xc.compile(program.tiebreak.value)) if program.tiebreak else None
         payoff = getattr(program, "payoff", None)
         self.payoff_fn = (payoff.param, xc.compile(payoff.value)) if payoff is not None else None
+        heuristic = getattr(program, "heuristic", None)
+        self.heuristic_fn = (heuristic.param, xc.compile(heuristic.value)) if heuristic is not None else None
         self.placeholders = []
         self.warnings = []
         if backend == "generated":
@@ -1292,6 +1294,27 @@ class Game:
             return [0.0] * self.n
         share = (self.n - len(w)) / len(w)
         return [share if p in w else -1.0 for p in range(self.n)]
+
+    def heuristics(self):
+        """The `heuristic p = EXPR` declaration's value for each seat now (whole numbers), or None without
+        one: how well each seat stands, as the rules' author estimates it (the heuristic agent reads it).
+        Computed under the work budget; an error is the game's error, said where the heuristic is."""
+        if self.rs.heuristic_fn is None:
+            return None
+        start_work(self)
+        self.fdepth = 0
+        param, f = self.rs.heuristic_fn
+        where = self.rs.program.heuristic.span.where()
+        try:
+            out = [f(self, {param: p}) for p in range(self.n)]
+        except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
+            raise GameError(f"{where}: while computing the heuristic: {e}") from None
+        except RecursionError:
+            raise GameError(f"{where}: while computing the heuristic: it nests too deeply") from None
+        for p, v in enumerate(out):
+            if v.__class__ is not int:
+                raise GameError(f"{where}: the heuristic of P{p} is {fmt(v)}, not a number")
+        return out
 
     def payoffs(self):
         """The `payoff p = EXPR` declaration's value for each seat (whole numbers), or None without one."""

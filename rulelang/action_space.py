@@ -303,5 +303,6 @@ class ActionSpace:
 def _game_roots(prog):
     """What runs in a game (scenarios aside): declarations, triggers, endings, score, payoff."""
     roots = list(prog.decls.values()) + list(prog.triggers) + list(prog.endings)
-    roots += [s for s in (prog.score, prog.tiebreak, getattr(prog, "payoff", None)) if s is not None]
+    roots += [s for s in (prog.score, prog.tiebreak, getattr(prog, "payoff", None), getattr(prog, "heuristic", None))
+              if s is not None]
     return roots

@@ -581,6 +581,7 @@ class ScoreDecl(Decl):
     value: Expr = None
     tiebreak: bool = False
     payoff: bool = False  # `payoff p = EXPR`: each seat's utility at the end (Game.returns(), the adapters)
+    heuristic: bool = False  # `heuristic p = EXPR`: how good a position looks for p (the heuristic agent)
     kind = "score"
 
 

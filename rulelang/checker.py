@@ -186,17 +186,19 @@ class Checker(PieceChecks):
             if t.name == "none" or not T.compatible(t, T.BOOL):
                 self.err(inv.condition.span, "E340", f"an invariant is a condition (true or false), not {t}",
                          hint="write a test of the state, e.g. invariant \"no debt\": all(players, p => coins[p] >= 0)")
-        for s in (p.score, p.tiebreak, p.payoff):
+        for s in (p.score, p.tiebreak, p.payoff, p.heuristic):
             if s is not None:
                 self._current = s.name
                 sc = Scope()
                 sc.names[s.param] = ("local", T.PLAYER)
                 t = self.expr(s.value, sc, Context("score"))
-                if s.payoff:  # each seat's utility at the end: a whole number (chips won or lost, points)
+                if s.payoff or s.heuristic:  # a utility, an estimate: a whole number
                     if t.name == "none" or not T.compatible(t, T.INT):
-                        self.err(s.value.span, "E301", f"a payoff is a number (what the seat wins or loses), "
-                                                       f"not {t}",
-                                 hint="write payoff p = chips_won(p) - chips_paid(p)")
+                        what = "a heuristic" if s.heuristic else "a payoff"
+                        self.err(s.value.span, "E301", f"{what} is a number (what the seat wins or loses, "
+                                                       f"or how well it stands), not {t}",
+                                 hint=("write heuristic p = vp[p] + count(hand[p])" if s.heuristic else
+                                       "write payoff p = chips_won(p) - chips_paid(p)"))
                 elif not s.tiebreak:
                     self.expect_type(t, T.INT, s.value, "a score")
                 elif t.name not in ("list", "tuple", "int", "any"):

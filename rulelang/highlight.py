@@ -23,7 +23,7 @@ CONSTANTS = ("true", "false", "none")
 OPERATOR_WORDS = ("and", "or", "not", "in")
 DECLARATION_WORDS = ("game", "extends", "const", "enum", "record", "table", "var", "per", "board", "setup",
                      "flow", "phase", "procedure", "function", "action", "event", "ending", "score",
-                     "tiebreak", "variant", "override", "extend", "scenario", "piece", "invariant")
+                     "tiebreak", "heuristic", "variant", "override", "extend", "scenario", "piece", "invariant")
 
 
 @functools.lru_cache(maxsize=1)

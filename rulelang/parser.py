@@ -25,7 +25,7 @@ MAX_NUMBER = (1 << 62) - 1  # the largest number a literal may write (the run-ti
 MAX_PLAYERS = 100  # the most seats a game header may ask for
 MAX_DEPTH = 200  # operators chained in one expression (a + b + ... ): deeper trees are refused, with the place
 DECL_WORDS = {"game", "extends", "const", "enum", "record", "table", "var", "per", "board", "setup", "flow", "phase",
-              "procedure", "function", "action", "event", "ending", "score", "tiebreak", "payoff", "variant", "override",
+              "procedure", "function", "action", "event", "ending", "score", "tiebreak", "payoff", "heuristic", "variant", "override",
               "extend", "scenario", "invariant", "@rule"}
 
 TOKEN_WORDS = {
@@ -711,6 +711,10 @@ class _Builder:
     @_meta
     def payoff_decl(self, meta, c):
         return A.ScoreDecl(name="payoff", span=self._span(meta), param=str(c[0]), value=c[1], payoff=True)
+
+    @_meta
+    def heuristic_decl(self, meta, c):
+        return A.ScoreDecl(name="heuristic", span=self._span(meta), param=str(c[0]), value=c[1], heuristic=True)
 
     @_meta
     def variant_decl(self, meta, c):

@@ -38,6 +38,7 @@ class Program:
     score: Optional[A.ScoreDecl] = None
     tiebreak: Optional[A.ScoreDecl] = None
     payoff: Optional[A.ScoreDecl] = None  # `payoff p = EXPR` (see "Payoffs" in docs/language.md)
+    heuristic: Optional[A.ScoreDecl] = None  # `heuristic p = EXPR` (docs/agents.md, the heuristic agent)
     scenarios: list = attrs.Factory(list)
     variants: dict = attrs.Factory(dict)  # name -> VariantDecl (declared anywhere in the files)
     active_variants: tuple = ()
@@ -342,7 +343,8 @@ class Merger:
             prog.invariants.append(item)
             return
         if isinstance(item, A.ScoreDecl):
-            attr = "payoff" if item.payoff else "tiebreak" if item.tiebreak else "score"
+            attr = ("payoff" if item.payoff else "tiebreak" if item.tiebreak else
+                    "heuristic" if item.heuristic else "score")
             old = getattr(prog, attr)
             if old is not None and item.mode != "override":
                 self.err(item, "E101", f"'{attr}' is declared twice",
