@@ -287,7 +287,7 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
     that `rulelang replay` accepts a log that ends before the game does. `rules` is the rule file's
     path as written in the log (default: the path the ruleset was loaded from). Agents are recorded as
     "shrunk". Returns the record written."""
-    from rulelang import cli
+    from . import gamelog
 
     entries, chance = _inputs(ruleset, variants, log, chance)
     game_error = None
@@ -311,16 +311,16 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
     scores = winners = digest = returns = None
     if game_error is None:
         try:
-            scores = cli._jsonable(list(g.scores()))
+            scores = gamelog.jsonable(list(g.scores()))
             winners = list(g.winners())
-            returns = cli._jsonable(list(g.returns()))
-            digest = cli._state_hash(g)
+            returns = gamelog.jsonable(list(g.returns()))
+            digest = gamelog.state_hash(g)
         except GameError as exc:
             game_error = _line(exc)
             scores = digest = returns = None
     recorded = game_error if game_error is not None else (error if not ended else None)
     record = {
-        "format": cli.LOG_FORMAT, "version": cli.LOG_VERSION,
+        "format": gamelog.LOG_FORMAT, "version": gamelog.LOG_VERSION,
         "rules": rules if rules is not None else getattr(ruleset, "path", None),
         "game": getattr(ruleset, "name", None), "variants": list(variants),
         "players": players, "seed": seed, "chance": chance, "agents": ["shrunk"] * players,
@@ -336,7 +336,7 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
     if game_error is None and recorded is not None:  # a finding in a game still going: replay checks it is
         record["unfinished"] = True
     try:
-        cli._write_json_atomic(str(path), record)
+        gamelog.write_record(str(path), record)
     except OSError as exc:
         raise ShrinkError(f"{path}: cannot write log: {exc.strerror or exc}") from None
     return record

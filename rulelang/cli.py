@@ -10,10 +10,8 @@ Everything here goes through the public API (``docs/api.md``): ``rulelang.load``
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import stat
 import sys
 
@@ -21,11 +19,8 @@ import click
 
 from rulelang.diagnostics import ERROR, NOTE, WARNING, Diagnostic, printable
 
-LOG_FORMAT = "rulelang-log"
+LOG_FORMAT = "rulelang-log"  # (interpreter/gamelog.py's, here for the commands that write logs)
 LOG_VERSION = 1
-MAX_LOG_BYTES = 64 * 1024 * 1024  # a log of 100,000 decisions is ~5 MB
-MAX_LOG_DIGITS = 30  # digits of a number in a log (seeds are far shorter)
-MAX_LOG_VALUES = 1_000_000  # lists, objects and list items in a log (about 330,000 decisions), counted before parsing
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -170,19 +165,18 @@ def _players(ruleset, players):
     return players
 
 
+# The log file's format lives in interpreter/gamelog.py (a layer below the command line); these names are
+# what the commands here call it by.
 def _entry(e) -> dict:
-    """A log entry as a plain ``{"player", "action"}`` dict (accepts dicts, ``[player, action]``
-    pairs and objects with ``player``/``action`` attributes)."""
-    if isinstance(e, dict):
-        return {"player": int(e["player"]), "action": str(e["action"])}
-    if isinstance(e, (list, tuple)):
-        player, action = e
-        return {"player": int(player), "action": str(action)}
-    return {"player": int(e.player), "action": str(e.action)}
+    from interpreter.gamelog import entry
+
+    return entry(e)
 
 
 def _entries(game) -> list:
-    return [_entry(e) for e in game.log]
+    from interpreter.gamelog import entries
+
+    return entries(game)
 
 
 def _stop_error_types() -> tuple:
@@ -193,59 +187,33 @@ def _stop_error_types() -> tuple:
 
 
 def _outcome(game, stopped=None) -> dict:
-    """What a log records of how a game ended (`play --log` writes it, `replay` compares it): ``end_reason``,
-    ``scores``, ``winners``, ``returns``, ``final_sha256``, ``error`` and ``unfinished``.
+    from interpreter.gamelog import outcome
 
-    `stopped`: the error the rules stopped with (first line), if they did: then there is no end, no scores
-    and no final state. A score, tiebreak or payoff that fails at the end is the game's error as well (a
-    rules error, positioned), with the end reason and the final state kept. A game that is not over (the
-    decision limit, an agent that could not decide) is ``unfinished``: no outcome, but its state's hash."""
-    out = {"end_reason": None, "scores": None, "winners": [], "returns": None, "final_sha256": None,
-           "error": stopped, "unfinished": False}
-    if stopped is not None:
-        return out
-    out["final_sha256"] = _state_hash(game)
-    if not game.is_over():
-        out["unfinished"] = True
-        return out
-    out["end_reason"] = game.end_reason
-    try:
-        scores = _jsonable(list(game.scores()))
-        winners = list(game.winners())
-        returns = _jsonable(list(game.returns())) if hasattr(game, "returns") else None
-    except _stop_error_types() as exc:
-        out["error"] = _first_line(exc)
-        return out
-    out.update(scores=scores, winners=winners, returns=returns)
-    return out
+    return outcome(game, stopped)
 
 
 def _state_hash(game) -> str:
-    return hashlib.sha256(game.to_json().encode("utf-8")).hexdigest()
+    from interpreter.gamelog import state_hash
+
+    return state_hash(game)
 
 
 def _write_json_atomic(path: str, data) -> None:
-    """Write ``data`` as a log record to ``path``, whole or not at all (rulelang/atomic.py)."""
-    from .atomic import write_text_atomic
+    from interpreter.gamelog import write_record
 
-    write_text_atomic(path, _dumps_record(data))
+    write_record(path, data)
 
 
 def _dumps_record(data: dict) -> str:
-    """JSON for a log file: one key per line, and one line per decision of the ``log`` list."""
-    lines = []
-    for key, value in data.items():
-        if isinstance(value, list) and key == "log" and value:
-            body = ",\n".join("  " + json.dumps(v, default=str) for v in value)
-            text = "[\n" + body + "\n ]"
-        else:
-            text = json.dumps(value, default=str)
-        lines.append(f" {json.dumps(key)}: {text}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    from interpreter.gamelog import dumps_record
+
+    return dumps_record(data)
 
 
 def _jsonable(value):
-    return json.loads(json.dumps(value, default=str))
+    from interpreter.gamelog import jsonable
+
+    return jsonable(value)
 
 
 def _plural(n: int, word: str) -> str:
@@ -520,7 +488,7 @@ def graph_command(file, variants, root, fmt, only, out):
 @click.option("-o", "--output", "out", metavar="OUT", help="Write the SVG to OUT instead of stdout.")
 def show_command(file, state_path, seat, variants, root, out):
     """Draw every board of a saved game as SVG."""
-    from interpreter.render import run_show
+    from .show_cmd import run_show
 
     text = run_show(file, state_path, seat, variants, root, out)
     if text:
@@ -529,91 +497,20 @@ def show_command(file, state_path, seat, variants, root, out):
 
 # --- replay -------------------------------------------------------------------------------------
 
-def _log_number(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_LOG_DIGITS:
-        raise _BadLog(f"a number with {len(text)} digits")
-    return int(text)
-
-
-def _log_float(text: str):
-    if len(text) > 2 * MAX_LOG_DIGITS:
-        raise _BadLog(f"a number with {len(text)} digits")
-    return float(text)
-
-
-def _log_constant(text: str):
-    raise _BadLog(f"'{text}' is not a JSON number")
-
-
-class _BadLog(Exception):
-    pass
-
-
-_ERROR_AT = re.compile(r"^.*?:(\d+):(\d+): ")
-
-
 def _same_error(got: str, recorded: str) -> bool:
-    """The same run-time error, whatever path the rule file was given by (`path:line:col: message`)."""
-    strip = (lambda t: _ERROR_AT.sub(r"\1:\2: ", t, count=1))
-    return strip(got) == strip(recorded)
+    from interpreter.gamelog import same_error
+
+    return same_error(got, recorded)
 
 
 def _read_log(path: str) -> dict:
-    """A log file written by ``play --log``, checked: every problem is a one-line ``Fail``."""
-    from rulelang.program import FileProblem, read_limited
+    """A log file written by ``play --log``, checked (interpreter/gamelog.py): every problem is a one-line ``Fail``."""
+    from interpreter.gamelog import LogError, read_log
 
-    _require_file(path, "log")
     try:
-        raw = read_limited(path, MAX_LOG_BYTES)
-    except FileProblem as exc:
-        raise Fail(f"{path}: cannot read log: {exc}") from None
-    bad = f"{path}: not a rulelang log"
-    if b"\x00" in raw:
-        raise Fail(f"{bad} (it is a binary file)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Fail(f"{bad} (it is not UTF-8 text)") from None
-    if text.count("[") + text.count("{") + text.count(",") > MAX_LOG_VALUES:  # parsed, they could fill the memory
-        raise Fail(f"{bad}: more than {MAX_LOG_VALUES:,} values")
-    try:
-        data = json.loads(text, parse_int=_log_number, parse_float=_log_float, parse_constant=_log_constant)
-    except _BadLog as exc:
-        raise Fail(f"{bad}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise Fail(f"{bad}: invalid JSON at line {exc.lineno}") from None
-    except RecursionError:
-        raise Fail(f"{bad}: the JSON is nested too deeply") from None
-    if not isinstance(data, dict):
-        raise Fail(f"{bad}: expected a JSON object")
-    missing = [k for k in ("players", "seed", "log") if k not in data]
-    if missing:
-        raise Fail(f"{bad}: missing {', '.join(missing)}")
-    whole = (lambda v: isinstance(v, int) and not isinstance(v, bool))
-    variants = data.get("variants") or []
-    if not whole(data["players"]) or not whole(data["seed"]):
-        raise Fail(f"{bad}: players and seed must be whole numbers")
-    if not 1 <= data["players"] <= 1000:
-        raise Fail(f"{bad}: players must be a player count, not {data['players']}")
-    if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
-        raise Fail(f"{bad}: variants must be a list of names")
-    if data.get("chance") not in (None, "sampled", "explicit"):
-        raise Fail(f"{bad}: chance must be \"sampled\" or \"explicit\"")
-    for key in ("game", "final_sha256", "error", "end_reason"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise Fail(f"{bad}: {key} must be text")
-    if not isinstance(data["log"], list):
-        raise Fail(f"{bad}: log must be a list of decisions")
-    entries = []
-    for k, e in enumerate(data["log"]):
-        if not (isinstance(e, dict) and set(e) == {"player", "action"} and whole(e["player"])
-                and isinstance(e["action"], str)):
-            raise Fail(f"{bad}: decision {k + 1} of the log is not "
-                       '{"player": <seat number>, "action": "<action id>"}')
-        entries.append({"player": e["player"], "action": e["action"]})
-    data["log"] = entries
-    data["variants"] = list(variants)
-    return data
+        return read_log(path)
+    except LogError as exc:
+        raise Fail(str(exc)) from None
 
 
 @cli.command()

@@ -261,7 +261,7 @@ def create_app(tables: Tables, store=None) -> Starlette:
 
     @guarded(False)
     async def download_log(request):
-        from rulelang.cli import _dumps_record
+        from interpreter.gamelog import dumps_record as _dumps_record
 
         record = await tables.replay_log(request.path_params["token"])
         name = "".join(c if c.isalnum() else "-" for c in (record.get("game") or "game").lower()).strip("-")
