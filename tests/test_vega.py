@@ -27,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VEGA = os.path.join(ROOT, "games", "vega.rules")
 RULEBOOK = os.path.normpath(os.path.join(ROOT, "..", "shared", "rulebooks", "vega.md"))
 ENDINGS = {"supply used up twice", "last player left"}
-VARIANTS = [(), ("targeted",), ("defused",), ("open_pile",), ("targeted", "defused", "open_pile")]
+VARIANTS = [(), ("targeted",), ("defused",), ("open_pile",), ("no_invented_effects",),
+            ("targeted", "defused", "open_pile"), ("targeted", "open_pile", "no_invented_effects")]
 SIZE = 36  # the placeholder board: hex_rect(36, 36), odd rows shifted right
 # the sections encoded with behaviour, each checked by scenarios
 WITH_SCENARIOS = {"V-2", "V-3", "V-3-en", "V-4", "V-4.1", "V-4.1-en", "V-4.2", "V-4.2-en", "V-4.3",
@@ -85,7 +86,7 @@ def test_the_file_and_its_variants_load_clean(variants):
         diags = [d for d in diags if not (d.code == "W306" and d.severity == "note")]
     assert diags == [], [d.render() for d in diags]
     rs = rulelang.load(VEGA, variants=variants)
-    assert rs.variants == ("targeted", "defused", "open_pile")
+    assert rs.variants == ("targeted", "defused", "open_pile", "no_invented_effects")
     assert rs.player_counts == (2, 3, 4)
     assert ENDINGS <= set(rs.endings)
 
@@ -240,23 +241,29 @@ def _at_first_development(rs, seed):
 
 def test_a_finished_colony_shows_its_planet_to_all(vega):
     # 2 players, start player forced through the save: play the setup, then give seat (current) a
-    # site with six goods at a face-down planet and let him finish it
+    # site (a colony token "Bau" side up) with six goods next to a face-down planet and let him
+    # finish it: the token is turned over where it lies
     g = _at_first_development(vega, seed=4)
     save, d = _data(g)
     me, other = g.current_player, 1 - g.current_player
     shown = {tuple(k[0]) for name, k, seats in save["known"] if name == "object_at"}
     n = next(n for n in d["object_at"] if _node(n) not in shown)
+    spot = _neighbours(_node(n))[0]
     save["data"]["object_at"]["$map"] = [[k, "pl_4" if k == list(n) else v] for k, v in save["data"]["object_at"]["$map"]]
-    save["data"]["site_goods"] = {"$map": [[[list(n), me], 6]]}
+    nxt = save["data"]["#Colony.next"]
+    save["data"]["#Colony"]["$map"].append([nxt, [me, list(n), list(spot), 6, False]])
+    save["data"]["#Colony.next"] = nxt + 1
     h = vega.load_game(json.dumps(save))
     key = f"({n[0]},{n[1]})"
     assert key not in h.view(other)["vars"]["object_at"]["known"]
     h.apply("skip")
     h.apply("end_step")  # no ship to design or build
-    assert key in [a.id for a in h.legal_actions()]
-    h.apply(key)
+    site = f"({spot[0]},{spot[1]})"
+    assert site in [a.id for a in h.legal_actions()]
+    h.apply(site)
     assert h.view(other)["vars"]["object_at"]["known"][key] == "pl_4"
-    assert h.view(other)["vars"]["colony_at"][key] == me
+    tokens = [c for c in h.view(other)["pieces"]["Colony"] if c["id"] == nxt]
+    assert tokens == [{"id": nxt, "owner": me, "planet": list(n), "pos": list(spot), "goods": 0, "finished": True}]
 
 
 def _neighbours(n):
@@ -283,6 +290,8 @@ def test_a_planet_explored_and_kept_secret_is_known_to_the_explorer_only(vega):
     h = vega.load_game(json.dumps(save))
     for a in ("skip", "end_step", "move_ship(Ship#1)"):
         h.apply(a)
+    assert [a.id for a in h.legal_actions()] == ["explore_object", "pass_by"]  # exploring is his choice
+    h.apply("explore_object")
     assert [a.id for a in h.legal_actions()] == ["keep_secret", "show_all"]
     h.apply("keep_secret")
     key = f"({n[0]},{n[1]})"
@@ -294,6 +303,6 @@ def test_a_planet_explored_and_kept_secret_is_known_to_the_explorer_only(vega):
     assert _views(vega.load_game(json.dumps(s2)))[other] == before, "the other seat learnt the explored object"
     # showing it to all (V-4.4) makes it public
     h2 = vega.load_game(json.dumps(save))
-    for a in ("skip", "end_step", "move_ship(Ship#1)", "show_all"):
+    for a in ("skip", "end_step", "move_ship(Ship#1)", "explore_object", "show_all"):
         h2.apply(a)
     assert h2.view(other)["vars"]["object_at"]["known"][key] == "pl_3"
