@@ -353,6 +353,17 @@ def hex_rect(name, rows, cols):
     return Board(name, attrs, edges, ())
 
 
+def hex_rhombus(name, rows, cols):
+    """A rhombus of hexes (the board of Hex): nodes (row, column), each row shifted half a hex to the right
+    of the one above; (r, c) touches (r, c - 1), (r, c + 1), (r - 1, c), (r - 1, c + 1), (r + 1, c - 1) and
+    (r + 1, c). Straight lines run along the three hex axes."""
+    attrs = {(r, c): {"row": r, "column": c, "edge": r in (0, rows - 1) or c in (0, cols - 1)}
+             for r in range(rows) for c in range(cols)}
+    edges = [((r, c), (r + dr, c + dc)) for r in range(rows) for c in range(cols)
+             for dr, dc in [(0, 1), (1, 0), (1, -1)] if (r + dr, c + dc) in attrs]
+    return Board(name, attrs, edges, [(0, 1), (1, 0), (1, -1)])
+
+
 def line(name, n):
     return Board(name, {i: {} for i in range(n)}, [(i, i + 1) for i in range(n - 1)], ())
 
@@ -374,6 +385,7 @@ NODE_COUNTS = {
     "square_grid": lambda rows, cols, diagonals=False, row_zero_at_top=False: rows * cols,
     "hex_grid": lambda radius: 3 * radius * radius + 3 * radius + 1,
     "hex_rect": lambda rows, cols: rows * cols,
+    "hex_rhombus": lambda rows, cols: rows * cols,
     "line": lambda n: n,
 }
 MAX_BOARD_NODES = 50_000  # nodes of all the boards of a game together
@@ -388,4 +400,5 @@ def node_count(kind, args, kwargs):
     return n if n.__class__ is int else None
 
 
-GENERATORS = {"square_grid": square_grid, "hex_grid": hex_grid, "hex_rect": hex_rect, "line": line}
+GENERATORS = {"square_grid": square_grid, "hex_grid": hex_grid, "hex_rect": hex_rect, "hex_rhombus": hex_rhombus,
+              "line": line}

@@ -871,8 +871,13 @@ class StmtCompiler:
 
     def s_Offer(self, c, s):
         local = _local_name(s.player)
-        c.emit(OfferOp(list(s.actions), None if local is not None else self.xc.compile(s.player), s.span, local),
-               s.span)
+        op = OfferOp(list(s.actions), None if local is not None else self.xc.compile(s.player), s.span, local)
+        c.emit(op, s.span)
+        if s.orelse is not None:  # [offer, jump past the else block, the else block]: none legal -> the block
+            skip = c.emit(None, s.span)
+            op.else_pc = len(c.ops)
+            self.block(c, s.orelse)
+            c.ops[skip] = _jump(len(c.ops))
 
     def s_Shuffle(self, c, s):
         place = Place(self.xc, s.pile)

@@ -207,7 +207,7 @@ def board_text(game, seat, board):
     kind, _ = board_kind(game, b)
     c = board_contents(game, seat, b)
     cells = {n: _cell(c.labels.get(n)) for n in b.nodes}
-    limit = MAX_CELL if kind == "square_grid" else HEX_CELL if kind in ("hex_grid", "hex_rect") else 10 ** 9
+    limit = MAX_CELL if kind == "square_grid" else HEX_CELL if kind in ("hex_grid", "hex_rect", "hex_rhombus") else 10 ** 9
     long = [n for n in b.nodes if len(cells[n]) > limit]  # shown as [k], listed under the drawing
     shown = dict(cells)
     for k, n in enumerate(long, 1):
@@ -221,10 +221,12 @@ def board_text(game, seat, board):
         lines.append(" " * (rw + 1) + " ".join(str(x).center(w) for x in cols))
         for r in (rows if b.row_zero_at_top else rows[::-1]):  # row 0 at the bottom unless the board says
             lines.append(str(r).rjust(rw) + " " + " ".join(shown.get((r, x), "").center(w) for x in cols).rstrip())
-    elif kind in ("hex_grid", "hex_rect"):
-        # x in half cells: axial (q, r) -> 2q + r; offset rows (r, c) -> 2c + (r odd)
+    elif kind in ("hex_grid", "hex_rect", "hex_rhombus"):
+        # x in half cells: axial (q, r) -> 2q + r; offset rows (r, c) -> 2c + (r odd); rhombus (r, c) -> 2c + r
         if kind == "hex_grid":
             place = {n: (n[1], 2 * n[0] + n[1]) for n in b.nodes}
+        elif kind == "hex_rhombus":
+            place = {n: (n[0], 2 * n[1] + n[0]) for n in b.nodes}
         else:
             place = {n: (n[0], 2 * n[1] + n[0] % 2) for n in b.nodes}
         w = max([len(t) for t in shown.values()] + [1])
@@ -276,6 +278,9 @@ def _positions(game, b, kind):
     if kind == "hex_grid":
         s3 = math.sqrt(3)
         return {n: (HEX * s3 * (n[0] + n[1] / 2), HEX * 1.5 * n[1]) for n in b.nodes}, "hex"
+    if kind == "hex_rhombus":
+        s3 = math.sqrt(3)
+        return {n: (HEX * s3 * (n[1] + n[0] / 2), HEX * 1.5 * n[0]) for n in b.nodes}, "hex"
     if kind == "hex_rect":
         s3 = math.sqrt(3)
         return {n: (HEX * s3 * (n[1] + 0.5 * (n[0] % 2)), HEX * 1.5 * n[0]) for n in b.nodes}, "hex"

@@ -873,6 +873,7 @@ class OfferOp:
         self._acts = ()
         self._tests = ()  # their legal functions
         self._one = None  # the legal function of the one action offered
+        self.else_pc = None  # `offer ... else { ... }`: where the else block starts (taken when none is legal)
 
     def __call__(self, G, L):
         rs = G.rs
@@ -895,7 +896,10 @@ class OfferOp:
             for legal in self._tests:
                 opts.extend(legal(G, who))
         if not opts:
-            raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck")
+            if self.else_pc is not None:
+                return self.else_pc
+            raise RuleRuntimeError(f"P{who} has no legal action among {', '.join(self.actions)}: the game is stuck "
+                                   "(say what happens then: offer [...] to p else { ... })")
         if not self._same:
             G.pending = Offer(who, opts)
             return SUSPEND

@@ -520,7 +520,12 @@ class _Layout:
         self.emit(c, "end", fall=False)
 
     def s_Offer(self, c, s):
-        self.emit(c, "offer", s)
+        i = self.emit(c, "offer", s)
+        if s.orelse is not None:  # as closures.s_Offer lays it out: a jump past the else block, the block
+            skip = self.emit(c, "plain", fall=False)
+            c.ops[i].succ.append((len(c.ops), (), ()))
+            self.block(c, s.orelse)
+            c.ops[skip].succ.append((len(c.ops), (), ()))
 
     def s_If(self, c, s):
         end_jumps = []

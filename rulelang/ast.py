@@ -290,6 +290,7 @@ class Turn(Stmt):
 class Offer(Stmt):
     actions: list = attrs.Factory(list)  # names
     player: Expr = None
+    orelse: Optional[Block] = None  # `offer [...] to p else { ... }`: what happens when no action is legal
 
 
 @node

@@ -766,6 +766,8 @@ class Checker(PieceChecks):
             else:
                 self.offered.add(name)
                 self.calls.setdefault(self._current, set()).add("action:" + name)
+        if s.orelse is not None:
+            self.block(s.orelse, scope, ctx)
 
     def s_Shuffle(self, s, scope, ctx):
         t = self.expr(s.pile, scope, ctx)

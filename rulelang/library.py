@@ -138,6 +138,8 @@ BOARD_GENERATORS = {
                     "square_grid(rows, columns, diagonals: false, row_zero_at_top: false): nodes (row, column)"),
     "hex_grid": (1, 1, (), "hex_grid(radius): a hexagon of hexes, nodes (q, r) in axial coordinates"),
     "hex_rect": (2, 2, (), "hex_rect(rows, columns): a rectangle of hexes (odd rows shifted right), nodes (row, column)"),
+    "hex_rhombus": (2, 2, (), "hex_rhombus(rows, columns): a rhombus of hexes (each row shifted half a hex further), "
+                              "nodes (row, column), as Hex is played on"),
     "line": (1, 1, (), "line(n): nodes 0..n-1 in a row (a track)"),
 }
 

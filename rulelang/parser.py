@@ -907,7 +907,8 @@ class _Builder:
 
     @_meta
     def offer_stmt(self, meta, c):
-        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-1] if x is not None], player=c[-1])
+        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-2] if x is not None], player=c[-2],
+                       orelse=c[-1])
 
     @_meta
     def shuffle_stmt(self, meta, c):
@@ -1094,6 +1095,24 @@ class _Builder:
         names = [str(n1)] + ([str(n2)] if n2 is not None else [])
         return A.Comprehension(span=self._span(meta), kind="list", element=elem, names=names, source=source,
                                condition=cond)
+
+    @_meta
+    def list_comp_nested(self, meta, c):
+        """[E for a in A if p for b in B if q ...]: the list of E for every a, then b (each `if` filtering
+        what its `for` takes), written as flatten([flatten([... [E for b in B if q] ...]) for a in A if p])."""
+        elem, n1, n2, source, cond, *more = c
+        parts = [([str(n1)] + ([str(n2)] if n2 is not None else []), source, cond)] + list(more)
+        span = self._span(meta)
+        names, source, cond = parts[-1]
+        out = A.Comprehension(span=span, kind="list", element=elem, names=names, source=source, condition=cond)
+        for names, source, cond in reversed(parts[:-1]):
+            outer = A.Comprehension(span=span, kind="list", element=out, names=names, source=source, condition=cond)
+            out = A.Call(span=span, func=A.Name(span=span, ident="flatten"), args=[A.Arg(None, outer, span)])
+        return out
+
+    def comp_for(self, c):
+        n1, n2, source, cond = c
+        return ([str(n1)] + ([str(n2)] if n2 is not None else []), source, cond)
 
     @_meta
     def map_comp(self, meta, c):
