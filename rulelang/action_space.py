@@ -4,24 +4,33 @@ The same decision is the same integer in every state of every game of a ruleset 
 count), and every id is below `ActionSpace.size`, which is computed from the checked program when the
 space is built, never from a game. The scheme (docs/ecosystem.md, "Action ids"):
 
-* **the value block** `0 .. values-1`: every value a `choose`, `roll` or `draw` may produce, and every
-  parameter value of an action numbered pick by pick (below). A value's universe comes from the type the
-  checker gave the options: `bool`, an int range `a..b`, an enum's members, a record's table rows, a piece
-  kind's pieces (ids `1..max_piece_id`), `player` (seats of the largest player count), `node` (every node
-  of every board), `str` (every string the program can name: members, rows, nodes, string literals), a
-  plain `int` (the window `int_range`), a tuple type (the product of its parts); `any` and other types
-  take every one of these atoms. The block is the union of these universes, in the canonical value order
-  (`interpreter.values.skey`). Chance outcomes use the same ids (a chance outcome `3` and a chosen `3` are
-  the same id; only one kind of decision is pending at a time).
-* **`done`**: the id `values` ends an optional or multiple `choose` (only in a program with a `choose`).
-* **the action blocks**, one per action in name order: an action without parameters is one id; an action
-  whose parameter domains are known finite sets (a literal range or list, a typed parameter such as
-  `c: Colour`, or the universe of its domain's element type) with at most `DIRECT_LIMIT` combinations gets
-  one id per combination (mixed radix over its parameters, in declaration order); a larger one is taken
-  pick by pick: first the action's own id, then each parameter's value from the value block (the
-  adapters keep the picks made so far in their state; the rules see one whole action).
+Player decisions (ids `0 .. size-1`, OpenSpiel's `num_distinct_actions`):
 
-A value outside its universe (an int beyond `int_range`, a piece id beyond `max_piece_id`, a list) has no
+* **the action blocks**, one per action in the order the file declares them: an action without
+  parameters is one id; an action whose parameter domains are known finite sets (a literal range or
+  list, a typed parameter such as `c: Colour`, or the universe of its domain's element type) with at
+  most `DIRECT_LIMIT` combinations gets one id per combination (mixed radix over its parameters, in
+  declaration order: tic-tac-toe's `place(r, c)` is `3r + c`); a larger one is taken pick by pick:
+  first the action's own id, then each parameter's value from the value block (the adapters keep the
+  picks made so far in their state; the rules see one whole action).
+* **`done`**: ends an optional or multiple `choose` (only in a program with a `choose`).
+* **the value block**: every value a `choose` may offer, and every parameter value of an action taken
+  pick by pick, in the canonical value order (`interpreter.values.skey`).
+
+Chance outcomes (ids `0 .. max_chance_outcomes-1`, their own numbering, as in OpenSpiel): every value a
+`roll` or `draw` may produce, in the canonical value order.
+
+The values a `choose`, `roll` or `draw` may produce: the universe of the element type the checker gave
+its options, where that type is finite (`bool`, an int range `a..b`, an enum's members, a record's table
+rows, a piece kind's pieces (ids `1..max_piece_id`), `player` (seats of the largest player count), `node`
+(every node of every board), a tuple of these (the product)); for `int`, `str` and `any` the values the
+program can put there: a constant expression (`roll one of 1..6`, `[0, 1, 2]`) is evaluated, and a
+pile or list variable holds its start values and whatever the rules add, move, draw or assign into it
+(found by a fixed point over every such statement; one the analysis cannot follow gives up). Where
+that fails, the fallback universe: every atom (`none`, the bools, the plain-int window `int_range`,
+every string the program can name, every node, every piece id).
+
+A value outside these bounds (an int beyond `int_range`, a piece id beyond `max_piece_id`, a list) has no
 id: `ActionSpaceError` says which and how to widen the bound. A space larger than `MAX_SIZE` ids is
 refused with the same error.
 """
@@ -36,6 +45,7 @@ DIRECT_LIMIT = 4096  # most ids one action may take as whole combinations; large
 MAX_SIZE = 1_000_000  # most ids in one space (an action mask is one byte per id)
 DEFAULT_INT_RANGE = (0, 99)  # plain-int values that have an id (choose one of 0..k; roll one of 1..6)
 DEFAULT_MAX_PIECE_ID = 256  # piece ids that have an id (ids start at 1 and are never reused in a game)
+MAX_INFERRED = 100_000  # most values the analysis of constants and piles keeps for one place
 
 
 class ActionSpaceError(ValueError):
@@ -60,30 +70,32 @@ class ActionSpace:
         self._prog = prog
         self._atoms_cache = None
         self.max_players = max(ruleset.player_counts)
+        self._domains = _Domains(self)
 
-        # the value block: choices, chance outcomes and stepwise parameters
+        # the values of choices (and stepwise parameters), and the chance outcomes
         values = {}
+        outcomes = {}
 
-        def add(universe):
+        def add(into, universe):
             for v in universe:
-                values.setdefault(skey(v), v)
+                into.setdefault(skey(v), v)
         self.chance = False
         chooses = False
         for node in A.walk(_game_roots(prog)):
             if isinstance(node, A.Choose):
                 chooses = True
-                add(self._universe(T.element(node.options.ty or T.ANY)))
+                add(values, self._produces(node.options))
             elif isinstance(node, A.Roll):
                 self.chance = True
-                add(self._universe(T.element(node.faces.ty or T.ANY)))
+                add(outcomes, self._produces(node.faces))
             elif isinstance(node, (A.Draw, A.DrawInto)):
                 self.chance = True
-                add(self._universe(T.element(node.pile.ty or T.ANY)))
+                add(outcomes, self._produces(node.pile))
 
-        # the actions, in name order
-        self.actions = {}  # name -> (base, universes, direct)
+        # the actions, in the order the file declares them
+        self.actions = {}  # name -> (base, universes, direct, index)
         plan = []
-        for name in sorted(ruleset.actions):
+        for name in ruleset.actions:
             decl = prog.decls[name]
             compiled = ruleset.actions[name]
             universes = []
@@ -91,7 +103,7 @@ class ActionSpace:
                 if dom.__class__.__name__ == "_Fixed":
                     universes.append(tuple(dom.values))
                 elif p.domain is not None:
-                    universes.append(self._universe(T.element(p.domain.ty or T.ANY)))
+                    universes.append(self._produces(p.domain))
                 else:
                     universes.append(self._universe(self._param_type(p.type)))
             combos = 1
@@ -102,24 +114,41 @@ class ActionSpace:
             direct = combos <= DIRECT_LIMIT
             if not direct:
                 for u in universes:
-                    add(u)
+                    add(values, u)
             plan.append((name, universes, direct, combos if direct else 1))
-        self.values = [values[k] for k in sorted(values)]
-        self._value_id = {k: i for i, k in enumerate(sorted(values))}
-        # `done` only where a choose may offer it: a file without one numbers its first action's options from 0
-        self.done_id = len(self.values) if chooses else None
-        base = len(self.values) + (1 if chooses else 0)
+        base = 0
         self._by_base = []
         for name, universes, direct, width in plan:
             index = [{skey(v): i for i, v in enumerate(u)} for u in universes] if direct else None
             self.actions[name] = (base, universes, direct, index)
             self._by_base.append((base, width, name))
             base += width
-        self.size = base
+        # `done` only where a choose may offer it
+        self.done_id = base if chooses else None
+        base += 1 if chooses else 0
+        self.value_base = base
+        keys = sorted(values)
+        self.values = [values[k] for k in keys]
+        self._value_id = {k: base + i for i, k in enumerate(keys)}
+        self.size = base + len(keys)
         if self.size > MAX_SIZE:
             raise ActionSpaceError(f"{ruleset.name}: {self.size:,} action ids, more than {MAX_SIZE:,}; lower "
                                    "int_range or max_piece_id, or give large parameters a literal domain")
-        self.max_chance_outcomes = len(self.values) if self.chance else 0
+        keys = sorted(outcomes)
+        self.outcomes = [outcomes[k] for k in keys]
+        self._outcome_id = {k: i for i, k in enumerate(keys)}
+        self.max_chance_outcomes = len(self.outcomes) if self.chance else 0
+
+    def _produces(self, expr):
+        """The values an element of the collection `expr` may be (a choose's options, a roll's faces, a
+        pile drawn from, a parameter's domain)."""
+        t = T.element(expr.ty or T.ANY)
+        if _finite(t, self._prog):
+            return self._universe(t)
+        got = self._domains.elements(expr)
+        if got is not None:
+            return tuple(got.values())
+        return self._universe(t)
 
     # ------------------------------------------------------------------ universes
     def _atoms(self):
@@ -206,14 +235,29 @@ class ActionSpace:
 
     # ------------------------------------------------------------------ ids
     def value_id(self, v):
+        """The player id of a chosen value (or of a parameter picked in steps)."""
         i = self._value_id.get(self._skey(v))
         if i is None:
-            from interpreter.values import fmt
-            raise ActionSpaceError(
-                f"the value {fmt(v)[:60]} has no action id in {self.rs.name} (ints have ids from "
-                f"{self.int_range[0]} to {self.int_range[1]}, piece ids up to {self.max_piece_id}): widen "
-                "int_range or max_piece_id")
+            raise self._no_id(v)
         return i
+
+    def outcome_id(self, v):
+        """The chance outcome id of a rolled or drawn value."""
+        i = self._outcome_id.get(self._skey(v))
+        if i is None:
+            raise self._no_id(v, "chance outcome ")
+        return i
+
+    def value_at(self, i):
+        """The value a player id of the value block stands for."""
+        return self.values[i - self.value_base]
+
+    def _no_id(self, v, what=""):
+        from interpreter.values import fmt
+        return ActionSpaceError(
+            f"the value {fmt(v)[:60]} has no {what}id in {self.rs.name} (ints have ids from "
+            f"{self.int_range[0]} to {self.int_range[1]} unless the rules say which can occur, piece ids up to "
+            f"{self.max_piece_id}): widen int_range or max_piece_id")
 
     def action_id(self, name, args):
         """The id of the whole action `name(args)`, or of its first pick if it is taken in steps."""
@@ -243,7 +287,7 @@ class ActionSpace:
         out = {}
         if p.kind == "chance":
             for (oid, v), prob in zip(p.options, p.probs or [1.0 / len(p.options)] * len(p.options)):
-                out[self.value_id(v)] = (oid, prob)
+                out[self.outcome_id(v)] = (oid, prob)
         elif p.kind == "choose":
             for oid, v in p.options:
                 out[self.done_id if oid == "done" and v.__class__.__name__ == "_Done" else self.value_id(v)] = \
@@ -270,8 +314,20 @@ class ActionSpace:
                 return name
         return None
 
+    def describe_outcome(self, i):
+        """A readable text of a chance outcome id."""
+        import operator
+        from interpreter.values import fmt
+        try:
+            i = operator.index(i)
+        except TypeError:
+            return f"<no outcome {i!r}>"
+        if isinstance(i, bool) or not 0 <= i < len(self.outcomes):
+            return f"<no outcome {i}>"
+        return fmt(self.outcomes[i])
+
     def describe(self, i):
-        """A readable text of an id (the same in every state)."""
+        """A readable text of a player id (the same in every state)."""
         import operator
         from interpreter.values import fmt
         try:
@@ -280,8 +336,8 @@ class ActionSpace:
             return f"<no action {i!r}>"
         if isinstance(i, bool) or not 0 <= i < self.size:
             return f"<no action {i}>"
-        if i < len(self.values):
-            return fmt(self.values[i])
+        if i >= self.value_base:
+            return fmt(self.value_at(i))
         if i == self.done_id:
             return "done"
         for base, width, name in self._by_base:
@@ -306,3 +362,243 @@ def _game_roots(prog):
     roots += [s for s in (prog.score, prog.tiebreak, getattr(prog, "payoff", None), getattr(prog, "heuristic", None))
               if s is not None]
     return roots
+
+
+def _finite(t, prog):
+    """Whether the checker type `t` has a finite universe of its own (no analysis needed)."""
+    if t.kind == "range":
+        return True
+    if t.name in ("bool", "player", "none", "node"):
+        return True
+    if isinstance(prog.decls.get(t.name), (A.EnumDecl, A.RecordDecl, A.PieceDecl)):
+        return True
+    if t.name == "tuple" and t.args:
+        return all(_finite(a, prog) for a in t.args)
+    return False
+
+
+class _Unknown(Exception):
+    """An expression whose value the analysis cannot tell."""
+
+
+_PILES = ("list", "set", "deck", "bag")
+
+
+class _Domains:
+    """Which values a `choose`, `roll` or `draw` of an `int`, `str` or `any` element may produce: the
+    values of a constant expression, or what a pile or list variable can hold (its start values and
+    everything any statement of the rules adds, moves, draws, shuffles or assigns into it, as a least
+    fixed point). Anything the analysis cannot follow makes the answer None (unknown): it is never a
+    guess, so a universe it gives holds every value that can occur."""
+
+    def __init__(self, space):
+        self.space = space
+        self.prog = space._prog
+        self.rs = space.rs
+        self._start = None
+        self._vars = None
+
+    # ------------------------------------------------------------------ start values and constants
+    def _starts(self):
+        """(constants, [the variables' start values at each player count])."""
+        if self._start is None:
+            from interpreter.engine import Game
+            consts, datas = {}, []
+            for n in self.rs.player_counts:
+                g = Game(self.rs, n, 0, "explicit")
+                g._start_values()
+                consts.update(g.consts)
+                datas.append(g.data)
+            self._start = (consts, datas)
+        return self._start
+
+    def const(self, e):
+        """The value of a constant expression (raises _Unknown)."""
+        c = e.__class__
+        if c is A.Literal:
+            return e.value
+        if c is A.Name:
+            if e.ref == "const":
+                consts = self._starts()[0]
+                if e.ident in consts:
+                    return consts[e.ident]
+            if e.ref == "member":
+                return e.ident
+            raise _Unknown
+        if c is A.Unary and e.op == "-":
+            v = self.const(e.operand)
+            if v.__class__ is int:
+                return -v
+            raise _Unknown
+        if c is A.Binary and e.op in ("..", "+", "-", "*"):
+            a, b = self.const(e.left), self.const(e.right)
+            if a.__class__ is int and b.__class__ is int:
+                if e.op == "..":
+                    if b - a >= MAX_INFERRED:
+                        raise _Unknown
+                    return tuple(range(a, b + 1))
+                return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+            if e.op == "+" and a.__class__ is tuple and b.__class__ is tuple:
+                return a + b
+            raise _Unknown
+        if c in (A.ListLit, A.TupleLit):
+            return tuple(self.const(x) for x in e.items)
+        if c is A.SetLit:
+            return frozenset(self.const(x) for x in e.items)
+        raise _Unknown
+
+    # ------------------------------------------------------------------ what a place may hold
+    def elements(self, e):
+        """{skey: value} of every item the collection expression `e` may hold, or None."""
+        try:
+            return self._elements(e)
+        except _Unknown:
+            return None
+
+    def _elements(self, e):
+        t = T.element(e.ty or T.ANY)
+        if _finite(t, self.prog):
+            return self._keyed(self.space._universe(t))
+        try:
+            return self._items(self.const(e))
+        except _Unknown:
+            pass
+        v = self._tracked(e)
+        if v is not None:
+            got = self._solve().get(v)
+            if got is None:
+                raise _Unknown
+            return got
+        if e.__class__ is A.Binary and e.op == "+":
+            return {**self._elements(e.left), **self._elements(e.right)}
+        raise _Unknown
+
+    def _item(self, e):
+        """{skey: value} of every value the expression `e` may have (an item put into a pile)."""
+        t = e.ty or T.ANY
+        if _finite(t, self.prog):
+            return self._keyed(self.space._universe(t))
+        try:
+            return self._keyed((self.const(e),))
+        except _Unknown:
+            pass
+        if e.__class__ is A.Index:  # an item of a collection: whatever it holds
+            return self._elements(e.target)
+        raise _Unknown
+
+    def _items(self, v):
+        from interpreter.values import Pile
+        if v.__class__ is Pile:
+            v = v.items()
+        elif v.__class__ is dict:
+            v = tuple(v)
+        if not isinstance(v, (tuple, frozenset)):
+            raise _Unknown
+        return self._keyed(v)
+
+    def _keyed(self, values):
+        skey = self.space._skey
+        if len(values) > MAX_INFERRED:
+            raise _Unknown
+        return {skey(v): v for v in values}
+
+    def _tracked(self, e):
+        """The variable whose items `e` is, when `e` is a tracked pile variable (`deck`) or one seat's
+        (`hand[p]` of a per-player variable); else None."""
+        if e.__class__ is A.Name and e.ref == "var" and e.ident in self._decls():
+            decl = self._decls()[e.ident]
+            return None if decl.per_player else e.ident
+        if e.__class__ is A.Index and e.target.__class__ is A.Name and e.target.ref == "var":
+            decl = self._decls().get(e.target.ident)
+            if decl is not None and decl.per_player:
+                return e.target.ident
+        return None
+
+    def _decls(self):
+        """The variables whose type is a list, set, deck or bag (one per seat or not)."""
+        if self._vars is None:
+            self._vars = {}
+            for name, per, _, ty, _ in self.rs.vars:
+                if ty.name in _PILES:
+                    self._vars[name] = self.prog.decls[name]
+        return self._vars
+
+    def _root(self, e):
+        """The global variable at the root of a place expression, or None."""
+        while e.__class__ in (A.Index, A.Field):
+            e = e.target
+        if e.__class__ is A.Name and e.ref == "var":
+            return e.ident
+        return None
+
+    def _solve(self):
+        """{variable: {skey: value} or None (unknown)} for every tracked variable."""
+        if getattr(self, "_solved", None) is not None:
+            return self._solved
+        decls = self._decls()
+        sources = {v: [] for v in decls}  # variable -> [(how, expression)]
+        unknown = set()
+        for node in A.walk(_game_roots(self.prog)):
+            c = node.__class__
+            if c is A.Assign:
+                target, how = node.target, ("elems" if node.op in ("=", "+=") else None)
+            elif c is A.Add:
+                target, how = node.target, "item"
+            elif c is A.Move:
+                target, how = node.target, "elems"
+            elif c is A.DrawInto:
+                target, how = node.target, "elems"
+            elif c is A.Shuffle and node.source is not None:
+                target, how = node.pile, "elems"
+            else:
+                continue
+            root = self._root(target)
+            if root not in decls:
+                continue
+            value = {A.Assign: lambda: node.value, A.Add: lambda: node.item, A.Move: lambda: node.source,
+                     A.DrawInto: lambda: node.pile, A.Shuffle: lambda: node.source}[c]()
+            if self._tracked(target) == root:
+                if how is not None:
+                    sources[root].append((how, value))
+            elif (c is A.Assign and node.op == "=" and target.__class__ is A.Index
+                  and self._tracked(target.target) == root):
+                sources[root].append(("item", value))  # an item of the list assigned
+            else:
+                unknown.add(root)  # a write the analysis does not follow
+        datas = self._starts()[1]
+        state = {}
+        for v in decls:
+            if v in unknown:
+                state[v] = None
+                continue
+            got = {}
+            try:
+                for data in datas:
+                    for value in (data[v] if decls[v].per_player else (data[v],)):
+                        if value is not None:
+                            got.update(self._items(value))
+            except _Unknown:
+                got = None
+            state[v] = got
+        self._solved = state
+        for _ in range(len(decls) + 2):
+            changed = False
+            for v, srcs in sources.items():
+                if state[v] is None:
+                    continue
+                before = len(state[v])
+                try:
+                    for how, e in srcs:
+                        state[v].update(self._elements(e) if how == "elems" else self._item(e))
+                    if len(state[v]) > MAX_INFERRED:
+                        raise _Unknown
+                except _Unknown:
+                    state[v] = None
+                    changed = True
+                    continue
+                changed = changed or len(state[v]) != before
+            if not changed:
+                return state
+        for v in state:  # no fixed point within the rounds: give up on what still grew
+            state[v] = None
+        return state

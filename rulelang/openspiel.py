@@ -9,16 +9,24 @@ See docs/ecosystem.md. What the adapter promises:
   `pyspiel.deserialize_game_and_state` work in the process that registered it.
 * Game type: sequential; chance mode explicit stochastic when the program can roll or draw (every random
   event is an OpenSpiel chance node), deterministic otherwise; imperfect information when a variable or
-  piece field is declared hidden (`visible to ...`), perfect otherwise; zero-sum unless the rule file
-  declares a `payoff` (then general-sum, or zero-sum when `zero_sum=True` is passed: the adapter checks
-  that the payoffs sum to 0 at every end); rewards at the end only.
-* Action ids: `rulelang.action_space.ActionSpace` (stable over every state of every game of the file).
-* `max_game_length`: the most actions (chance outcomes included) a game may take through the adapter
-  (default 20,000, as `rulelang validate`); a game that reaches it ends there with all returns 0.
-* Returns: `Game.returns()` (zero-sum by default, or the file's `payoff`); payoffs must lie within
-  `payoff_bounds` (default -1000..1000), OpenSpiel's min/max utility.
+  piece field is declared hidden (`visible to ...`) or a deck or bag exists, perfect otherwise; zero-sum
+  when the file declares no `payoff` (the returns are zero-sum by construction) or when its payoffs sum
+  to 0 at every end of the whole game tree (walked when it is small: Kuhn poker), general-sum otherwise
+  (`zero_sum=True` declares it, and the adapter checks that the payoffs sum to 0 at every end); rewards at
+  the end only.
+* Sizes (`rulelang.action_space.ActionSpace`): `num_distinct_actions` the player ids, `max_chance_outcomes`
+  the values a roll or draw can produce, each numbered on its own from 0 (as OpenSpiel numbers them).
+* `max_game_length`: the most player actions of a game (chance outcomes are not counted, as in
+  OpenSpiel): `max_game_length=` if given; else the longest game of the whole tree when the walk of
+  small games completes (tic-tac-toe 9, Kuhn poker 3); else `DEFAULT_MAX_GAME_LENGTH` (20,000, as
+  `rulelang validate`). A game that reaches it ends there with all returns 0.
+* Utilities: `payoff_bounds=` if given; else without a `payoff` the zero-sum returns' bounds (a loser
+  -1, a lone winner n - 1); else the lowest and highest payoff of the whole tree when the walk completes;
+  else `DEFAULT_PAYOFF_BOUNDS` (-1000..1000). A payoff outside them is an error at the end.
 * Information state and observation strings of seat p: `game.view(p)` as sorted JSON (never another
-  seat's hidden values), plus p's own picks of an action taken in steps.
+  seat's hidden values), plus p's own picks of an action taken in steps; the tensors are the same view
+  encoded by `rulelang.view_tensor.ViewEncoder` from the declared types (so they never hold another
+  seat's hidden values either). The view holds the history only as far as the rules keep it in variables.
 * serialize()/deserialize: the rules' `to_json()` save, the picks in progress and the length.
 """
 from __future__ import annotations
@@ -31,6 +39,7 @@ import numpy as np
 import pyspiel
 
 from .action_space import DEFAULT_INT_RANGE, DEFAULT_MAX_PIECE_ID, ActionSpace, ActionSpaceError
+from .openspiel_common import DEFAULT_MAX_POSITIONS, walk_facts
 from . import ast as A
 
 DEFAULT_MAX_GAME_LENGTH = 20_000
@@ -53,7 +62,8 @@ def _restore_game(name, save):
 
 
 class _Spec:
-    """What a registered name stands for: the ruleset, its action space and the adapter's bounds."""
+    """What a registered name stands for: the ruleset, its action space, what the walk of the game tree
+    found, and the adapter's bounds."""
 
     def __reduce__(self):  # OpenSpiel pickles a Python state's attributes: the spec by its registered name
         return _spec_named, (self.short_name,)
@@ -61,16 +71,27 @@ class _Spec:
     def __deepcopy__(self, memo):  # shared by every state of the game
         return self
 
-    def __init__(self, ruleset, space, max_game_length, payoff_bounds, zero_sum, short_name):
+    def __init__(self, ruleset, space, max_game_length, payoff_bounds, zero_sum, short_name,
+                 max_positions=DEFAULT_MAX_POSITIONS):
         self.ruleset = ruleset
         self.space = space
-        self.max_game_length = max_game_length
-        self.payoff_bounds = payoff_bounds
+        self.max_game_length = max_game_length  # None: derived per player count
+        self.payoff_bounds = payoff_bounds  # None: derived per player count
+        self.max_positions = max_positions
         self.short_name = short_name
         self._starts = {}  # players -> the game at its start (setup run once)
+        self._facts = {}  # players -> walk_facts
+        self._info = {}  # players -> (min utility, max utility, max game length)
+        self._encoders = {}  # players -> ViewEncoder
         prog = ruleset.source_program
         self.has_payoff = getattr(prog, "payoff", None) is not None
-        self.zero_sum = (not self.has_payoff) if zero_sum is None else bool(zero_sum)
+        if zero_sum is not None:
+            self.zero_sum = bool(zero_sum)
+        elif not self.has_payoff:
+            self.zero_sum = True
+        else:  # payoffs that sum to 0 at every end of every player count's whole tree
+            self.zero_sum = all(self.facts(n)["complete"] and self.facts(n)["zero_sum"]
+                                for n in ruleset.player_counts)
         # imperfect information: a value declared hidden, or a deck or bag (views hide a shuffled pile's
         # contents and the outcomes of draws: see "Hidden information and views" in docs/language.md)
         self.hidden = any(
@@ -92,9 +113,9 @@ class _Spec:
             max_num_players=max(counts),
             min_num_players=min(counts),
             provides_information_state_string=True,
-            provides_information_state_tensor=False,
+            provides_information_state_tensor=True,
             provides_observation_string=True,
-            provides_observation_tensor=False,
+            provides_observation_tensor=True,
             parameter_specification={"players": min(counts)},
         )
 
@@ -105,19 +126,55 @@ class _Spec:
             start = self._starts[players] = self.ruleset.new_game(players, seed=0, chance="explicit")
         return start.clone()
 
-    def info(self, players):
-        if self.has_payoff:
+    def facts(self, players):
+        """What the walk of the whole game tree found (rulelang.openspiel_common.walk_facts)."""
+        got = self._facts.get(players)
+        if got is None:
+            got = self._facts[players] = walk_facts(self.ruleset, players, self.space, self.max_positions)
+        return got
+
+    def encoder(self, players):
+        enc = self._encoders.get(players)
+        if enc is None:
+            from .view_tensor import ViewEncoder
+            enc = self._encoders[players] = ViewEncoder(self.ruleset, players, self.space)
+        return enc
+
+    def bounds(self, players):
+        """(min utility, max utility, max game length) at this player count (see the module)."""
+        got = self._info.get(players)
+        if got is not None:
+            return got
+        length = self.max_game_length
+        facts = None
+        if length is None:
+            facts = self.facts(players)
+            length = max(1, facts["max_length"]) if facts["complete"] else DEFAULT_MAX_GAME_LENGTH
+        if self.payoff_bounds is not None:
             lo, hi = self.payoff_bounds
-        else:  # zero-sum returns: a loser -1, a lone winner n - 1
+        elif not self.has_payoff:  # zero-sum returns: a loser -1, a lone winner n - 1
             lo, hi = -1.0, float(players - 1)
+        else:
+            facts = facts or self.facts(players)
+            if facts["complete"]:
+                lo, hi = facts["min_returns"], facts["max_returns"]
+                if lo == hi:  # OpenSpiel wants min < max
+                    lo, hi = lo - 1.0, hi + 1.0
+            else:
+                lo, hi = DEFAULT_PAYOFF_BOUNDS
+        got = self._info[players] = (float(lo), float(hi), int(length))
+        return got
+
+    def info(self, players):
+        lo, hi, length = self.bounds(players)
         return pyspiel.GameInfo(
             num_distinct_actions=self.space.size,
             max_chance_outcomes=self.space.max_chance_outcomes,
             num_players=players,
-            min_utility=float(lo),
-            max_utility=float(hi),
+            min_utility=lo,
+            max_utility=hi,
             utility_sum=0.0 if self.zero_sum else None,
-            max_game_length=self.max_game_length,
+            max_game_length=length,
         )
 
 
@@ -129,13 +186,16 @@ def _has_pile(t):
 
 
 def load_game(path, players=None, variants=(), *, int_range=DEFAULT_INT_RANGE, max_piece_id=DEFAULT_MAX_PIECE_ID,
-              max_game_length=DEFAULT_MAX_GAME_LENGTH, payoff_bounds=DEFAULT_PAYOFF_BOUNDS, zero_sum=None,
+              max_game_length=None, payoff_bounds=None, zero_sum=None, max_positions=DEFAULT_MAX_POSITIONS,
               root=None):
     """The rule file at `path` (or a loaded `Ruleset`) as a `pyspiel.Game` for `players` seats (default: the
     fewest it allows).
 
-    Raises `rulelang.RuleError` when the file has errors, `ValueError` (one line) for a player count the
-    file does not allow or bounds that do not fit (see `rulelang.action_space`)."""
+    `max_game_length` (player actions) and `payoff_bounds` (min, max utility) are derived from the rules
+    when not given (see the module); `max_positions` bounds the walk of the whole game tree that derives
+    them for small games (0: no walk). Raises `rulelang.RuleError` when the file has errors, `ValueError`
+    (one line) for a player count the file does not allow or bounds that do not fit (see
+    `rulelang.action_space`)."""
     from .openspiel_common import ruleset_of
     variants = tuple(variants)
     ruleset = ruleset_of(path, variants, root)
@@ -144,20 +204,26 @@ def load_game(path, players=None, variants=(), *, int_range=DEFAULT_INT_RANGE, m
         players = min(ruleset.player_counts)
     if isinstance(players, bool) or not isinstance(players, int) or players not in ruleset.player_counts:
         raise ValueError(f"{ruleset.name} is for {_counts(ruleset.player_counts)} players, not {players!r}")
-    if not isinstance(max_game_length, int) or max_game_length < 1:
+    if max_game_length is not None and (isinstance(max_game_length, bool) or not isinstance(max_game_length, int)
+                                        or max_game_length < 1):
         raise ValueError(f"max_game_length is a whole number from 1, not {max_game_length!r}")
-    lo, hi = payoff_bounds
-    if not lo < hi:
-        raise ValueError(f"payoff_bounds is (low, high) with low < high, not {payoff_bounds!r}")
+    if payoff_bounds is not None:
+        lo, hi = payoff_bounds
+        if not lo < hi:
+            raise ValueError(f"payoff_bounds is (low, high) with low < high, not {payoff_bounds!r}")
+        payoff_bounds = (float(lo), float(hi))
+    if isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 0:
+        raise ValueError(f"max_positions is a whole number from 0, not {max_positions!r}")
     digest = hashlib.sha256()
     for p, src in sorted(ruleset.source_program.sources.items(), key=lambda kv: str(kv[0])):
         digest.update(str(Path(p).name).encode() + b"\0" + getattr(src, "text", "").encode() + b"\0")
-    digest.update(repr((variants, tuple(int_range), max_piece_id, max_game_length, tuple(payoff_bounds),
-                        zero_sum)).encode())
+    digest.update(repr((variants, tuple(int_range), max_piece_id, max_game_length, payoff_bounds,
+                        zero_sum, max_positions)).encode())
     name = "rulelang_" + digest.hexdigest()[:12]
     if name not in _REGISTERED:
         space = ActionSpace(ruleset, int_range=tuple(int_range), max_piece_id=max_piece_id)
-        spec = _REGISTERED[name] = _Spec(ruleset, space, max_game_length, (float(lo), float(hi)), zero_sum, name)
+        spec = _Spec(ruleset, space, max_game_length, payoff_bounds, zero_sum, name, max_positions)
+        _REGISTERED[name] = spec
         pyspiel.register_game(spec.game_type, _game_class(spec))
     return pyspiel.load_game(name, {"players": players})
 
@@ -184,7 +250,7 @@ def _game_class(spec):
             return RulelangState(self)
 
         def make_py_observer(self, iig_obs_type=None, params=None):
-            return _Observer(params)
+            return _Observer(self, iig_obs_type, params)
 
         # OpenSpiel's deserialize_state on a Python game
         def deserialize_state(self, text):
@@ -243,21 +309,26 @@ class RulelangState(pyspiel.State):
             if i == action:
                 break
         else:
-            raise ValueError(f"action {action} ({self._spec.space.describe(action)}) is not legal now")
+            raise ValueError(f"action {action} ({self._action_to_string(self.current_player(), action)}) is not "
+                             "legal now")
+        chance = self._g.g.current_player == -1
         if oid is not None:
             self._g.g.apply(oid)
             self._partial = ()
         elif not self._partial:
             self._partial = (self._spec.space.name_of(action),)
         else:
-            self._partial = self._partial + (self._spec.space.values[action],)
+            self._partial = self._partial + (self._spec.space.value_at(action),)
         self._opts = None
         self._views = {}
-        self._length += 1
-        if self._length >= self._spec.max_game_length and not self._g.g.over:
-            self._truncated = True
+        if not chance:  # the length counts player actions, as OpenSpiel's max_game_length does
+            self._length += 1
+            if self._length >= self._spec.bounds(self._g.players)[2] and not self._g.g.over:
+                self._truncated = True
 
     def _action_to_string(self, player, action):
+        if player == pyspiel.PlayerId.CHANCE:
+            return self._spec.space.describe_outcome(action)
         return self._spec.space.describe(action)
 
     def is_terminal(self):
@@ -270,9 +341,9 @@ class RulelangState(pyspiel.State):
         out = g.returns()
         spec = self._spec
         if spec.has_payoff:
-            lo, hi = spec.payoff_bounds
+            lo, hi, _ = spec.bounds(g.n)
             if any(not lo <= r <= hi for r in out):
-                raise ValueError(f"the payoffs {out} lie outside payoff_bounds {spec.payoff_bounds}: "
+                raise ValueError(f"the payoffs {out} lie outside payoff_bounds ({lo:g}, {hi:g}): "
                                  "load the game with wider payoff_bounds")
             if spec.zero_sum and sum(out) != 0:
                 raise ValueError(f"the payoffs {out} do not sum to 0, but the game was loaded with zero_sum=True")
@@ -289,6 +360,15 @@ class RulelangState(pyspiel.State):
                 text += " picks:" + ",".join(fmt(p) for p in self._partial)
             self._views[player] = text
         return text
+
+    def view_tensor(self, player):
+        """Seat `player`'s view as numbers (rulelang.view_tensor), with its own picks."""
+        got = self._views.get(("tensor", player))
+        if got is None:
+            picks = self._partial if self._partial and self.current_player() == player else ()
+            got = self._views[("tensor", player)] = self._spec.encoder(self._g.players).encode(
+                self._g.g.view(player), picks)
+        return got
 
     def information_state_string(self, player=None):
         return self.view_string(self.current_player() if player is None else player)
@@ -370,18 +450,38 @@ def _box_from(name, players, save):
 
 
 class _Observer:
-    """OpenSpiel's PyObserver: strings only (the views), no tensors."""
+    """OpenSpiel's PyObserver: a seat's view as a string (sorted JSON) and as a tensor
+    (rulelang.view_tensor). The information state and the observation are the same view: what the seat
+    sees now, which holds the history as far as the rules keep it in variables. With
+    `private_info=ALL_PLAYERS` the view is the whole state (`view(None)`); a public-only observer is not
+    offered (the rules give no view that hides every seat's own cards)."""
 
-    def __init__(self, params):
+    def __init__(self, game, iig_obs_type, params):
         if params:
             raise ValueError(f"observation parameters are not supported; passed {params}")
-        self.tensor = np.zeros(0, np.float32)
+        self.everything = False
+        if iig_obs_type is not None:
+            private = iig_obs_type.private_info
+            if private == pyspiel.PrivateInfoType.ALL_PLAYERS:
+                self.everything = True
+            elif private == pyspiel.PrivateInfoType.NONE and game.spec.hidden:
+                raise ValueError("rulelang games offer no public-only observation (private_info=NONE): a view "
+                                 "is a seat's own (SINGLE_PLAYER) or the whole state (ALL_PLAYERS)")
+        self.encoder = game.spec.encoder(game.players)
+        self.tensor = np.zeros(self.encoder.size, np.float32)
         self.dict = {}
+        for name, off, size, _ in self.encoder.segments():
+            self.dict[name] = self.tensor[off:off + size]
 
     def set_from(self, state, player):
-        pass
+        if self.everything:
+            self.tensor[:] = self.encoder.encode(state._g.g.view(None), state._partial)
+        else:
+            self.tensor[:] = state.view_tensor(player)
 
     def string_from(self, state, player):
+        if self.everything:
+            return json.dumps(state._g.g.view(None), sort_keys=True, separators=(",", ":"), default=str)
         return state.view_string(player)
 
 

@@ -12,3 +12,78 @@ def ruleset_of(path_or_ruleset, variants=(), root=None):
         return path_or_ruleset
     import rulelang
     return rulelang.load(str(path_or_ruleset), variants=tuple(variants), root=root)
+
+
+DEFAULT_MAX_POSITIONS = 20_000  # positions the adapters' walk of a small game visits before giving up
+DEFAULT_MAX_DEPTH = 256  # steps (decisions and chance outcomes) on one path before giving up
+
+
+class _GiveUp(Exception):
+    pass
+
+
+def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max_depth=DEFAULT_MAX_DEPTH):
+    """What the whole game tree of a small game says, found by walking every reachable position once
+    (explicit chance, every outcome; positions keyed as `interpreter.exhaustive.state_key`, so a
+    position reached along several paths is walked once): `{"complete": True, "max_length": the most
+    player actions of any game (an action taken in steps counts one per pick, as the adapters take it),
+    "min_returns"/"max_returns": the lowest and highest return of any seat at any end, "zero_sum":
+    whether the returns sum to 0 at every end}`. Gives `{"complete": False, "reason": ...}` when the walk
+    passes `max_positions` positions or `max_depth` steps on one path, meets a cycle (a position on its
+    own path: the game can go on for ever) or a rule error. Deterministic (a count, not a clock)."""
+    from interpreter.exhaustive import state_key
+    from interpreter.errors import GameError
+
+    memo = {}  # key -> (max length below, min return, max return, zero-sum below)
+    on_path = set()
+
+    def weight(game, oid):
+        p = game.pending
+        if p.kind == "chance":
+            return 0
+        if p.kind == "action":
+            for i, (name, args) in p.options:
+                if i == oid:
+                    return 1 + len(args) if space.stepwise(name) else 1
+        return 1
+
+    def visit(game, depth):
+        if depth > max_depth:
+            raise _GiveUp(f"a path longer than {max_depth} steps")
+        key = state_key(game)
+        got = memo.get(key)
+        if got is not None:
+            return got
+        if key in on_path:
+            raise _GiveUp("a cycle: a position comes back on its own path")
+        if game.over:
+            r = [float(x) for x in game.returns()]
+            got = (0, min(r), max(r), sum(r) == 0)
+        else:
+            if game.pending is None:
+                raise _GiveUp("a position that is not over and waits for nothing")
+            if len(memo) >= max_positions:
+                raise _GiveUp(f"more than {max_positions:,} positions")
+            on_path.add(key)
+            longest, lo, hi, zero = 0, float("inf"), float("-inf"), True
+            for oid, _ in list(game.pending.options):
+                w = weight(game, oid)
+                child = game.clone()
+                child.apply(oid)
+                c_len, c_lo, c_hi, c_zero = visit(child, depth + 1)
+                longest = max(longest, w + c_len)
+                lo, hi, zero = min(lo, c_lo), max(hi, c_hi), zero and c_zero
+            on_path.discard(key)
+            got = (longest, lo, hi, zero)
+        memo[key] = got
+        return got
+
+    try:
+        game = ruleset.new_game(players, seed=0, chance="explicit")
+        longest, lo, hi, zero = visit(game, 0)
+    except _GiveUp as e:
+        return {"complete": False, "reason": str(e)}
+    except (GameError, RecursionError) as e:
+        return {"complete": False, "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"}
+    return {"complete": True, "positions": len(memo), "max_length": longest, "min_returns": lo,
+            "max_returns": hi, "zero_sum": zero}

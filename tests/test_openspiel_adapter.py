@@ -64,16 +64,18 @@ def test_game_type_follows_the_program():
     k = kuhn.get_type()
     assert k.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION  # cards visible to owner
     assert k.chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
-    assert k.utility == pyspiel.GameType.Utility.GENERAL_SUM  # a declared payoff, not known to be zero-sum
-    assert load_game(ruleset("kuhn_poker.rules"), zero_sum=True).get_type().utility == \
-        pyspiel.GameType.Utility.ZERO_SUM
+    # a declared payoff whose sums are 0 at every end of the whole tree (walked: it is small)
+    assert k.utility == pyspiel.GameType.Utility.ZERO_SUM
+    assert load_game(ruleset("kuhn_poker.rules"), zero_sum=False).get_type().utility == \
+        pyspiel.GameType.Utility.GENERAL_SUM
     assert station.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION  # its bags
     assert station.num_players() == 3
     assert (t.min_num_players, t.max_num_players) == (2, 2)
     assert (station.get_type().min_num_players, station.get_type().max_num_players) == (2, 4)
     # zero-sum returns: a loser -1, a lone winner n - 1
     assert (station.min_utility(), station.max_utility()) == (-1.0, 2.0)
-    assert ttt.max_game_length() == 20_000
+    assert ttt.max_game_length() == 9  # the longest game of the whole tree
+    assert station.max_game_length() == 20_000  # too large to walk: the documented default
     assert ttt.num_distinct_actions() == 9  # the nine cells, as in OpenSpiel
     assert load_game(ruleset("connect4.rules")).num_distinct_actions() == 7
 
@@ -199,6 +201,7 @@ def test_kuhn_poker_returns_match_openspiel_over_the_whole_tree():
     start = ours.new_initial_state()
     names = {start.action_to_string(0, a): a for a in range(ours.num_distinct_actions())}
     to_ours = {0: names["pass"], 1: names["bet"]}
+    assert to_ours == {0: 0, 1: 1}  # OpenSpiel's own ids: pass 0, bet 1 (the order the file declares them)
     ends = 0
 
     def visit(s, t):
@@ -209,7 +212,8 @@ def test_kuhn_poker_returns_match_openspiel_over_the_whole_tree():
             ends += 1
             return
         if t.is_chance_node():
-            # a card c is the value c: its id is the same in every state
+            # a card c is the value c, and its chance outcome id is c, as in OpenSpiel
+            assert sorted(s.chance_outcomes()) == sorted(t.chance_outcomes())
             assert sorted((start.action_to_string(-1, a), p) for a, p in s.chance_outcomes()) == \
                 sorted((str(a), p) for a, p in t.chance_outcomes())
             for a, _ in t.chance_outcomes():
@@ -301,10 +305,12 @@ def test_an_id_always_stands_for_the_same_decision(name):
         while not g.is_over() and steps < 400:
             opts = space.options(g)
             ids = [i for i, _, _ in opts]
-            assert ids == sorted(set(ids)) and all(0 <= i < space.size for i in ids)
+            chance = g.current_player == -1  # chance outcomes are numbered on their own, as in OpenSpiel
+            bound = space.max_chance_outcomes if chance else space.size
+            assert ids == sorted(set(ids)) and all(0 <= i < bound for i in ids)
             for i, oid, _ in opts:
                 if oid is not None:  # a whole decision: its rule-level id
-                    assert meaning.setdefault(i, oid) == oid, (i, oid, meaning[i])
+                    assert meaning.setdefault((chance, i), oid) == oid, (i, oid, meaning[chance, i])
             full = [o for _, o, _ in opts if o is not None]
             g.apply(rng.choice(full) if full else rng.choice(g.legal_actions()))
             steps += 1
@@ -370,5 +376,11 @@ def test_payoffs_are_checked_against_the_declared_bounds_and_zero_sum():
     with pytest.raises(ValueError, match="do not sum to 0"):
         _pick_game("payoff p = 5", zero_sum=True).returns()
     with pytest.raises(ValueError, match="payoff_bounds"):
-        _pick_game("payoff p = 5000").returns()
+        _pick_game("payoff p = 5000", payoff_bounds=(-1000, 1000)).returns()
     assert _pick_game("payoff p = 5000", payoff_bounds=(0, 10_000)).returns() == [5000.0, 5000.0]
+    # not given: the lowest and highest payoff of the whole tree (the game is small enough to walk)
+    game = load_game(rulelang.loads(PICK))
+    assert (game.min_utility(), game.max_utility()) == (0.0, 84.0)  # seat 1: 0; seat 0: four turns of pick(2,1)
+    assert game.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM  # seat 1 gets 0 while seat 0 gains
+    assert game.max_game_length() == 4 * 3  # four turns, each a pick in three steps (the action, a, b)
+

@@ -71,10 +71,15 @@ def test_kuhn_rewards_are_the_chip_payoffs_and_sum_to_zero():
     for seed in range(12):
         e = env(ruleset("kuhn_poker.rules"))
         e.reset(seed=seed)
-        totals = _play(e, lambda m: int(np.flatnonzero(m)[0]))  # always the lowest id: bet (actions in name order)
+        totals = _play(e, lambda m: int(np.flatnonzero(m)[-1]))  # always the highest id: bet (OpenSpiel's 1)
         assert sum(totals.values()) == 0
         seen.add(abs(totals["player_0"]))
     assert seen == {2.0}  # bet, bet: a called bet wins or loses two chips (OpenSpiel's kuhn_poker)
+    for seed in range(6):
+        e = env(ruleset("kuhn_poker.rules"))
+        e.reset(seed=seed)
+        totals = _play(e, lambda m: int(np.flatnonzero(m)[0]))  # always the lowest id: pass (OpenSpiel's 0)
+        assert abs(totals["player_0"]) == 1.0 and sum(totals.values()) == 0  # a showdown for the antes
 
 
 def test_the_same_seed_and_actions_replay_the_same_game():
@@ -123,7 +128,9 @@ def test_bad_arguments_are_one_line_errors():
         raw_env(ruleset("tictactoe.rules"), players=5)
     with pytest.raises(ValueError, match="render_mode"):
         raw_env(ruleset("tictactoe.rules"), render_mode="3d")
-    e = raw_env(ruleset("tictactoe.rules"), obs_size=10)
+    with pytest.raises(ValueError, match="observation"):
+        raw_env(ruleset("tictactoe.rules"), observation="bytes")
+    e = raw_env(ruleset("tictactoe.rules"), observation="json", obs_size=10)
     e.reset()
     with pytest.raises(ValueError, match="obs_size"):
         e.observe("player_0")
