@@ -62,7 +62,7 @@ def _checkers_id(a: int) -> str:
     capture, a = a % 2, a // 2
     direction, a = a % 4, a // 4
     row, column = divmod(a, 8)
-    return f"{'jump' if capture else 'step'}({row},{column},{direction})"
+    return f"{'jump' if capture else 'step'}(({row},{column},{direction}))"
 
 
 CHECKERS = Pairing("checkers", "checkers.rules", "checkers", games=60, to_ours=_checkers_id)
@@ -109,7 +109,7 @@ def _breakthrough_id(a: int) -> str:
 
 BREAKTHROUGH = Pairing("breakthrough", "breakthrough.rules", "breakthrough", games=60, to_ours=_breakthrough_id)
 
-PAIRINGS = [OWARE]
+PAIRINGS = [OWARE, CHECKERS]
 IDS = [p.name for p in PAIRINGS]
 
 _RULES: dict = {}
