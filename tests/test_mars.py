@@ -25,7 +25,8 @@ ENDINGS = {"missions fulfilled", "colony level 5"}
 # the sections encoded with behaviour so far, each checked by at least one scenario
 WITH_SCENARIOS = {"M-2.1", "M-2.2", "M-2.3", "M-2.4", "M-3.1", "M-3.5", "M-4", "M-5", "M-6.1", "M-7", "M-7.1",
                   "M-7.2", "M-8.1", "M-8.2", "M-8.3", "M-8.5", "M-8.6", "M-9.2", "M-9.3", "M-9.5", "M-9.7",
-                  "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16", "M-18", "M-11", "M-11.1"}
+                  "M-10.2", "M-11.2", "M-15", "M-17", "M-3.6", "M-9.4", "M-12", "M-14", "M-16", "M-18", "M-11", "M-11.1",
+                  "M-9.1", "M-13"}
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +78,40 @@ def test_invented_values_are_placeholders_and_known_data_is_not(mars):
     # of the missions only the short/long split is unknown; of the special actions only their order
     assert all(w.endswith(".short (invented value)") for w in whats if w.startswith("missions."))
     assert all(w.endswith(".slot (invented value)") for w in whats if w.startswith("execs."))
+
+
+def test_invented_rules_are_placeholder_rules(mars):
+    # M-9.1 and M-18 name a research tile's bonus and a B card's reward without saying what they are:
+    # the OP they give are placeholder rules, not plain rules (issue 32)
+    rules = {p.what.split(" (")[0] for p in mars.placeholders if p.what.startswith(("procedure ", "function ", "action ", "phase "))}
+    assert {"procedure research_bonus", "procedure task_reward"} <= rules, rules
+    # the start buildings lie on marked hexes at random (M-2.2): no building stands on a fixed hex
+    assert "start_buildings" in " ".join(p.what for p in mars.placeholders)
+    assert "fixed_start_buildings" not in " ".join(p.what for p in mars.placeholders)
+
+
+def test_start_buildings_lie_at_random_on_the_marked_hexes(mars):
+    # M-2.2 step 3: the start mine in the centre, the other start buildings at random on the marked hexes
+    layouts = set()
+    for seed in range(6):
+        g = mars.new_game(3, seed=seed, chance="sampled")
+        data = json.loads(g.to_json())["data"]
+        sites = {k: v for k, v in _pairs(data["building_at"]) if v != "shelter"}
+        assert sites.pop("(0,0)") == "mine"
+        assert len(sites) == 8 and sorted(sites.values()) == sorted(["generator", "water_extractor", "greenhouse", "oxygen_condenser"] * 2)
+        layouts.add(tuple(sorted(sites.items())))
+    assert len(layouts) > 1, "the same layout for every seed"
+
+
+def _pairs(m):
+    # a saved map: {"$map": [[key, value], ...]}
+    items = m["$map"] if isinstance(m, dict) and "$map" in m else list(m.items())
+    return [(_text(k), v) for k, v in items]
+
+
+def _text(v):
+    # a node (a tuple) is saved as a list of its coordinates
+    return "(" + ",".join(str(x) for x in v) + ")" if isinstance(v, list) else str(v)
 
 
 # ------------------------------------------------------------------------------------ whole games
