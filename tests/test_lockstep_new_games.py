@@ -109,7 +109,7 @@ def _breakthrough_id(a: int) -> str:
 
 BREAKTHROUGH = Pairing("breakthrough", "breakthrough.rules", "breakthrough", games=60, to_ours=_breakthrough_id)
 
-PAIRINGS = [OWARE, CHECKERS, HEX7, HEX5, DOTS, DOTS3]
+PAIRINGS = [OWARE, CHECKERS, HEX7, HEX5, DOTS, DOTS3, LEDUC]
 IDS = [p.name for p in PAIRINGS]
 
 _RULES: dict = {}
