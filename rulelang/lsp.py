@@ -15,21 +15,27 @@ Needs the optional extra ``lsp`` (``pip install 'rulelang[lsp]'``). Features (do
   record's or piece's fields after `.`), the outline (document symbols), and formatting through
   `rulelang.fmt.format_text` when that module is there.
 
-Checks run in one worker thread, so that requests are answered while a check runs. After an edit the
-server waits ``DEBOUNCE`` seconds of quiet before checking, and a check whose text was changed since
-is thrown away (its diagnostics are never published); a request that needs the current text's symbols
-starts its check at once. Bounds are those of `rulelang check` (a text over 1 MB is refused with E010;
-nesting, work and hints are bounded by the checker), and every handler turns an unexpected failure
-into an empty answer: no document or request stops the server.
+Checks run in threads of their own, one per document at a time, so that requests are answered and other
+documents are checked while a check runs, and a check can be stopped. After an edit the server waits
+``DEBOUNCE`` seconds of quiet before checking; the check of an older text of the same document is stopped
+as soon as the newer text arrives (its diagnostics are never published: the newest text wins). A check
+that runs more than ``MAX_CHECK_CPU`` seconds of CPU time is stopped too, and says so. Hover, definition,
+references, the outline and completion answer from the newest symbol index there is while a check runs
+(waiting at most ``GRACE`` seconds for the current one); rename waits for the current text's. Other bounds
+are those of `rulelang check` (a text over 1 MB is refused with E010; nesting and work are bounded by the
+checker and its lints, in proportion to the file), and every handler turns an unexpected failure into an
+empty answer: no document or request stops the server.
 """
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
 import os
 import re
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
 from typing import Optional
 
 from lsprotocol import types as L
@@ -50,6 +56,9 @@ except ImportError:  # pragma: no cover - depends on the checkout
 
 DEBOUNCE = 0.3  # seconds of quiet after an edit before the text is checked
 MAX_WAIT = 60.0  # seconds a request waits for the check of the current text (then: the last check)
+GRACE = 0.5  # seconds hover, definition, references and the outline wait for the current text's index
+MAX_CHECK_CPU = 60.0  # seconds of CPU time one check may take (a 1 MB file takes about 10); then it is stopped
+WATCH_EVERY = 0.25  # seconds between two looks at the running checks (CPU time, stopped ones)
 MAX_LINE = 20_000  # characters of one line looked at for a citation or a completion
 
 log = logging.getLogger("rulelang.lsp")
@@ -122,11 +131,91 @@ class Doc:
         self.analysis = None  # the newest finished check (of some version)
         self.analysed = -1  # its version
         self.good = None  # the newest check that has a symbol index
-        self.futures = {}  # version -> Future of its check
+        self.check = None  # the newest _Check started (running or finished)
         self.debounce = None  # the task waiting for quiet after an edit
         self.published = set()  # URIs we published diagnostics for (this file and its base files)
         self.shown = -1  # the version whose diagnostics were published
         self.closed = False
+
+
+class _Stopped(BaseException):
+    """Raised inside a check's thread to stop it (a BaseException: the checker's `except Exception` lets it
+    through)."""
+
+
+def _raise_in(thread_id: int) -> bool:
+    """Raise _Stopped in the thread at its next Python instruction (CPython's PyThreadState_SetAsyncExc)."""
+    try:
+        n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Stopped))
+    except Exception:  # noqa: BLE001 - not CPython: the check runs to its end and is dropped
+        return False
+    return n == 1
+
+
+class _Check:
+    """One check of one text of a document, in a thread of its own, that can be stopped (``stop``) and whose
+    CPU time can be read (``cpu``). ``future`` (of the server's loop) gets the Analysis, or None when the
+    check failed or was stopped."""
+
+    def __init__(self, server, doc: Doc):
+        self.server = server
+        self.doc = doc
+        self.version = doc.version
+        self.text = doc.text
+        self.loop = asyncio.get_running_loop()
+        self.future = self.loop.create_future()
+        self.lock = threading.Lock()
+        self.running = False  # in the analysis (where _Stopped may be raised)
+        self.finished = False
+        self.stopped = None  # why it was stopped: "stale", "closed", "cpu"
+        self.raised = 0.0  # when _Stopped was last raised in it (monotonic)
+        self.thread = threading.Thread(target=self._run, name="rulelang-check", daemon=True)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def _early(self, diags):  # in the check's thread: publish now, index after (if still wanted)
+        if self.stopped or self.doc.closed or self.doc.version != self.version:
+            return False
+        self.loop.call_soon_threadsafe(self.server._early, self, diags)
+        return True
+
+    def _run(self):
+        an, ran = None, False
+        while True:
+            try:
+                if not ran:
+                    ran = True
+                    with self.lock:
+                        self.running = not self.stopped
+                    if self.running:
+                        an = _safe_analyse(self.doc.path, self.text, self._early)
+                with self.lock:
+                    self.running = False
+                    self.finished = True
+                self.loop.call_soon_threadsafe(self.server._finished, self, an)
+                return
+            except _Stopped:  # stopped: drop what there is; loop to finish (a second raise lands here too)
+                an = None
+            except RuntimeError:  # the loop is closed: the server is going away
+                return
+
+    def stop(self, why: str):
+        """Stop the check (its result, if any, is dropped)."""
+        with self.lock:
+            if self.stopped is None:
+                self.stopped = why
+            if self.running and not self.finished and self.thread.ident is not None:
+                self.raised = time.monotonic()
+                _raise_in(self.thread.ident)
+
+    def cpu(self) -> float:
+        """Seconds of CPU time the check's thread has used (0 when it cannot be read)."""
+        try:
+            return time.clock_gettime(time.pthread_getcpuclockid(self.thread.ident))
+        except Exception:  # noqa: BLE001 - a platform without thread clocks, or the thread has ended
+            return 0.0
 
 
 def _path_of(uri: str) -> str:
@@ -165,7 +254,9 @@ class RulesServer(LanguageServer):
 
         super().__init__("rulelang", __version__, text_document_sync_kind=L.TextDocumentSyncKind.Full)
         self.docs = {}
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rulelang-check")
+        self.running = set()  # the _Checks whose threads run
+        self.max_check_cpu = MAX_CHECK_CPU  # seconds (the initialization option max_check_cpu)
+        self.watcher = None  # the task watching them
         self.rulebooks = []  # the `rulebooks` setting: folders
 
     @property
@@ -177,42 +268,72 @@ class RulesServer(LanguageServer):
 
     # -- checking
     def ensure(self, doc: Doc):
-        """The future of the check of the document's current text (started now if needed)."""
-        v = doc.version
-        fut = doc.futures.get(v)
-        if fut is None:
-            loop = asyncio.get_running_loop()
-            text = doc.text
+        """The future of the check of the document's current text (started now if needed); a check of an
+        older text still running is stopped."""
+        chk = doc.check
+        if chk is not None and chk.version == doc.version and chk.stopped in (None, "cpu"):
+            return chk.future  # (a text whose check took too long is not checked again until it changes)
+        if chk is not None and not chk.future.done():
+            chk.stop("stale")
+        doc.check = _Check(self, doc).start()
+        self.running.add(doc.check)
+        self._watch()
+        return doc.check.future
 
-            def early(diags):  # in the worker thread: publish now, index after (if still wanted)
-                if doc.closed or doc.version != v:
-                    return False
-                loop.call_soon_threadsafe(self._early, doc, v, text, diags)
-                return True
-            fut = loop.run_in_executor(self.pool, _safe_analyse, doc.path, text, early)
-            doc.futures = {v: fut}
-            fut.add_done_callback(lambda f, v=v: self._checked(doc, v, f))
-        return fut
+    def stale(self, doc: Doc, why: str = "stale"):
+        """The document's text changed (or it was closed): stop its check of an older text now."""
+        chk = doc.check
+        if chk is not None and (chk.version != doc.version or why != "stale") and not chk.future.done():
+            chk.stop(why)
 
-    def _early(self, doc: Doc, version: int, text: str, diags):
-        if version == doc.version and not doc.closed and doc.shown != version:
-            doc.shown = version
-            self.publish(doc, S.Analysis(doc.path, text, diags, None))
+    def _early(self, chk: _Check, diags):
+        doc = chk.doc
+        if chk.version == doc.version and not doc.closed and doc.shown != chk.version and chk.stopped is None:
+            doc.shown = chk.version
+            self.publish(doc, S.Analysis(doc.path, chk.text, diags, None), chk.version)
 
-    def _checked(self, doc: Doc, version: int, fut):
-        if fut.cancelled() or fut.exception() is not None or doc.closed:
+    def _finished(self, chk: _Check, an):
+        self.running.discard(chk)
+        doc = chk.doc
+        if not chk.future.done():
+            chk.future.set_result(an if chk.stopped is None else None)
+        if chk.stopped == "cpu" and chk.version == doc.version and not doc.closed:
+            log.warning("the check of %s was stopped after %g s of CPU time", printable(doc.path), self.max_check_cpu)
+            if doc.shown != chk.version:
+                doc.shown = chk.version
+                self.publish_stopped(doc)
             return
-        an = fut.result()
-        if an is None or version < doc.analysed:
+        if chk.stopped is not None or an is None or doc.closed or chk.version < doc.analysed:
             return
-        doc.analysis, doc.analysed = an, version
+        doc.analysis, doc.analysed = an, chk.version
         if an.index is not None:
             doc.good = an
-        if version == doc.version and doc.shown != version:  # a check of an older text is never shown
-            doc.shown = version
-            self.publish(doc, an)
+        if chk.version == doc.version and doc.shown != chk.version:  # a check of an older text is never shown
+            doc.shown = chk.version
+            self.publish(doc, an, chk.version)
 
-    def publish(self, doc: Doc, an):
+    def _watch(self):
+        if self.watcher is None or self.watcher.done():
+            self.watcher = asyncio.ensure_future(self._watching())
+
+    async def _watching(self):
+        """While checks run: stop one past MAX_CHECK_CPU; raise _Stopped again in a stopped one still
+        running (once a second); settle the future of a check whose thread ended without a word."""
+        while self.running:
+            await asyncio.sleep(WATCH_EVERY)
+            now = time.monotonic()
+            for chk in list(self.running):
+                if chk.stopped is None and chk.cpu() > self.max_check_cpu:
+                    chk.stop("cpu")
+                elif chk.stopped is not None and now - chk.raised > 1.0:
+                    chk.stop(chk.stopped)
+                if not chk.thread.is_alive() and chk.thread.ident is not None:
+                    await asyncio.sleep(0)  # its _finished may be queued: let it run first
+                    if chk in self.running:
+                        self._finished(chk, None)
+
+    def publish(self, doc: Doc, an, version: int):
+        """Publish the diagnostics of ``an``, the check of the document's text of ``version``."""
         by_uri = {doc.uri: []}
         lines = _lines(an.text)
         for d in an.diagnostics:
@@ -223,7 +344,7 @@ class RulesServer(LanguageServer):
         doc.published = {u for u, ds in by_uri.items() if ds} | {doc.uri}
         for uri, ds in by_uri.items():
             self.text_document_publish_diagnostics(L.PublishDiagnosticsParams(
-                uri=uri, diagnostics=ds, version=doc.version if uri == doc.uri else None))
+                uri=uri, diagnostics=ds, version=version if uri == doc.uri else None))
 
     def diagnostic(self, d, lines) -> L.Diagnostic:
         sev = {ERROR: L.DiagnosticSeverity.Error, WARNING: L.DiagnosticSeverity.Warning}.get(
@@ -240,17 +361,43 @@ class RulesServer(LanguageServer):
             rng = span_range(lines, span, self.encoding)
         return L.Diagnostic(range=rng, message=message, severity=sev, code=d.code, source="rulelang")
 
-    async def current(self, doc: Doc):
-        """The check of the current text (waiting for it), or the newest one there is."""
-        try:
-            await asyncio.wait_for(asyncio.shield(self.ensure(doc)), MAX_WAIT)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001
-            pass
+    def publish_stopped(self, doc: Doc):
+        """In place of the diagnostics of a text whose check took too long: one note saying so."""
+        span = S.A.Span(doc.path, 1, 1, 1, 1)
+        lines = _lines(doc.text)
+        self.text_document_publish_diagnostics(L.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=[
+            L.Diagnostic(range=span_range(lines, span, self.encoding), severity=L.DiagnosticSeverity.Information,
+                         source="rulelang",
+                         message=f"the check of this text was stopped after {self.max_check_cpu:g} s of CPU time; "
+                                 "`rulelang check` checks the saved file without this bound")]))
+        doc.published |= {doc.uri}
+
+    async def current(self, doc: Doc, wait: float = MAX_WAIT):
+        """The check of the current text (waiting at most ``wait`` seconds for it, following the text if it
+        changes meanwhile), or the newest one there is."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while not doc.closed:
+            version = doc.version
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(self.ensure(doc)), left)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001
+                break
+            if doc.version == version:
+                break
         return doc.analysis
 
     async def index_for(self, doc: Doc, current_only=False):
-        """(index, analysis) for requests: the current text's, else (unless ``current_only``) the newest."""
-        an = await self.current(doc)
+        """(index, analysis) for requests: the current text's; else (unless ``current_only``) the newest
+        there is, after waiting at most GRACE seconds for the current one (a check of a big file takes
+        seconds: hover, definition and the outline answer from the last good index meanwhile)."""
+        ready = doc.analysis is not None and doc.analysis.index is not None and doc.analysed == doc.version
+        if not ready:
+            await self.current(doc, MAX_WAIT if current_only or doc.good is None else GRACE)
+        an = doc.analysis
         if an is not None and an.index is not None and doc.analysed == doc.version:
             return an.index, an
         if current_only:
@@ -452,6 +599,9 @@ def make_server() -> RulesServer:
         opts = params.initialization_options
         if isinstance(opts, dict) and isinstance(opts.get("rulebooks"), list):
             ls.rulebooks = [f for f in opts["rulebooks"] if isinstance(f, str)]
+        if isinstance(opts, dict) and isinstance(opts.get("max_check_cpu"), (int, float)) \
+                and not isinstance(opts["max_check_cpu"], bool) and opts["max_check_cpu"] > 0:
+            ls.max_check_cpu = float(opts["max_check_cpu"])
 
     @server.feature(L.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: RulesServer, params: L.DidChangeConfigurationParams):
@@ -468,6 +618,7 @@ def make_server() -> RulesServer:
         old = ls.docs.get(td.uri)
         if old is not None:
             old.closed = True
+            ls.stale(old, "closed")
         ls.docs[td.uri] = doc
         ls.ensure(doc)
 
@@ -490,6 +641,7 @@ def make_server() -> RulesServer:
                 b = starts[e[0] - 1] + e[1] - 1
                 doc.text = doc.text[:a] + change.text + doc.text[b:]
         doc.version = params.text_document.version if params.text_document.version is not None else doc.version + 1
+        ls.stale(doc)  # the newest text wins: a check of an older one stops now
         if doc.debounce is not None:
             doc.debounce.cancel()
         doc.debounce = asyncio.ensure_future(_after_quiet(ls, doc, doc.version))
@@ -502,8 +654,10 @@ def make_server() -> RulesServer:
     @server.feature(L.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: RulesServer, params: L.DidSaveTextDocumentParams):
         doc = ls.docs.get(params.text_document.uri)
-        if doc is not None:
-            doc.futures, doc.shown = {}, -1  # a base file may have changed on disk: check again, show again
+        if doc is not None:  # a base file may have changed on disk: check again, show again
+            if doc.check is not None and not doc.check.future.done():
+                doc.check.stop("stale")
+            doc.check, doc.shown = None, -1
             ls.ensure(doc)
 
     @server.feature(L.TEXT_DOCUMENT_DID_CLOSE)
@@ -512,6 +666,7 @@ def make_server() -> RulesServer:
         if doc is None:
             return
         doc.closed = True
+        ls.stale(doc, "closed")
         if doc.debounce is not None:
             doc.debounce.cancel()
         for uri in doc.published:
@@ -783,10 +938,33 @@ class _OneLine(logging.Formatter):
 WORKER_STACK = 64 * 1024 * 1024  # bytes of stack for the check's thread: as deep as the main thread's checks
 
 
+WARM_UP = '''game "Warm-up" { players 2 }
+board grid = square_grid(2, 2)
+piece Token { owner: player }
+per player var vp: int
+var marks: map[node, player] = {}
+action place(r in 0..1) { effect { marks[(r, 0)] = me  vp[me] += 1  let t = new Token(owner: me) } }
+flow { loop { for p in players { turn p { offer [place] to p } } } }
+ending "full" when count(marks) == 2
+score p = vp[p]
+'''
+
+
+def _warm_up():
+    """Check a small game once before serving, so that every module a check imports is imported and every
+    table it builds is built before a check can be stopped part way (a stop inside an import would leave the
+    module half made)."""
+    import interpreter.closures  # noqa: F401
+    import interpreter.compiler  # noqa: F401
+    import interpreter.engine  # noqa: F401
+    import interpreter.generate  # noqa: F401
+    from . import api, checker, lints, program  # noqa: F401
+
+    _safe_analyse("<warm-up>", WARM_UP)
+
+
 def serve() -> None:
     """Run the server on standard input and output until the client says exit."""
-    import threading
-
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLine("rulelang lsp: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
@@ -794,4 +972,5 @@ def serve() -> None:
         threading.stack_size(WORKER_STACK)
     except (ValueError, RuntimeError):  # pragma: no cover - a platform without it keeps its default
         pass
+    _warm_up()
     make_server().start_io()

@@ -413,3 +413,140 @@ def test_without_the_extra_the_command_says_what_to_install():
         "rulelang: the language server needs the optional extra 'lsp': pip install 'rulelang[lsp]' "
         "(pygls is not installed)"]
     assert "Traceback" not in r.stderr and json  # noqa: B015
+
+
+# ------------------------------------------------------------------------------ heavy documents (issue 31.8)
+
+def heavy_text(marker: str, size: int = 900_000) -> str:
+    """A valid game of about ``size`` bytes (a chain of triggers: seconds of CPU to check and index), with
+    one unknown name, ``marker``, on its last line (an E201 that tells which text was checked)."""
+    head = 'game "Heavy" { players 2 }\nper player var vp: int\nvar stage: int = 0\n'
+    tail = ('action shout { effect { emit e0(me)  stage += 1 } }\n'
+            'flow { loop { for p in players { turn p { offer [shout] to p } } } }\n'
+            'ending "done" when any(players, p => vp[p] >= 3)\nscore p = vp[p]\n'
+            f"const lsp_marker = {marker}\n")
+    per = len("event e00000(p: player)\nwhen e00000(p) then { vp[p] += 1  emit e00001(p) }\n")
+    n = (size - len(head) - len(tail)) // per
+    body = "".join(f"event e{i}(p: player)\n" for i in range(n + 1))
+    body += "".join(f"when e{i}(p) then {{ vp[p] += 1  emit e{i + 1}(p) }}\n" for i in range(n))
+    return head + body + tail
+
+
+def server_cpu(client) -> float:
+    """Seconds of CPU time the server process has used (user and system), from /proc."""
+    with open(f"/proc/{client._server.pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Recorded(dict):
+    """client.diagnostics that also keeps every publication, in order: (uri, diagnostics)."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.log = []
+
+    def __setitem__(self, uri, diags):
+        self.log.append((uri, diags))
+        super().__setitem__(uri, diags)
+
+
+def markers(diags):
+    return [m.group(1) for d in diags if d.code == "E201" for m in [re.search(r"'(\w+)'", d.message)] if m]
+
+
+async def until(test, what, timeout=TIMEOUT):
+    """Wait (polling) until test() holds; fail after ``timeout`` seconds, a back-stop for a hang."""
+    async def wait():
+        while not test():
+            await asyncio.sleep(0.02)
+    try:
+        await asyncio.wait_for(wait(), timeout)
+    except asyncio.TimeoutError:
+        pytest.fail(f"gave up waiting: {what}")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads the server's CPU time from /proc")
+@ASYNC
+async def test_a_heavy_document_never_holds_up_the_others(client: LanguageClient, tmp_path):
+    """One heavy document (seconds of CPU to check) and a small one: the small one's diagnostics arrive while
+    the heavy one is still being checked; hover answers from the last good index while the heavy one is
+    checked again; a newer text of the heavy document stops the check of the older one (the server spends
+    less CPU than two checks; only the newest text's diagnostics are ever published)."""
+    heavy_path, small_path = tmp_path / "heavy.rules", tmp_path / "small.rules"
+    heavy_uri, small_uri = heavy_path.as_uri(), small_path.as_uri()
+    small = (GAMES / "examples" / "tictactoe.rules").read_text(encoding="utf-8") + "\nconst q = small_marker\n"
+    saved = client.diagnostics
+    client.diagnostics = rec = Recorded(saved)
+    try:
+        for uri in (heavy_uri, small_uri):
+            rec.pop(uri, None)
+        # 1. the heavy document opened first, then the small one: the small one is answered first
+        cpu0 = server_cpu(client)
+        client.text_document_did_open(L.DidOpenTextDocumentParams(text_document=L.TextDocumentItem(
+            uri=heavy_uri, language_id="rules", version=1, text=heavy_text("first_marker"))))
+        client.text_document_did_open(L.DidOpenTextDocumentParams(text_document=L.TextDocumentItem(
+            uri=small_uri, language_id="rules", version=1, text=small)))
+        assert markers(await diagnostics(client, small_uri)) == ["small_marker"]
+        assert heavy_uri not in rec  # still being checked
+        assert markers(await diagnostics(client, heavy_uri)) == ["first_marker"]
+        # hover on `stage` (line 3) waits for the heavy text's index: there is no older one
+        assert "var stage" in await hover_text(client, heavy_uri, 2, 5)
+        one_check = server_cpu(client) - cpu0  # CPU of one heavy check and its index (the small one's is noise)
+        assert one_check > 1.0, one_check  # heavy indeed: the orderings below mean something
+
+        # 2. a new text: checked again; hover meanwhile answers from the last good index
+        start = len(rec.log)
+        cpu1 = server_cpu(client)
+        client.text_document_did_change(L.DidChangeTextDocumentParams(
+            text_document=L.VersionedTextDocumentIdentifier(uri=heavy_uri, version=2),
+            content_changes=[L.TextDocumentContentChangeWholeDocument(text=heavy_text("second_marker"))]))
+        await until(lambda: server_cpu(client) - cpu1 > 0.2 * one_check, "the check of the second text to run")
+        assert "var stage" in await hover_text(client, heavy_uri, 2, 5)
+        assert not [u for u, _ in rec.log[start:] if u == heavy_uri]  # answered while the check runs
+
+        # 3. a newer text while that check runs: it is stopped; only the newest text's diagnostics are published
+        client.text_document_did_change(L.DidChangeTextDocumentParams(
+            text_document=L.VersionedTextDocumentIdentifier(uri=heavy_uri, version=3),
+            content_changes=[L.TextDocumentContentChangeWholeDocument(text=heavy_text("third_marker"))]))
+        await until(lambda: any(u == heavy_uri for u, _ in rec.log[start:]), "the third text's diagnostics")
+        assert "var stage" in await hover_text(client, heavy_uri, 2, 5)  # (waits for the third text's index)
+        spent = server_cpu(client) - cpu1
+        published = [markers(ds) for u, ds in rec.log[start:] if u == heavy_uri]
+        assert published == [["third_marker"]]
+        assert spent < 1.7 * one_check, (spent, one_check)  # not two whole checks: the second was stopped
+        # the small document was never held up, and is still answered
+        assert markers(rec[small_uri]) == ["small_marker"]
+        await asyncio.sleep(1.0)
+        assert [markers(ds) for u, ds in rec.log[start:] if u == heavy_uri] == [["third_marker"]]
+    finally:
+        client.diagnostics = saved
+        close(client, heavy_uri)
+        close(client, small_uri)
+
+
+@ASYNC
+async def test_a_check_past_its_cpu_bound_is_stopped_and_says_so(tmp_path):
+    """A server started with a CPU bound of 0.5 s per check (the initialization option max_check_cpu): the
+    heavy document's check is stopped, the document gets one note saying so, and the server goes on
+    checking other documents."""
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "rulelang", "lsp"],
+                                server_env={**os.environ, "RULELANG_NO_CACHE": "1"})
+    other = await config.start()
+    try:
+        await other.initialize_session(L.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"), root_uri=ROOT.as_uri(),
+            initialization_options={"max_check_cpu": 0.5}))
+        heavy_uri = (tmp_path / "heavy.rules").as_uri()
+        cpu0 = server_cpu(other)
+        other.text_document_did_open(L.DidOpenTextDocumentParams(text_document=L.TextDocumentItem(
+            uri=heavy_uri, language_id="rules", version=1, text=heavy_text("never_shown"))))
+        [note] = await diagnostics(other, heavy_uri)
+        assert note.severity == L.DiagnosticSeverity.Information and note.code is None
+        assert "stopped after 0.5 s of CPU time" in note.message and note.range.start.line == 0
+        assert server_cpu(other) - cpu0 < 5.0  # the check did not run to its end (several seconds of CPU)
+        path = GAMES / "examples" / "tictactoe.rules"
+        uri, diags = await open_doc(other, path)
+        assert got(diags) == expected(path, path.read_text(encoding="utf-8"))
+    finally:
+        await other.shutdown_session()
