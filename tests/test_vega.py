@@ -34,7 +34,7 @@ SIZE = 36  # the placeholder board: hex_rect(36, 36), odd rows shifted right
 WITH_SCENARIOS = {"V-2", "V-3", "V-3-en", "V-4", "V-4.1", "V-4.1-en", "V-4.2", "V-4.2-en", "V-4.3",
                   "V-4.3-en", "V-4.4", "V-4.4-en", "V-4.5", "V-4.5-en", "V-4.6", "V-4.6-en", "V-5",
                   "V-6", "V-7", "V-7-en", "V-8", "V-9", "V-9-en", "V-10", "V-10.1", "V-10.2", "V-10.3"}
-GAMES = 8  # random games per player count (the 200-game runs are done by hand: docs/games/vega.md)
+GAMES = 8  # random games per player count (the 50-game runs are done by hand: docs/games/vega.md)
 
 
 def _node(v):
