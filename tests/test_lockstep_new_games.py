@@ -95,8 +95,6 @@ DOTS3 = Pairing("dots and boxes 3x3", "dots_and_boxes.rules", "dots_and_boxes", 
 
 LEDUC_ACTIONS = {0: "fold", 1: "call", 2: "raise"}
 LEDUC = Pairing("leduc poker", "leduc_poker.rules", "leduc_poker", games=300, to_ours=LEDUC_ACTIONS.__getitem__)
-LEDUC3 = Pairing("leduc poker 3 players", "leduc_poker.rules", "leduc_poker", games=200,
-                 to_ours=LEDUC_ACTIONS.__getitem__, params={"players": 3}, players=3)
 
 
 def _breakthrough_id(a: int) -> str:
@@ -104,12 +102,12 @@ def _breakthrough_id(a: int) -> str:
     a //= 2  # the capture bit follows from the board: ours has one move per direction
     direction, a = a % 6, a // 6
     row, column = divmod(a, 8)
-    return f"move({row},{column},{direction})"
+    return f"move(({row},{column},{direction}))"
 
 
 BREAKTHROUGH = Pairing("breakthrough", "breakthrough.rules", "breakthrough", games=60, to_ours=_breakthrough_id)
 
-PAIRINGS = [OWARE, CHECKERS, HEX7, HEX5, DOTS, DOTS3, LEDUC]
+PAIRINGS = [OWARE, CHECKERS, HEX7, HEX5, DOTS, DOTS3, LEDUC, BREAKTHROUGH]
 IDS = [p.name for p in PAIRINGS]
 
 _RULES: dict = {}
