@@ -91,7 +91,8 @@ def expected(path: Path, text: str):
         if d.path != str(path):
             continue
         line = lines[d.line - 1] if d.line - 1 < len(lines) else ""
-        out.append((d.code, 1 if d.severity == "error" else 2, d.line - 1, utf16(line[:d.column - 1])))
+        severity = {"error": 1, "warning": 2, "note": 3}[d.severity]  # LSP: Error, Warning, Information
+        out.append((d.code, severity, d.line - 1, utf16(line[:d.column - 1])))
     return tuple(sorted(out))
 
 
@@ -550,3 +551,16 @@ async def test_a_check_past_its_cpu_bound_is_stopped_and_says_so(tmp_path):
         assert got(diags) == expected(path, path.read_text(encoding="utf-8"))
     finally:
         await other.shutdown_session()
+
+
+def test_columns_are_converted_line_by_line_as_one_character_at_a_time():
+    """_Columns (the conversion of many diagnostics' columns on one line, each line's table made once)
+    gives what converting each prefix gives, in every encoding, on ASCII and on astral text."""
+    from rulelang.lsp import _Columns, _units
+
+    lines = ["plain ascii line", "größe \U0001F600 x \U0001F600\U0001F600 é", "", "\U0001F600"]
+    for enc in (L.PositionEncodingKind.Utf16, L.PositionEncodingKind.Utf8, L.PositionEncodingKind.Utf32):
+        cols = _Columns(lines, enc)
+        for i, text in enumerate(lines):
+            for c in range(len(text) + 1):
+                assert cols.units(i, c) == _units(text[:c], enc), (enc, i, c)

@@ -197,7 +197,8 @@ def test_agent_specs():
         msg = str(info.value)
         assert message in msg and "\n" not in msg, (text, msg)
         if "agents for" not in msg and "empty" not in msg:
-            assert "known agents: random, first, human, mcts[:N], ismcts[:N], module:Class[:ARG]" in msg
+            assert ("known agents: random, first, human, mcts[:N], ismcts[:N], heuristic[:P], module:Class[:ARG]"
+                    in msg)
 
 
 def docs_agent_module():
