@@ -82,14 +82,37 @@ def _units(text: str, encoding) -> int:
     return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
 
 
-def to_client(lines, line: int, column: int, encoding) -> L.Position:
+class _Columns:
+    """Columns in characters as the client's units, on the lines of one text: each line's table is made once,
+    when first asked (a text on one long line with thousands of diagnostics is converted in time in
+    proportion to the line, not to the line times the diagnostics)."""
+
+    def __init__(self, lines, encoding):
+        self.lines, self.encoding, self.tables = lines, encoding, {}
+
+    def units(self, line0: int, col0: int) -> int:
+        t = self.tables.get(line0)
+        if t is None:
+            text = self.lines[line0]
+            if text.isascii() or self.encoding == L.PositionEncodingKind.Utf32:
+                t = True  # a character is a unit
+            else:
+                t = [0]
+                for c in text:
+                    t.append(t[-1] + _units(c, self.encoding))
+            self.tables[line0] = t
+        return col0 if t is True else t[col0]
+
+
+def to_client(lines, line: int, column: int, encoding, cols: Optional[_Columns] = None) -> L.Position:
     """Our 1-based line and column (in characters) as an LSP position (0-based, in the client's units)."""
     line0 = max(0, line - 1)
     if line0 >= len(lines):
         return L.Position(line=max(0, len(lines) - 1), character=_units(lines[-1], encoding) if lines else 0)
     text = lines[line0]
     col0 = min(max(0, column - 1), len(text))
-    return L.Position(line=line0, character=_units(text[:col0], encoding))
+    return L.Position(line=line0, character=cols.units(line0, col0) if cols is not None
+                      else _units(text[:col0], encoding))
 
 
 def from_client(lines, pos: L.Position, encoding) -> tuple:
@@ -107,12 +130,12 @@ def from_client(lines, pos: L.Position, encoding) -> tuple:
     return line0 + 1, len(text) + 1
 
 
-def span_range(lines, span, encoding) -> L.Range:
-    start = to_client(lines, span.line, span.column, encoding)
+def span_range(lines, span, encoding, cols: Optional[_Columns] = None) -> L.Range:
+    start = to_client(lines, span.line, span.column, encoding, cols)
     end_line, end_col = span.end_line or span.line, span.end_column or span.column + 1
     if (end_line, end_col) <= (span.line, span.column):
         end_line, end_col = span.line, span.column + 1
-    end = to_client(lines, end_line, end_col, encoding)
+    end = to_client(lines, end_line, end_col, encoding, cols)
     return L.Range(start=start, end=end)
 
 
@@ -336,9 +359,10 @@ class RulesServer(LanguageServer):
         """Publish the diagnostics of ``an``, the check of the document's text of ``version``."""
         by_uri = {doc.uri: []}
         lines = _lines(an.text)
+        cols = {doc.path: _Columns(lines, self.encoding)}  # (and per line quoted by a base file's diagnostic)
         for d in an.diagnostics:
             uri = _uri_of(d.path, doc)
-            by_uri.setdefault(uri, []).append(self.diagnostic(d, lines if d.path == doc.path else None))
+            by_uri.setdefault(uri, []).append(self.diagnostic(d, lines if d.path == doc.path else None, cols))
         for uri in doc.published - set(by_uri):
             by_uri[uri] = []
         doc.published = {u for u, ds in by_uri.items() if ds} | {doc.uri}
@@ -346,7 +370,7 @@ class RulesServer(LanguageServer):
             self.text_document_publish_diagnostics(L.PublishDiagnosticsParams(
                 uri=uri, diagnostics=ds, version=version if uri == doc.uri else None))
 
-    def diagnostic(self, d, lines) -> L.Diagnostic:
+    def diagnostic(self, d, lines, cols=None) -> L.Diagnostic:
         sev = {ERROR: L.DiagnosticSeverity.Error, WARNING: L.DiagnosticSeverity.Warning}.get(
             d.severity, L.DiagnosticSeverity.Information)
         message = printable(d.message) + (f"\nhint: {printable(d.hint)}" if d.hint else "")
@@ -355,10 +379,13 @@ class RulesServer(LanguageServer):
             src = d.source_line
             end_col = span.end_column if span.end_line == span.line and span.end_column > span.column \
                 else len(src) + 1
-            rng = L.Range(start=L.Position(line=d.line - 1, character=_units(src[:d.column - 1], self.encoding)),
-                          end=L.Position(line=d.line - 1, character=_units(src[:end_col - 1], self.encoding)))
+            quoted = cols.setdefault((d.path, d.line), _Columns([src], self.encoding)) if cols is not None \
+                else _Columns([src], self.encoding)
+            start, end = (min(max(0, c - 1), len(src)) for c in (d.column, end_col))
+            rng = L.Range(start=L.Position(line=d.line - 1, character=quoted.units(0, start)),
+                          end=L.Position(line=d.line - 1, character=quoted.units(0, end)))
         else:
-            rng = span_range(lines, span, self.encoding)
+            rng = span_range(lines, span, self.encoding, cols.get(d.path) if cols is not None else None)
         return L.Diagnostic(range=rng, message=message, severity=sev, code=d.code, source="rulelang")
 
     def publish_stopped(self, doc: Doc):
@@ -811,11 +838,21 @@ def make_server() -> RulesServer:
         g = index.globals.get(new)
         if g is not None and sym.kind not in ("local", "param"):
             return f"'{new}' is already declared (line {g.span.line})" if g.span else f"'{new}' is already declared"
-        for r in refs:  # a local of that name visible where the symbol is used would capture it
-            for s in index.visible(r.span.path, r.span.line, r.span.column):
-                if s.name == new and s is not sym and (s.kind in ("local", "param") or sym.kind in ("local", "param")):
-                    where = f" (line {s.span.line})" if s.span else ""
-                    return f"'{new}' is already a name where '{sym.name}' is used, line {r.span.line}{where}"
+        # a name `new` visible where the symbol is used would capture it: the locals of that name (found
+        # once, not every visible name at every use) whose scope holds the use, innermost first; then the
+        # declaration of that name (which renaming a local onto would shadow)
+        named = [s for s in index.symbols if s.name == new and s is not sym and s.kind in ("local", "param")
+                 and s.scope is not None and s.span is not None]
+        for r in refs:
+            line, col = r.span.line, r.span.column
+            here = [s for s in named if s.span.path == r.span.path and S._contains(s.scope, line, col)
+                    and (s.kind == "param" or (s.span.line, s.span.column) < (line, col))]
+            here.sort(key=lambda s: (s.scope.line, s.scope.column, s.span.line, s.span.column), reverse=True)
+            if not here and g is not None and g is not sym and sym.kind in ("local", "param"):
+                here = [g]
+            for s in here[:1]:
+                where = f" (line {s.span.line})" if s.span else ""
+                return f"'{new}' is already a name where '{sym.name}' is used, line {r.span.line}{where}"
         return ""
 
     @server.feature(L.TEXT_DOCUMENT_COMPLETION, L.CompletionOptions(trigger_characters=["."]))
