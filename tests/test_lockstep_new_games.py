@@ -54,7 +54,7 @@ class Pairing:
 
 # --- the tables -----------------------------------------------------------------------------------
 
-OWARE = Pairing("oware", "oware.rules", "oware", games=150, to_ours=lambda a: f"sow({a})")
+OWARE = Pairing("oware", "oware.rules", "oware", games=300, to_ours=lambda a: f"sow({a})")
 
 
 def _checkers_id(a: int) -> str:
@@ -65,14 +65,14 @@ def _checkers_id(a: int) -> str:
     return f"{'jump' if capture else 'step'}(({row},{column},{direction}))"
 
 
-CHECKERS = Pairing("checkers", "checkers.rules", "checkers", games=60, to_ours=_checkers_id)
+CHECKERS = Pairing("checkers", "checkers.rules", "checkers", games=200, to_ours=_checkers_id)
 
 
 def _hex_id(columns: int) -> Callable[[int], str]:
     return lambda a: f"place({a // columns},{a % columns})"  # OpenSpiel: a = row * columns + column
 
 
-HEX7 = Pairing("hex 7x7", "hex.rules", "hex", games=150, to_ours=_hex_id(7), params={"board_size": 7})
+HEX7 = Pairing("hex 7x7", "hex.rules", "hex", games=200, to_ours=_hex_id(7), params={"board_size": 7})
 HEX5 = Pairing("hex 5x5", "hex.rules", "hex", games=150, to_ours=_hex_id(5), params={"board_size": 5},
                variants=("small",))
 
@@ -105,7 +105,7 @@ def _breakthrough_id(a: int) -> str:
     return f"move(({row},{column},{direction}))"
 
 
-BREAKTHROUGH = Pairing("breakthrough", "breakthrough.rules", "breakthrough", games=60, to_ours=_breakthrough_id)
+BREAKTHROUGH = Pairing("breakthrough", "breakthrough.rules", "breakthrough", games=200, to_ours=_breakthrough_id)
 
 PAIRINGS = [OWARE, CHECKERS, HEX7, HEX5, DOTS, DOTS3, LEDUC, BREAKTHROUGH]
 IDS = [p.name for p in PAIRINGS]
