@@ -94,6 +94,7 @@ class ActionSpace:
 
         # the actions, in the order the file declares them
         self.actions = {}  # name -> (base, universes, direct, index)
+        self._split = {}  # a stepwise action -> per parameter: None (one pick) or k (a tuple: k picks)
         plan = []
         for name in ruleset.actions:
             decl = prog.decls[name]
@@ -113,8 +114,17 @@ class ActionSpace:
                     break
             direct = combos <= DIRECT_LIMIT
             if not direct:
-                for u in universes:
-                    add(values, u)
+                split = []
+                for p, u in zip(decl.params, universes):
+                    parts = self._tuple_parts(p)
+                    if parts is not None and len(u) > DIRECT_LIMIT:  # a tuple picked part by part
+                        split.append(len(parts))
+                        for part in parts:
+                            add(values, part)
+                    else:
+                        split.append(None)
+                        add(values, u)
+                self._split[name] = tuple(split)
             plan.append((name, universes, direct, combos if direct else 1))
         base = 0
         self._by_base = []
@@ -142,7 +152,7 @@ class ActionSpace:
     def _produces(self, expr):
         """The values an element of the collection `expr` may be (a choose's options, a roll's faces, a
         pile drawn from, a parameter's domain)."""
-        t = T.element(expr.ty or T.ANY)
+        t = self.element_type(expr)
         if _finite(t, self._prog):
             return self._universe(t)
         got = self._domains.elements(expr)
@@ -277,6 +287,61 @@ class ActionSpace:
     def stepwise(self, name):
         return not self.actions[name][2]
 
+    def picks(self, name, args):
+        """The values an action taken in steps is picked as, in order: each parameter's value, or the parts
+        of a tuple whose universe is too large to number whole (checkers' `jump(m)`, `m` a (row, column,
+        direction) of plain ints, is three picks)."""
+        split = self._split.get(name)
+        if not split:
+            return tuple(args)
+        out = []
+        for k, v in zip(split, args):
+            if k is not None and v.__class__ is tuple and len(v) == k:
+                out.extend(v)
+            else:
+                out.append(v)
+        return tuple(out)
+
+    def max_picks(self):
+        """The most value picks one action taken in steps may need."""
+        most = 0
+        for name in self.actions:
+            if self.stepwise(name):
+                split = self._split.get(name, ())
+                most = max(most, sum(1 if k is None else k for k in split))
+        return most
+
+    def element_type(self, expr, depth=0):
+        """The type of an item of the collection `expr`: the checker's, or where it says `any`, what the
+        expression builds (the branches of an `if`, a comprehension's item, a called function's body)."""
+        t = T.element(expr.ty or T.ANY)
+        if t.name != "any" or depth > 8:
+            return t
+        c = expr.__class__
+        if c is A.Cond:
+            parts = [self.element_type(e, depth + 1) for e in (expr.then, expr.orelse) if not _empty(e)]
+            return T.join_all(parts) if parts else t
+        if c is A.Comprehension and expr.kind == "list" and expr.element is not None:
+            return expr.element.ty or t
+        if c is A.ListLit and expr.items:
+            return T.join_all([e.ty or T.ANY for e in expr.items])
+        if c is A.Call and expr.func.__class__ is A.Name and expr.func.ref == "func":
+            decl = self._prog.decls.get(expr.func.ident)
+            if isinstance(decl, A.FuncDecl) and decl.body is not None:
+                return self.element_type(decl.body, depth + 1)
+        return t
+
+    def _tuple_parts(self, p):
+        """The universes of the parts of a parameter whose values are tuples of a known length, or None."""
+        t = None
+        if p.domain is not None:
+            t = self.element_type(p.domain)
+        elif isinstance(p.type, A.TypeGeneric) and p.type.name == "tuple":
+            t = T.Type("tuple", tuple(self._param_type(a) for a in p.type.args), kind="generic")
+        if t is None or t.name != "tuple" or not t.args:
+            return None
+        return [self._universe(a) for a in t.args]
+
     def options(self, game, partial=()):
         """The legal decisions of `game` (with the picks `partial` of a stepwise action made so far) as a
         sorted list of (id, option id or None, probability or None): the option id is the rule-level id to
@@ -302,9 +367,11 @@ class ActionSpace:
             name, picked = partial[0], tuple(partial[1:])
             k = len(picked)
             for oid, (n2, args) in p.options:
-                if n2 == name and tuple(args[:k]) == picked:
-                    i = self.value_id(args[k])
-                    out[i] = (oid if k + 1 == len(args) else None, None)
+                if n2 == name:
+                    flat = self.picks(name, args)
+                    if flat[:k] == picked:
+                        i = self.value_id(flat[k])
+                        out[i] = (oid if k + 1 == len(flat) else None, None)
         return [(i, oid, prob) for i, (oid, prob) in sorted(out.items())]
 
     def name_of(self, i):
@@ -362,6 +429,11 @@ def _game_roots(prog):
     roots += [s for s in (prog.score, prog.tiebreak, getattr(prog, "payoff", None), getattr(prog, "heuristic", None))
               if s is not None]
     return roots
+
+
+def _empty(e):
+    """An empty list literal (`[]`): it adds no items to a union of branches."""
+    return (e.__class__ is A.ListLit and not e.items) or e.__class__ is A.EmptyLit
 
 
 def _finite(t, prog):

@@ -14,7 +14,7 @@ def ruleset_of(path_or_ruleset, variants=(), root=None):
     return rulelang.load(str(path_or_ruleset), variants=tuple(variants), root=root)
 
 
-DEFAULT_MAX_POSITIONS = 20_000  # positions the adapters' walk of a small game visits before giving up
+DEFAULT_MAX_POSITIONS = 10_000  # positions the adapters' walk of a small game visits before giving up
 DEFAULT_MAX_DEPTH = 256  # steps (decisions and chance outcomes) on one path before giving up
 
 
@@ -44,7 +44,7 @@ def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max
         if p.kind == "action":
             for i, (name, args) in p.options:
                 if i == oid:
-                    return 1 + len(args) if space.stepwise(name) else 1
+                    return 1 + len(space.picks(name, args)) if space.stepwise(name) else 1
         return 1
 
     def visit(game, depth):

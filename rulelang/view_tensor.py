@@ -34,7 +34,8 @@ Layout, in this order (every number a float32):
 * **pieces**, per piece kind: how many are live, then per field the counts of its values over the live
   pieces (finite types, with `unknown`) or the sum of its numbers and the hidden count.
 * **picks** of an action taken in steps (only the seat making them): which action (one-hot over those
-  actions), then for each parameter position whether it is picked and the picked value's id.
+  actions), then for each pick (a parameter, or a part of a tuple parameter) whether it is made and the
+  picked value's id.
 """
 from __future__ import annotations
 
@@ -300,7 +301,7 @@ class ViewEncoder:
                     self._add(f"pieces.{d.name}.{fname}", part)
                 self._pieces.append((d.name, fields))
         self._stepwise = [name for name in space.actions if space.stepwise(name)]
-        self._max_params = max((len(self.prog.decls[a].params) for a in self._stepwise), default=0)
+        self._max_params = space.max_picks()
         if self._stepwise:
             self._add("picks.action", _OneHot(self._stepwise))
             for i in range(self._max_params):

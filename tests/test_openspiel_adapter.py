@@ -12,7 +12,8 @@
 * Kuhn poker through the adapter: the whole tree against OpenSpiel's `kuhn_poker`, returns included
   (the file's `payoff`: +2/-2 for a called bet).
 * Hidden information: a changed hidden value leaves the other seats' information states and observations
-  equal (Kuhn poker; Mars's private goals, visible to their owner).
+  equal, strings and tensors (Kuhn poker; Mars's private goals, visible to their owner; Vega's face-down
+  objects). More on the tensors: tests/test_openspiel_tensors.py.
 * Stable ids: over random games, an id always stands for the same decision.
 """
 from __future__ import annotations
@@ -247,7 +248,10 @@ def test_kuhn_a_changed_hidden_card_leaves_the_other_seats_information_equal():
             s.apply_action(bet)  # P0 bets; P1 to decide: no showdown yet
         assert a.information_state_string(0) == b.information_state_string(0)
         assert a.observation_string(0) == b.observation_string(0)
+        assert a.information_state_tensor(0) == b.information_state_tensor(0)
+        assert a.observation_tensor(0) == b.observation_tensor(0)
         assert a.information_state_string(1) != b.information_state_string(1)  # P1 sees its own card
+        assert a.information_state_tensor(1) != b.information_state_tensor(1)
 
 
 def test_mars_a_changed_private_goal_leaves_the_other_seats_information_equal():
@@ -269,7 +273,10 @@ def test_mars_a_changed_private_goal_leaves_the_other_seats_information_equal():
     other._views = {}
     assert s.information_state_string(0) == other.information_state_string(0)
     assert s.observation_string(0) == other.observation_string(0)
+    assert s.information_state_tensor(0) == other.information_state_tensor(0)
+    assert s.observation_tensor(0) == other.observation_tensor(0)
     assert s.information_state_string(1) != other.information_state_string(1)  # the owner sees the change
+    assert s.information_state_tensor(1) != other.information_state_tensor(1)
 
 
 def test_vega_a_changed_face_down_object_leaves_every_seat_information_equal():
@@ -287,9 +294,12 @@ def test_vega_a_changed_face_down_object_leaves_every_seat_information_equal():
     objects[unknown[0]] = next(v for v in objects.values() if v != objects[unknown[0]])
     other._g.g.data["object_at"] = objects
     assert str(other) != str(s)  # the full state differs
+    other._views = {}
     for p in (0, 1):
         assert other.information_state_string(p) == s.information_state_string(p)
         assert other.observation_string(p) == s.observation_string(p)
+        assert other.information_state_tensor(p) == s.information_state_tensor(p)
+        assert other.observation_tensor(p) == s.observation_tensor(p)
 
 
 # ---------------------------------------------------------------------------------------------- stable ids
