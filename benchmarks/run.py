@@ -62,6 +62,19 @@ TARGET_CHECK_COLD_MS = 250.0      # `rulelang check` of a seeded game in a fresh
 TARGET_CHECK_WARM_MS = 50.0       # the same, run a second time (cache warm), at most
 TARGET_WORKERS_SPEEDUP = 1.8      # simulate with 2 workers / with 1, on 2 free cores ("approaching 2x"), at least
 
+# The newer example games (issue 35), each beside the OpenSpiel C++ game it follows: the rule file, and
+# OpenSpiel's name and parameters for the same board as the file's base rules.  Each gets an OpenSpiel
+# row in the table and a paired ratio (ours / OpenSpiel's playouts per second), whose goal is below.
+NEW_GAME_PAIRS = (
+    ("games/examples/oware.rules", "oware", {}),
+    ("games/examples/checkers.rules", "checkers", {}),
+    ("games/examples/hex.rules", "hex", {"board_size": 7}),
+    ("games/examples/dots_and_boxes.rules", "dots_and_boxes", {}),
+    ("games/examples/leduc_poker.rules", "leduc_poker", {}),
+    ("games/examples/breakthrough.rules", "breakthrough", {}),
+)
+TARGET_NEW_GAMES_RATIO = 0.25     # ours / the OpenSpiel C++ game of the same name, random playouts, at least
+
 # Which direction is "better" for each measured number (for --compare).
 HIGHER_IS_BETTER = {
     "playouts_per_s": True,
@@ -290,36 +303,46 @@ def measure_rules_file(path: Path, seconds: float, requested: list[int] | None) 
 OPENSPIEL_GAMES = ("python_tic_tac_toe", "tic_tac_toe", "connect_four")
 
 
-def _load_openspiel(short: str):
+def openspiel_key(short: str, params: dict | None = None) -> str:
+    """A row's key for an OpenSpiel game: ``openspiel:NAME``, with its parameters when it has some
+    (``openspiel:hex(board_size=7)``)."""
+    if not params:
+        return f"openspiel:{short}"
+    return f"openspiel:{short}(" + ",".join(f"{k}={v}" for k, v in sorted(params.items())) + ")"
+
+
+def _load_openspiel(short: str, params: dict | None = None):
     import pyspiel
 
     if short == "python_tic_tac_toe":
         from open_spiel.python.games import tic_tac_toe  # noqa: F401  registers python_tic_tac_toe
-    return pyspiel.load_game(short)
+    return pyspiel.load_game(short, params or {})
 
 
-def measure_openspiel(seconds: float) -> tuple[list[dict], list[dict]]:
+def measure_openspiel(seconds: float, extra=()) -> tuple[list[dict], list[dict]]:
+    """The OpenSpiel reference rows: OPENSPIEL_GAMES, then each ``(name, params)`` of ``extra``."""
     rows, failed = [], []
     try:
         import pyspiel  # noqa: F401
     except Exception as e:  # pragma: no cover - depends on the machine
         failed.append({"key": "openspiel", "error": f"OpenSpiel not available: {e}"})
         return rows, failed
-    for short in OPENSPIEL_GAMES:
+    for short, params in [(g, {}) for g in OPENSPIEL_GAMES] + list(extra):
+        key = openspiel_key(short, params)
         try:
-            game = _load_openspiel(short)
-            row = {"key": f"openspiel:{short}", "kind": "openspiel", "name": short, "players": 2, "load_ms": None}
+            game = _load_openspiel(short, params)
+            row = {"key": key, "kind": "openspiel", "name": short, "players": game.num_players(), "load_ms": None}
             row.update(best_of(lambda s: bench_playouts_openspiel(game, s), seconds))
             states = _mid_game_states_openspiel(game, row["mean_length"])
             row["clones_per_s"] = bench_clones(states, seconds / 2)
             rows.append(row)
         except Exception as e:
-            failed.append({"key": f"openspiel:{short}", "error": f"{type(e).__name__}: {e}"})
+            failed.append({"key": key, "error": f"{type(e).__name__}: {e}"})
     return rows, failed
 
 
 def paired_ratio(seconds: float, pairs: int = 5, ours: str = OUR_TICTACTOE,
-                 reference: str = "python_tic_tac_toe") -> dict | None:
+                 reference: str = "python_tic_tac_toe", params: dict | None = None) -> dict | None:
     """Ours / OpenSpiel's ``reference`` playouts per second, measured in alternating short chunks
     (2-player games, the same loops as the table).
 
@@ -333,7 +356,7 @@ def paired_ratio(seconds: float, pairs: int = 5, ours: str = OUR_TICTACTOE,
         import rulelang
 
         rules = rulelang.load(str(path))
-        ref = _load_openspiel(reference)
+        ref = _load_openspiel(reference, params)
     except Exception:
         return None
     chunk = seconds / pairs
@@ -344,7 +367,7 @@ def paired_ratio(seconds: float, pairs: int = 5, ours: str = OUR_TICTACTOE,
         ratios.append(mine / theirs)
     ratios.sort()
     return {"median": ratios[len(ratios) // 2], "min": ratios[0], "max": ratios[-1], "pairs": pairs,
-            "ours": ours, "reference": reference}
+            "ours": ours, "reference": openspiel_key(reference, params)}
 
 
 # --- `rulelang check` in fresh processes ----------------------------------------------------------
@@ -513,6 +536,9 @@ def targets(result: dict) -> list[dict]:
         "x", TARGET_TICTACTOE_RATIO, "higher")
     add("connect4 playouts / OpenSpiel C++ connect_four", result.get("ratio_connect4_vs_cpp_connect_four"),
         "x", TARGET_CONNECT4_RATIO, "higher")
+    for ours, pair in (result.get("new_game_ratios") or {}).items():
+        add(f"{ours} playouts / OpenSpiel C++ {pair['reference'].removeprefix('openspiel:')}", pair["median"], "x",
+            TARGET_NEW_GAMES_RATIO, "higher")
     for row in result.get("rows", []):
         if row.get("file", row["key"]) == WORKERS_RULES and row["players"] == 3:
             add("Station, 3 players, ms per random game", row["ms_per_game"], "ms", TARGET_STATION_MS, "lower")
@@ -658,6 +684,9 @@ def print_report(result: dict, comparison: dict | None) -> None:
             p = result.get(pkey)
             if t["name"].startswith(key) and p:
                 extra = f", {p['pairs']} alternating pairs, range {p['min']:.2f}-{p['max']:.2f}"
+        for ours, p in (result.get("new_game_ratios") or {}).items():
+            if t["name"].startswith(ours + " "):
+                extra = f", {p['pairs']} alternating pairs, range {p['min']:.3f}-{p['max']:.3f}"
         print(f"target: {t['name']} = {value} ({verdict} the target {op} {target}{extra})")
     if comparison is not None:
         extras = result.get("ratio_to_baseline_extra") or {}
@@ -743,8 +772,10 @@ def main(argv=None) -> int:
             if os.environ.get("BENCH_DEBUG"):
                 traceback.print_exc()
 
+    new_pairs = [(rel, short, params) for rel, short, params in NEW_GAME_PAIRS
+                 if wanted(rel) and (ROOT / rel).exists()]
     if not args.no_openspiel:
-        os_rows, os_failed = measure_openspiel(args.seconds)
+        os_rows, os_failed = measure_openspiel(args.seconds, [(short, params) for _, short, params in new_pairs])
         rows += os_rows
         failed += os_failed
 
@@ -758,6 +789,13 @@ def main(argv=None) -> int:
         c4_ratio = (c4_paired["median"] if c4_paired else
                     by_key[OUR_CONNECT4]["playouts_per_s"] / by_key["openspiel:connect_four"]["playouts_per_s"])
 
+    new_game_ratios = {}
+    for rel, short, params in new_pairs:
+        if rel in by_key and openspiel_key(short, params) in by_key:
+            pair = paired_ratio(2 * args.seconds, ours=rel, reference=short, params=params)
+            if pair:
+                new_game_ratios[rel] = pair
+
     result = {
         "when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "seconds": args.seconds,
@@ -768,6 +806,7 @@ def main(argv=None) -> int:
         "ratio_paired": paired,
         "ratio_connect4_vs_cpp_connect_four": c4_ratio,
         "ratio_connect4_paired": c4_paired,
+        "new_game_ratios": new_game_ratios,
     }
 
     if args.check_runs:
