@@ -8,7 +8,11 @@ at all (``rulelang.atomic.open_atomic``): if the run or the writing fails, an ol
 is left as it was and no partial file is left behind.
 
 Columns: ``ROW_KEYS``, in that order, in every format, then the ``extra`` columns a caller names (text
-columns such as ``rulelang compare``'s ``side``).
+columns such as ``rulelang compare``'s ``side``), then, when ``metadata`` is given (``interpreter.runner.
+run_metadata``: what made the rows), ``METADATA_COLUMNS`` in every row: ``rules_digest`` (one SHA-256 over
+the digests of every rule file read), ``rulelang_version`` and ``run_seed``.  A Parquet file also keeps the
+whole metadata record as JSON in its key-value metadata under ``rulelang`` (``pyarrow.parquet.read_schema(
+path).metadata[b"rulelang"]``).
 * JSON Lines: one JSON object per line, each row as it is.
 * CSV: a header line, then one line per game; ``true``/``false`` for booleans, an empty field for
   None, and the nested fields (``variants``, ``agents``, ``winners``, ``scores``, ``actions``) as JSON
@@ -29,11 +33,12 @@ import stat
 
 from interpreter.runner import ROW_KEYS
 
-__all__ = ["FORMATS", "MissingDependency", "OutputError", "check_target", "output_format", "write_rows", "PARQUET_BATCH"]
+__all__ = ["FORMATS", "METADATA_COLUMNS", "MissingDependency", "OutputError", "check_target", "output_format", "write_rows", "PARQUET_BATCH"]
 
 FORMATS = ("jsonl", "csv", "parquet")
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 NESTED = ("variants", "agents", "winners", "scores", "actions")
+METADATA_COLUMNS = ("rules_digest", "rulelang_version", "run_seed")  # written when write_rows gets metadata
 PARQUET_BATCH = 4096
 
 
@@ -93,15 +98,23 @@ def _ordered(row: dict, keys=ROW_KEYS) -> dict:
     return {k: row.get(k) for k in keys}
 
 
-def write_rows(rows, path, format=None, extra=()) -> int:
+def write_rows(rows, path, format=None, extra=(), metadata=None) -> int:
     """Write ``rows`` (dicts with ``ROW_KEYS``) to ``path`` in ``format`` (see the module); returns how
     many rows were written.  ``extra``: names of more columns, written after ``ROW_KEYS`` as text (or
-    null).  ``OutputError`` for an unknown format, missing pyarrow or a target that is not a regular
-    file (checked before any row is consumed); ``OSError`` when the file cannot be written."""
+    null).  ``metadata``: the run's record (``interpreter.runner.run_metadata``), written as the
+    ``METADATA_COLUMNS`` of every row and, in Parquet, as the file's ``rulelang`` metadata.
+    ``OutputError`` for an unknown format, missing pyarrow or a target that is not a regular file
+    (checked before any row is consumed); ``OSError`` when the file cannot be written."""
     fmt = output_format(path, format)
     check_target(path)
     keys = tuple(ROW_KEYS) + tuple(k for k in extra if k not in ROW_KEYS)
-    writer = {"jsonl": _write_jsonl, "csv": _write_csv, "parquet": _write_parquet}[fmt]
+    if metadata is not None:
+        constant = {k: metadata.get(k) for k in METADATA_COLUMNS}
+        keys += tuple(k for k in METADATA_COLUMNS if k not in keys)
+        rows = (dict(r, **constant) for r in rows)
+    if fmt == "parquet":
+        return _write_parquet(rows, path, keys, metadata)
+    writer = {"jsonl": _write_jsonl, "csv": _write_csv}[fmt]
     return writer(rows, path, keys)
 
 
@@ -144,9 +157,13 @@ def _write_csv(rows, path, keys=ROW_KEYS) -> int:
     return n
 
 
-def _parquet_schema(pa, float_scores: bool, extra=()):
+def _parquet_schema(pa, float_scores: bool, extra=(), metadata=None):
     score = pa.float64() if float_scores else pa.int64()
-    return pa.schema([*_row_fields(pa, score), *[(k, pa.string()) for k in extra]])
+    types = {"run_seed": pa.uint64()}
+    schema = pa.schema([*_row_fields(pa, score), *[(k, types.get(k, pa.string())) for k in extra]])
+    if metadata is not None:
+        schema = schema.with_metadata({b"rulelang": json.dumps(metadata, sort_keys=True).encode("utf-8")})
+    return schema
 
 
 def _row_fields(pa, score):
@@ -160,7 +177,7 @@ def _row_fields(pa, score):
     ]
 
 
-def _write_parquet(rows, path, keys=ROW_KEYS) -> int:
+def _write_parquet(rows, path, keys=ROW_KEYS, metadata=None) -> int:
     from rulelang.atomic import open_atomic
 
     pa, pq = _pyarrow()
@@ -173,12 +190,13 @@ def _write_parquet(rows, path, keys=ROW_KEYS) -> int:
         nonlocal writer, schema
         if schema is None:
             floats = any(not isinstance(v, int) for r in batch for v in (r.get("scores") or ()))
-            schema = _parquet_schema(pa, floats, keys[len(ROW_KEYS):])
+            schema = _parquet_schema(pa, floats, keys[len(ROW_KEYS):], metadata)
             writer = pq.ParquetWriter(fh, schema)
         data = [_ordered(r, keys) for r in batch]
         for r in data:
             for k in keys[len(ROW_KEYS):]:
-                r[k] = None if r[k] is None else str(r[k])
+                if k != "run_seed":
+                    r[k] = None if r[k] is None else str(r[k])
             if r["actions"] is not None:
                 r["actions"] = list(r["actions"].items())
             r["end_reason"] = None if r["end_reason"] is None else str(r["end_reason"])

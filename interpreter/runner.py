@@ -22,11 +22,12 @@ Runners:
   rules.  Elsewhere (``spawn``) each worker loads the rule file once, by path and variants, in its
   initializer.  A worker ends by itself if this process dies.
 * Dask (``scheduler="tcp://HOST:PORT"`` for a running cluster, or ``"local:N"`` to start a
-  ``LocalCluster`` of N worker processes here for the run).  Tasks carry the rule file's path, its
-  variants and the SHA-256 of every file the rules were read from, plus index ranges; each worker
-  process loads the rules once (a per-process cache keyed by path, variants and those hashes) and
-  refuses to play rules whose files differ from this machine's.  The optional dependency is
-  ``pip install 'rulelang[dask]'``; it is imported only when a scheduler is given.
+  ``LocalCluster`` of N worker processes here for the run).  The job carries the rules themselves
+  (``rules_bundle``: the text of every file the rules were read from, as loaded here, with their SHA-256,
+  scattered to the cluster once), the variants and index ranges, so workers need no shared file system;
+  each worker process loads the texts once (from a private temporary folder; a per-process cache keyed by
+  the digests and variants) and refuses texts that do not match their digests.  The optional dependency
+  is ``pip install 'rulelang[dask]'``; it is imported only when a scheduler is given.
 
 Games go to the workers in chunks of consecutive indexes (about 16 per worker, at most 64 games
 each), a bounded number at a time, so a huge game count never allocates its tasks up front.
@@ -68,6 +69,8 @@ __all__ = [
     "iter_games",
     "play_row",
     "run_games",
+    "run_metadata",
+    "rules_bundle",
 ]
 
 MAX_WORKERS = 64  # worker processes of one run (see docs/language.md, "Run-time limits")
@@ -367,6 +370,34 @@ def rules_digest(ruleset, rules=None) -> tuple:
     return ()
 
 
+def run_metadata(ruleset, *, rules=None, players, games, seed, agents, max_decisions=100_000,
+                 chance="sampled", variants=()) -> dict:
+    """What a rows file says about the run that made it (``interpreter.results.write_rows(metadata=...)``):
+    the rulelang version, the game, the rule file's path, the SHA-256 of every file the rules were read
+    from and one digest of them all (``rules_digest``), the variants, players, run seed, number of games,
+    agents, decision limit and chance mode.  Plain JSON values."""
+    import rulelang
+
+    files = rules_digest(ruleset, rules)
+    specs = check_agents(agents, players) if players else tuple(agents)
+    return {
+        "format": "rulelang-rows",
+        "rulelang_version": rulelang.__version__,
+        "game": getattr(ruleset, "name", None),
+        "rules": os.fspath(rules) if isinstance(rules, (str, os.PathLike)) else
+        getattr(getattr(ruleset, "program", None), "path", None),
+        "rules_sha256": list(files),
+        "rules_digest": hashlib.sha256("\n".join(files).encode()).hexdigest(),
+        "variants": [str(v) for v in (getattr(ruleset, "active_variants", None) or variants or ())],
+        "players": players,
+        "run_seed": seed,
+        "games": games,
+        "agents": list(specs),
+        "max_decisions": max_decisions,
+        "chance": chance,
+    }
+
+
 # --- the process pool ---------------------------------------------------------------------------------
 
 # The Ruleset the games of a worker process are played with.  Under ``fork`` the parent sets it
@@ -500,7 +531,7 @@ def _pool_rows(ruleset, rules, variants, loader, games, job, workers, progress, 
 
 # --- Dask -------------------------------------------------------------------------------------------
 
-_DASK_LOADED: dict = {}  # in a Dask worker process: (path, variants, digest) -> Ruleset
+_DASK_LOADED: dict = {}  # in a Dask worker process: (digest, variants, top file) -> (Ruleset, paths)
 _DASK_LOCK = threading.Lock()  # one load, and one game, at a time in a worker process
 _DASK_LOADS = [0]  # how many times this process loaded rules for Dask tasks (tests read it)
 _DASK_CACHE_SIZE = 4  # rulesets a worker keeps (a comparison plays two)
@@ -532,32 +563,101 @@ def _dask():
     return distributed
 
 
-def _worker_ruleset(rules, variants, loader, digest):
-    """The rules in this Dask worker process: loaded at its first task, then from the cache."""
-    key = (os.fspath(rules), tuple(variants), digest)
-    ruleset = _DASK_LOADED.get(key)
-    if ruleset is not None:
-        return ruleset
+def rules_bundle(ruleset, rules=None) -> dict:
+    """The rule texts a Dask task carries, so that workers need no shared file system: every file the rules
+    were read from (the top file and each file it extends, as they were read when the ruleset was loaded),
+    by its path relative to a common folder, with the top file, the `extends` root and each file's path as
+    given here (the workers show it in error messages).  ``{"top", "root", "files": {relative path: text},
+    "names": {relative path: path as given}, "digest"}``; ``digest`` is ``rules_digest(ruleset)``, which
+    a worker checks the texts against."""
+    program = getattr(ruleset, "program", None)
+    sources = getattr(program, "sources", None)
+    if isinstance(sources, dict) and sources:
+        texts = {os.fspath(p): s.text for p, s in sources.items()}
+        top = os.fspath(getattr(program, "path", None) or next(iter(texts)))
+        root = getattr(program, "root", None) or os.path.dirname(os.path.abspath(top))
+    elif isinstance(rules, (str, os.PathLike)):
+        top = os.fspath(rules)
+        with open(top, "rb") as fh:
+            texts = {top: fh.read().decode("utf-8")}
+        root = os.path.dirname(os.path.abspath(top))
+    else:
+        raise ValueError("a Dask run needs the rules' texts: give a loaded ruleset or the rule file's path")
+    absolute = {p: os.path.abspath(p) for p in texts}
+    base = os.path.commonpath(list(absolute.values()) + [os.path.abspath(root)])
+    if os.path.isfile(base):
+        base = os.path.dirname(base)
+    rel = {p: os.path.relpath(a, base) for p, a in absolute.items()}
+    return {"top": rel.get(top) or os.path.relpath(os.path.abspath(top), base),
+            "root": os.path.relpath(os.path.abspath(root), base),
+            "files": {rel[p]: t for p, t in texts.items()},
+            "names": {rel[p]: p for p in texts},
+            "digest": tuple(sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts.values()))}
+
+
+def _safe_relative(path) -> bool:
+    return (isinstance(path, str) and path and not os.path.isabs(path)
+            and ".." not in path.replace("\\", "/").split("/") and "\0" not in path)
+
+
+def _worker_ruleset(bundle, variants, loader=None):
+    """The rules in this Dask worker process, from the texts the task carries: written to a private
+    temporary folder, loaded (``rulelang.load``; the workers need no file of the rules), checked against
+    the digest, kept for the next tasks.  Returns ``(ruleset, {temporary path: path as given})``."""
+    import shutil
+    import tempfile
+
+    digest = tuple(bundle.get("digest") or ())
+    key = (digest, tuple(variants), bundle.get("top"))
+    got = _DASK_LOADED.get(key)
+    if got is not None:
+        return got
+    files = bundle.get("files") or {}
+    texts = tuple(sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in files.values()))
+    if texts != digest or not files:
+        raise WorkerError("a Dask worker received rule texts that do not match their digest (the job was "
+                          "changed on its way)")
+    if not all(_safe_relative(p) for p in list(files) + [bundle.get("top")]) or \
+            not (bundle.get("root") == "." or _safe_relative(bundle.get("root"))):
+        raise WorkerError("a Dask worker received rule files with paths outside their folder")
+    folder = tempfile.mkdtemp(prefix="rulelang-rules-")
     try:
-        ruleset = _load(rules, variants, loader)
-        mine = rules_digest(ruleset, rules)
-    except Exception as exc:
-        raise WorkerError(f"a Dask worker could not load the rules {os.fspath(rules)!r} (workers need the files at "
-                          f"the same path): {type(exc).__name__}: {_first_line(exc)}") from None
-    if mine != digest:
-        raise WorkerError(f"a Dask worker read different rule files at {os.fspath(rules)!r} than this machine "
-                          "(every worker needs the same files at the same path)")
+        for rel, text in files.items():
+            path = os.path.join(folder, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        import rulelang
+
+        top = os.path.join(folder, bundle["top"])
+        try:
+            ruleset = rulelang.load(top, variants=tuple(variants), root=os.path.normpath(os.path.join(folder, bundle["root"])))
+        except Exception as exc:
+            raise WorkerError(f"a Dask worker could not load the rules sent with the job: {type(exc).__name__}: "
+                              f"{_first_line(exc)}") from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if rules_digest(ruleset) != digest:
+        raise WorkerError("a Dask worker loaded other rules than the texts sent with the job")
+    names = {os.path.join(folder, rel): bundle.get("names", {}).get(rel, rel) for rel in files}
     if len(_DASK_LOADED) >= _DASK_CACHE_SIZE:
         _DASK_LOADED.clear()
-    _DASK_LOADED[key] = ruleset
+    _DASK_LOADED[key] = got = (ruleset, names)
     _DASK_LOADS[0] += 1
-    return ruleset
+    return got
 
 
-def _dask_chunk(rules, variants, loader, digest, start, stop, job) -> list:
-    """A Dask task: games ``start`` to ``stop - 1`` with this worker's copy of the rules."""
+def _dask_chunk(bundle, variants, start, stop, job) -> list:
+    """A Dask task: games ``start`` to ``stop - 1`` with this worker's copy of the rules.  Error texts name
+    the rule files by their paths on the machine that started the run (as the other runners do)."""
     with _DASK_LOCK:
-        return _play_range(_worker_ruleset(rules, variants, loader, digest), start, stop, job)
+        ruleset, names = _worker_ruleset(bundle, variants)
+        rows = _play_range(ruleset, start, stop, job)
+    for row in rows:
+        if row.get("error"):
+            for tmp in sorted(names, key=len, reverse=True):
+                row["error"] = row["error"].replace(tmp, names[tmp])
+    return rows
 
 
 def dask_loads() -> int:
@@ -600,13 +700,10 @@ def _dask_client(scheduler, timeout):
 
 def _dask_rows(ruleset, rules, variants, loader, games, job, scheduler, progress, timeout):
     """Yield the rows of the games, in index order, played on a Dask cluster."""
-    if not isinstance(rules, (str, os.PathLike)):
-        raise ValueError("a Dask run needs the rule file's path (rules=...): its workers load the rules themselves")
-    digest = rules_digest(ruleset, rules)
+    bundle = rules_bundle(ruleset, rules)
     client, cluster = _dask_client(scheduler, timeout)
     distributed = _dask()
     pending = {}
-    path = os.fspath(rules)
     try:
         try:  # a scheduler without workers would hold the tasks for ever
             client.wait_for_workers(1, timeout=timeout)
@@ -616,14 +713,15 @@ def _dask_rows(ruleset, rules, variants, loader, games, job, scheduler, progress
         workers = max(1, sum(client.nthreads().values()))
         chunks = _chunks(games, workers)
         in_flight = workers * 4
+        sent = client.scatter(bundle, hash=False)  # once to the cluster, not with every task
+        active = tuple(getattr(ruleset, "active_variants", None) or variants or ())
 
         def fill():
             while len(pending) < in_flight:
                 chunk = next(chunks, None)
                 if chunk is None:
                     return
-                fut = client.submit(_dask_chunk, path, tuple(variants), loader, digest, chunk[0], chunk[1], job,
-                                    pure=False)
+                fut = client.submit(_dask_chunk, sent, active, chunk[0], chunk[1], job, pure=False)
                 pending[fut] = chunk[0]
 
         fill()

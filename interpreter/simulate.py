@@ -207,8 +207,11 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
 
     if out is not None:
         from interpreter.results import write_rows
+        from interpreter.runner import run_metadata
 
-        write_rows(counted(), out, out_format)
+        meta = run_metadata(ruleset, rules=rules, players=players, games=games, seed=seed, agents=agents,
+                            max_decisions=max_decisions, chance=chance, variants=variants)
+        write_rows(counted(), out, out_format, metadata=meta)
     else:
         for _ in counted():
             pass

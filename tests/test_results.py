@@ -174,3 +174,38 @@ def test_cli_out_writes_rows_and_checks_its_options(tmp_path):
         write_rows([], os.devnull, "jsonl")
     r = CliRunner().invoke(cli, ["simulate", KUHN, "-n", "2", "--out", str(tmp_path / "no" / "rows.csv")])
     assert r.exit_code == 1 and "cannot write the rows" in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv", "parquet"])
+def test_simulate_rows_carry_the_runs_metadata(tmp_path, ext):
+    """Every row of a `simulate --out` file names the rules it was played with (one digest of every file
+    read), the rulelang version and the run seed; a Parquet file also keeps the whole record (the SHA-256
+    of each file, the agents, players, variants, games)."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    path = tmp_path / f"rows.{ext}"
+    r = CliRunner().invoke(cli, ["simulate", KUHN, "--games", "5", "--seed", "9", "--agents", "random,first",
+                                 "--json", "--out", str(path)])
+    assert r.exit_code == 0, r.output
+    files = sorted(hashlib.sha256(open(KUHN, "rb").read()).hexdigest() for _ in (0,))
+    digest = hashlib.sha256("\n".join(files).encode()).hexdigest()
+    if ext == "jsonl":
+        back = [json.loads(line) for line in path.read_text().splitlines()]
+    elif ext == "csv":
+        back = pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict("records")
+    else:
+        back = pd.read_parquet(path).to_dict("records")
+        meta = json.loads(pq.read_schema(path).metadata[b"rulelang"])
+        assert meta["rules_sha256"] == files and meta["rules_digest"] == digest
+        assert meta["agents"] == ["random", "first"] and meta["players"] == 2 and meta["games"] == 5
+        assert meta["run_seed"] == 9 and meta["rulelang_version"] == rulelang.__version__
+        assert meta["game"] == "Kuhn Poker" and meta["variants"] == []
+    assert len(back) == 5
+    for row in back:
+        assert row["rules_digest"] == digest and str(row["rulelang_version"]) == rulelang.__version__
+        assert int(row["run_seed"]) == 9
+    # the game rows come first, as before: readers that know ROW_KEYS are unaffected
+    columns = list(back[0])
+    assert columns[:len(ROW_KEYS)] == list(ROW_KEYS)
