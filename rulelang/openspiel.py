@@ -147,6 +147,10 @@ class _Spec:
             return got
         length = self.max_game_length
         facts = None
+        declared = getattr(self.ruleset.source_program.game, "max_decisions", None)
+        if length is None and isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+            # a bound the file declares (in player decisions; an action taken in steps is several actions here)
+            length = declared * (1 + self.space.max_picks())
         if length is None:
             facts = self.facts(players)
             length = max(1, facts["max_length"]) if facts["complete"] else DEFAULT_MAX_GAME_LENGTH

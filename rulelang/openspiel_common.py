@@ -32,7 +32,6 @@ def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max
     passes `max_positions` positions or `max_depth` steps on one path, meets a cycle (a position on its
     own path: the game can go on for ever) or a rule error. Deterministic (a count, not a clock)."""
     from interpreter.exhaustive import state_key
-    from interpreter.errors import GameError
 
     memo = {}  # key -> (max length below, min return, max return, zero-sum below)
     on_path = set()
@@ -83,7 +82,8 @@ def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max
         longest, lo, hi, zero = visit(game, 0)
     except _GiveUp as e:
         return {"complete": False, "reason": str(e)}
-    except (GameError, RecursionError) as e:
-        return {"complete": False, "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"}
+    except Exception as e:  # a rule error (GameError), a deep recursion...: no facts, never a failed load
+        text = str(e).splitlines()[0][:120] if str(e) else ""
+        return {"complete": False, "reason": f"{type(e).__name__}: {text}"}
     return {"complete": True, "positions": len(memo), "max_length": longest, "min_returns": lo,
             "max_returns": hi, "zero_sum": zero}

@@ -1,6 +1,7 @@
 """rulelang.pettingzoo: every rule file as an AEC environment, checked by PettingZoo's own `api_test`.
 
-Also: the action mask marks exactly the legal ids of the agent to act (and none for the others);
+Also: the observation is the tensor of the seat's view (rulelang.view_tensor; `observation="json"` the
+view's bytes); the action mask marks exactly the legal ids of the agent to act (and none for the others);
 rewards at the end are the returns (Kuhn poker's chip payoffs); the same seed and actions replay the same
 game; a changed hidden value leaves the other seats' observations equal; `max_decisions` truncates.
 """
@@ -28,6 +29,18 @@ def test_api_test(name, players):
         # PettingZoo suggests Box observations; a dict with an action mask is what its own board games use
         warnings.simplefilter("ignore", UserWarning)
         api_test(e, num_cycles=10 if name in ("tictactoe.rules", "connect4.rules", "kuhn_poker.rules") else 2)
+
+
+def test_api_test_with_json_observations():
+    """observation="json": the view's bytes instead of the tensor, through the same conformance check."""
+    e = env(ruleset("kuhn_poker.rules"), observation="json", obs_size=4096)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        api_test(e, num_cycles=10)
+    raw = raw_env(ruleset("kuhn_poker.rules"))
+    raw.reset(seed=0)
+    obs = raw.observe("player_0")["observation"]
+    assert obs.dtype == np.float32 and obs.shape == raw.observation_space("player_0")["observation"].shape
 
 
 @pytest.mark.parametrize("name,players", [("kuhn_poker.rules", 2), ("station.rules", 3)])
