@@ -61,8 +61,7 @@ def _checkers_id(a: int) -> str:
     # OpenSpiel: a = ((row * 8 + column) * 4 + direction) * 2 + capture (mixed base 8, 8, 4, 2)
     capture, a = a % 2, a // 2
     direction, a = a % 4, a // 4
-    row, column = divmod(a, 8)
-    return f"{'jump' if capture else 'step'}(({row},{column},{direction}))"
+    return f"{'jump' if capture else 'step'}({a},{direction})"  # a = row * 8 + column: our square
 
 
 CHECKERS = Pairing("checkers", "checkers.rules", "checkers", games=200, to_ours=_checkers_id)
@@ -101,8 +100,7 @@ def _breakthrough_id(a: int) -> str:
     # OpenSpiel: a = ((row * 8 + column) * 6 + direction) * 2 + capture (mixed base 8, 8, 6, 2)
     a //= 2  # the capture bit follows from the board: ours has one move per direction
     direction, a = a % 6, a // 6
-    row, column = divmod(a, 8)
-    return f"move(({row},{column},{direction}))"
+    return f"move({a},{direction})"  # a = row * 8 + column: our square
 
 
 BREAKTHROUGH = Pairing("breakthrough", "breakthrough.rules", "breakthrough", games=200, to_ours=_breakthrough_id)
