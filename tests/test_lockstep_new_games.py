@@ -214,3 +214,35 @@ def test_random_games_in_lockstep(pairing):
     """Random games of each pairing: same moves, same chance, same ends, same returns."""
     lengths = [play_lockstep(pairing, 35_000 + seed) for seed in range(pairing.games)]
     assert min(lengths) > 0
+
+
+def test_leduc_views_show_only_what_the_seat_knows():
+    """Leduc poker's hidden cards: over random games, two decision points that OpenSpiel's information
+    state cannot tell apart for a seat (its own card, the public card, the betting) always give that
+    seat the same view here, so a view never shows the other seat's card. (Our view keeps the betting
+    only as far as the rules keep it in variables, so it may tell apart fewer positions than the
+    information state does, never more.)"""
+    import json
+
+    rules = rules_for(LEDUC)
+    views: dict = {}
+    for seed in range(150):
+        rng = random.Random(seed)
+        state = pyspiel.load_game("leduc_poker").new_initial_state()
+        game = rules.new_game(2, seed=seed, chance="explicit")
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                action = rng.choices(actions, probs)[0]
+                ours = LEDUC.chance_to_ours(action)
+            else:
+                for seat in (0, 1):
+                    info = state.information_state_string(seat)
+                    views.setdefault((seat, info), set()).add(json.dumps(game.view(seat), sort_keys=True))
+                action = rng.choice(state.legal_actions())
+                ours = LEDUC.to_ours(action)
+            state.apply_action(action)
+            game.apply(ours)
+    assert len(views) > 100
+    for (seat, info), seen in views.items():
+        assert len(seen) == 1, f"seat {seat} cannot tell these apart ({info!r}) but its views differ: {seen}"
