@@ -25,7 +25,9 @@ from .closures import ExprCompiler, StmtCompiler
 from .runtime import (END, MAX_ACTION_CHOICES, NO_LOCALS, RETURN, SUSPEND, _DONE, Code, CompiledAction,
                       CompiledFunction, Located, OfferOp, Place, _Fixed, _get)
 from .errors import GameError, IllegalAction
-from .generate import ExprGenerator, GenerationFailed, make_stmt_generator
+from .codegen.expressions import ExprGenerator
+from .codegen.helpers import GenerationFailed
+from .codegen.statements import make_stmt_generator
 from .values import Pile, decode, encode, fmt, readable, skey, to_plain
 
 SAVE_FORMAT = "rulelang/game-1"
