@@ -149,7 +149,9 @@ def _views(g):
             for p in range(g.n)]
 
 
-@pytest.mark.parametrize("players,seed,cut", [(2, 1, 10), (3, 2, 40), (4, 3, 60)])
+# each cut stops where no pending decision lists the goals themselves (the test changes a goal in the
+# save, which would change such a decision's options and so make the save one the rules never reach)
+@pytest.mark.parametrize("players,seed,cut", [(2, 1, 10), (3, 2, 39), (4, 3, 58)])
 def test_private_goals_are_seen_by_their_owner_only(mars, players, seed, cut):
     g = play_random(mars, players, seed, stop_after=cut)
     assert not g.is_over()
@@ -197,11 +199,12 @@ def test_tile_rules_have_scenarios(mars):
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_random_games_take_tiles(mars, players):
     # rovers ending on tiles take them in ordinary play: the counters read by goals 4 and 12, the two
-    # missions and LSS tile 6 move. Random agents seldom end a rover move on a tile (about every other
-    # game takes one), so up to five seeded games are played until one does.
-    for seed in range(1, 6):
+    # missions and LSS tile 6 move. Random agents seldom end a rover move on a tile (in two-player games
+    # about one game in four takes one: they often stop the control centre's move early), so up to
+    # twelve seeded games are played until one does.
+    for seed in range(1, 13):
         g = play_random(mars, players, seed)
         data = json.loads(g.to_json())["data"]
         if sum(data["rover_finds"]) + sum(data["research_taken"]) > 0:
             return
-    pytest.fail("no tile taken in five random games")
+    pytest.fail("no tile taken in twelve random games")
