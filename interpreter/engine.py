@@ -272,6 +272,7 @@ class Ruleset:
         self.payoff_fn = (payoff.param, xc.compile(payoff.value)) if payoff is not None else None
         heuristic = getattr(program, "heuristic", None)
         self.heuristic_fn = (heuristic.param, xc.compile(heuristic.value)) if heuristic is not None else None
+        self.max_decisions = getattr(program.game, "max_decisions", None) if program.game is not None else None
         self.placeholders = []
         self.warnings = []
         if backend == "generated":
@@ -1163,6 +1164,11 @@ class Game:
             else:
                 self._illegal(aid, p)
         self._lookup = None
+        bound = self.rs.max_decisions
+        if bound is not None and len(self.log) >= bound and p.kind != "chance" and \
+                sum(1 for e in self.log if e["player"] >= 0) >= bound:
+            self._fail(f"the game header says a game takes at most {bound:,} decisions (max_decisions), and "
+                       f"this would be decision {bound + 1:,}", self.rs.program.game.span, "")
         self.log.append({"player": -1 if p.kind == "chance" else p.player, "action": aid})
         self._actions = None
         fr = self.frames[-1]

@@ -402,6 +402,7 @@ class GameDecl(Decl):
     title: str = ""
     player_counts: tuple = ()
     rulebook: str = ""
+    max_decisions: Optional[int] = None  # the most player decisions a game takes (the engine holds it to it)
     kind = "game"
 
 

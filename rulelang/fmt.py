@@ -48,7 +48,8 @@ STARTERS = frozenset({
     "board_expr", "board_graph", "setup_decl", "flow_decl", "phase_decl", "proc_decl", "func_decl",
     "action_decl", "event_decl", "trigger_decl", "ending_decl", "score_decl", "tiebreak_decl",
     "variant_decl", "override_decl", "extend_decl", "scenario_decl", "piece_decl", "invariant_decl",
-    "game_players", "game_rulebook", "field_decl", "piece_field", "row", "board_edges", "board_node",
+    "game_players", "game_rulebook", "game_max_decisions", "field_decl", "piece_field", "row", "board_edges",
+    "board_node",
     "board_node_at", "require_clause", "cost_clause", "effect_clause", "text_clause",
     "sc_players", "sc_seed", "sc_variant", "sc_chance", "sc_given", "sc_when", "sc_then",
 })
@@ -57,7 +58,7 @@ CITED = frozenset({"item", "stmt", "require_clause", "cost_clause", "effect_clau
 # things that may stand side by side on one line, two spaces apart (statements, rows, scenario parts ...)
 SIDE_BY_SIDE = frozenset({
     "item", "stmt", "require_clause", "cost_clause", "effect_clause", "text_clause", "row", "board_edges",
-    "board_node", "board_node_at", "game_players", "game_rulebook",
+    "board_node", "board_node_at", "game_players", "game_rulebook", "game_max_decisions",
     "sc_players", "sc_seed", "sc_variant", "sc_chance", "sc_given", "sc_when", "sc_then",
 })
 # the '{' of these nodes opens a body (indented one level from the line where the node starts); any

@@ -463,6 +463,8 @@ class _Builder:
         for kind, value in fields:
             if kind == "players":
                 d.player_counts = value
+            elif kind == "max_decisions":
+                d.max_decisions = value
             else:
                 d.rulebook = value
         return d
@@ -472,6 +474,13 @@ class _Builder:
 
     def game_rulebook(self, c):
         return ("rulebook", _unquote(c[0]))
+
+    def game_max_decisions(self, c):
+        n = int(c[0])
+        if not 1 <= n <= 10_000_000:
+            self.diags.append(self.source.diag("E301", f"max_decisions is a number of decisions from 1 to 10,000,000, "
+                                               f"not {n}", c[0].line, c[0].column))
+        return ("max_decisions", n)
 
     def _counts(self, toks, counts):
         bad = next((t for t in toks if not 1 <= int(t) <= MAX_PLAYERS), None)

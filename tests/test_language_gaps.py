@@ -91,3 +91,28 @@ def test_a_comprehension_with_several_for_parts_is_charged_as_its_flatten():
     with pytest.raises(rulelang.GameError) as e:
         rulelang.loads(text).new_game(2)
     assert "budget" in str(e.value) or "limit" in str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_decisions_in_the_header_is_a_bound_the_engine_holds(backend):
+    text = ('game "T" { players 2  max_decisions 3 }\nper player var n: int\n'
+            'action a { effect { n[me] += 1 } }\nflow { loop { for p in players { turn p { offer [a] to p } } } }\n')
+    g = load(text, backend).new_game(2)
+    for _ in range(3):
+        g.apply("a")
+    with pytest.raises(rulelang.GameError) as e:
+        g.apply("a")
+    assert "at most 3 decisions" in str(e.value) and g.error is not None
+    with pytest.raises(rulelang.RuleError):
+        rulelang.loads(text.replace("max_decisions 3", "max_decisions 0"))
+
+
+def test_connect_four_declares_its_length_and_openspiel_reports_it():
+    pytest.importorskip("pyspiel")
+    from pathlib import Path
+
+    from rulelang.openspiel import load_game
+
+    path = Path(__file__).resolve().parent.parent / "games" / "examples" / "connect4.rules"
+    assert rulelang.load(str(path)).program.game.max_decisions == 42
+    assert load_game(str(path)).max_game_length() == 42  # OpenSpiel's connect_four: 42
