@@ -320,6 +320,8 @@ def store(path: str, variants, root, deps, diagnostics) -> bool:
         path = os.fspath(path)
         if not deps or len(deps) > MAX_DEPS or deps[0][0] != path or not deps[0][2].startswith("sha256:"):
             return False  # only a check that read its top file is worth keeping
+        if sum(len(d.source_line) + len(d.message) + len(d.hint) for d in diagnostics) > MAX_ENTRY_BYTES // 4:
+            return False  # (thousands of diagnostics on one huge line: kept, it would fill the memory)
         key = _key(path, variants, root)
         file = _entry_path(key)
         if file is None:

@@ -53,8 +53,13 @@ class Diagnostic:
                 f"{printable(self.message)}")
         out = [head]
         if self.source_line:
-            text = self.source_line.rstrip("\n").expandtabs(4)
+            raw = self.source_line.rstrip("\n")
             col = self.column
+            if len(raw) > 4 * MAX_SHOWN:  # cut a very long line near the column first (tabs expand less work)
+                start = max(0, col - 1 - 2 * MAX_SHOWN)
+                raw = raw[start:start + 4 * MAX_SHOWN]
+                col -= start
+            text = raw.expandtabs(4)
             width = 1
             if self.end_line == self.line and self.end_column > self.column:
                 width = self.end_column - self.column
