@@ -125,3 +125,22 @@ def test_ops_instruction_counts_are_the_same_from_run_to_run(ops):
     path = os.path.join(ROOT, "games", "examples", "tictactoe.rules")
     first = ops.instructions_per_game(path, 2, 2)
     assert first > 10_000 and ops.instructions_per_game(path, 2, 2) == first
+
+
+def test_the_newer_examples_are_paired_with_openspiel_games(bench):
+    """Issue 35: each newer example game has an OpenSpiel reference row (keyed with its parameters) and a
+    target line for its paired ratio."""
+    assert bench.openspiel_key("oware") == "openspiel:oware"
+    assert bench.openspiel_key("hex", {"board_size": 7}) == "openspiel:hex(board_size=7)"
+    for rel, short, params in bench.NEW_GAME_PAIRS:
+        assert os.path.exists(os.path.join(ROOT, rel)), rel
+    result = {"rows": [], "new_game_ratios": {
+        "games/examples/hex.rules": {"median": 0.3, "min": 0.2, "max": 0.4, "pairs": 5,
+                                     "ours": "games/examples/hex.rules", "reference": "openspiel:hex(board_size=7)"},
+        "games/examples/oware.rules": {"median": 0.03, "min": 0.02, "max": 0.04, "pairs": 5,
+                                       "ours": "games/examples/oware.rules", "reference": "openspiel:oware"}}}
+    got = {t["name"]: (t["target"], t["meets"]) for t in bench.targets(result)}
+    assert got == {
+        "games/examples/hex.rules playouts / OpenSpiel C++ hex(board_size=7)": (0.25, True),
+        "games/examples/oware.rules playouts / OpenSpiel C++ oware": (0.25, False),
+    }
