@@ -36,7 +36,8 @@ import re
 
 from rulelang import ast as A
 
-from .engine import GameError, Ruleset
+from .ruleset import Ruleset
+from .errors import GameError
 from .runtime import RETURN, SUSPEND, ChooseOp, OfferOp, RandomOp
 
 SECTION_RE = re.compile(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", re.M)

@@ -254,7 +254,7 @@ def _free_values(game, walk, idx, ty, rng, dealt):
     sample is the same whatever they are. A set's items are drawn without repeats. A type without a
     short list of values (int, str) gets its default value: declare a range or an enum to let search
     guess among the possible values."""
-    from .engine import _default
+    from .game import _default
 
     domain = _domain(game, ty)
     groups = {}

@@ -85,7 +85,7 @@ def _coerce(ty, v):
 
 
 def _default(ty):
-    from .engine import _default as d
+    from .game import _default as d
     return d(ty)
 
 
@@ -262,7 +262,7 @@ class PieceFieldPlace(Place):
 def view_pieces(G, player):
     """view()["pieces"]: per kind, the live pieces in id order as {"id": n, field: value, ...}; a
     piece's existence, id and public fields are public, hidden fields show as for variables."""
-    from .engine import _hidden, _shown
+    from .game import _hidden, _shown
     out = {}
     for k in G.rs.pieces.values():
         rows = G.data[k.key]

@@ -936,7 +936,7 @@ def load_game(cls, rs, text):
 
 
 def _build(cls, rs, d):
-    from .engine import MAX_FRAMES, MAX_NOTE_CHARS, MAX_NOTES, SAVE_FORMAT, Frame, _load_known
+    from .game import MAX_FRAMES, MAX_NOTE_CHARS, MAX_NOTES, SAVE_FORMAT, Frame, _load_known
 
     what = f"not a saved game of {rs.name}"
     if not isinstance(d, dict) or d.get("format") != SAVE_FORMAT:

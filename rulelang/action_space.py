@@ -474,7 +474,7 @@ class _Domains:
     def _starts(self):
         """(constants, [the variables' start values at each player count])."""
         if self._start is None:
-            from interpreter.engine import Game
+            from interpreter.game import Game
             consts, datas = {}, []
             for n in self.rs.player_counts:
                 g = Game(self.rs, n, 0, "explicit")

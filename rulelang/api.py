@@ -42,7 +42,7 @@ def _compile(path, text, variants, root=None, optimise=True, seen=None):
     if any(d.severity == ERROR for d in diags):
         return None, diags
     from interpreter.compiler import Located
-    from interpreter.engine import Ruleset
+    from interpreter.ruleset import Ruleset
 
     try:
         rs = Ruleset(prog, checker, optimise=optimise)

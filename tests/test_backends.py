@@ -455,7 +455,7 @@ def test_the_backend_is_chosen_by_name_and_checked():
     src = gen.generated_source
     assert gen.backend == "generated" and "def fn_" in src and "def op_" in src and "def legal_" in src
     assert cl.backend == "closures" and cl.generated_source == ""
-    from interpreter.engine import Ruleset
+    from interpreter.ruleset import Ruleset
     with pytest.raises(ValueError):
         Ruleset(gen.program, gen.checker, backend="fast")
 
@@ -506,7 +506,7 @@ def test_tables_and_boards_are_built_once():
 def unoptimised(text):
     """The rules of `text` without the optimiser's passes (they inline small functions, which would hide
     what these tests look at: the generated code of a call)."""
-    from interpreter.engine import Ruleset
+    from interpreter.ruleset import Ruleset
     from rulelang.checker import check_program
     from rulelang.program import build_program
     prog, _ = build_program("<string>", text, ())

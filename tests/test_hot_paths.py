@@ -848,7 +848,7 @@ def test_a_copy_made_at_a_single_pick_shares_the_decision_and_picks_on_its_own()
     each game then picks on its own; a save of the copy loads to the same decision."""
     rs = rulelang.loads('game "P" { players 2 }\nvar got: list[str] = []\n'
                         'flow { repeat 2 times { let x = choose one of ["a", "b", "c"] by 0 optional  got = got + [x] } }')
-    from interpreter.engine import Game
+    from interpreter.game import Game
     g = rs.new_game(2, seed=1)
     h = g.clone()
     saved = Game.from_json(rs, h.to_json())

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from interpreter.builtins import RuleRuntimeError, start_work
 from interpreter.compiler import Located
-from interpreter.engine import Ruleset
+from interpreter.ruleset import Ruleset
 from interpreter.optimise import Context, optimise
 from rulelang import GameError
 from rulelang.checker import check_program

@@ -406,7 +406,7 @@ def test_real_saves_load_and_play_on(station, toolkit):
 
 def test_long_notes_are_cut_when_written(station):
     """A save holds notes of at most MAX_NOTE_CHARS, so the game never writes a longer one."""
-    from interpreter.engine import MAX_NOTE_CHARS
+    from interpreter.game import MAX_NOTE_CHARS
     g = station.new_game(2, seed=1)
     g.note("x" * (MAX_NOTE_CHARS + 50))
     assert len(g.notes[-1]) == MAX_NOTE_CHARS and g.notes[-1].endswith("...")

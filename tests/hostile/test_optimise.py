@@ -13,7 +13,7 @@ import rulelang
 from rulelang import GameError
 from rulelang.checker import check_program
 from rulelang.program import build_program
-from interpreter.engine import Ruleset
+from interpreter.ruleset import Ruleset
 
 start = time.process_time()
 rs = rulelang.loads(ARGS["text"])
