@@ -18,7 +18,7 @@ class PieceChecks:
     def check_piece_decl(self, d):
         seen = set()
         names = {f.name for f in d.fields}
-        from .checker import Context, Scope
+        from .scopes import Context, Scope
         for f in d.fields:
             if f.name in seen:
                 self.err(f.span, "E101", f"field '{f.name}' is declared twice in piece '{d.name}'")

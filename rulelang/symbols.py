@@ -277,7 +277,7 @@ _DECL_KIND = {
 }
 
 
-from .checker import Scope as _Scope  # noqa: E402  (the checker's nested scopes: names -> what they mean)
+from .scopes import Scope as _Scope  # noqa: E402  (the checker's nested scopes: names -> what they mean)
 
 
 class _Builder:
