@@ -1,0 +1,773 @@
+"""The tree builder: Lark's parse of a rule file -> the attrs AST of rulelang/ast.py, with spans. Each
+method builds one grammar rule's node from its children (rulelang/parser.py runs Lark, or its quick loop,
+with these methods as callbacks)."""
+from __future__ import annotations
+
+import ast as pyast
+from . import ast as A
+from .diagnostics import Source
+
+MAX_NUMBER = (1 << 62) - 1  # the largest number a literal may write (the run-time limit, compiler.MAX_INT, is 2^62)
+MAX_PLAYERS = 100  # the most seats a game header may ask for
+
+
+def _meta(method):
+    """Mark a builder method that also gets the positions of what its rule matched (as Lark's
+    ``v_args(meta=True)``)."""
+    method.with_meta = True
+    return method
+
+
+def _unquote(tok: str) -> str:
+    if "\\" not in tok:  # no escape: the text between the quotes (what literal_eval gives, only faster)
+        return str(tok[1:-1])
+    try:
+        return pyast.literal_eval(tok)
+    except Exception:
+        return tok[1:-1]
+
+
+class _Builder:
+    """The AST of each grammar rule, from its children (tokens, None for a missing optional part, and
+    the values built for sub-rules); methods marked ``_meta`` also get the positions."""
+
+    def __init__(self, path: str, source: Source):
+        self.path = path
+        self.source = source
+        self.diags = []
+        self.failed = None  # the first exception a method raised (see _callbacks)
+
+    # ------------------------------------------------------------ tokens checked as they are read
+    def INT(self, tok):
+        text = str(tok)
+        if len(text) > 19 or int(text) > MAX_NUMBER:
+            shown = text if len(text) <= 30 else text[:12] + "..." + text[-6:] + f" ({len(text)} digits)"
+            self.diags.append(self.source.diag(
+                "E007", f"the number {shown} is too large", tok.line, tok.column,
+                end_line=tok.end_line or tok.line, end_column=tok.end_column or tok.column + 1,
+                hint=f"numbers in rules stay below 2^62 (at most {MAX_NUMBER:,} either way)"))
+            return tok.new_borrow_pos("INT", "0", tok)
+        return tok
+
+    def STRING(self, tok):
+        value = _unquote(tok)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.diags.append(self.source.diag(
+                "E008", "this string is not valid text (it holds a lone surrogate such as \\ud800)",
+                tok.line, tok.column, end_line=tok.end_line or tok.line,
+                end_column=tok.end_column or tok.column + 1,
+                hint="strings are Unicode text: write the character itself, or a full escape like \\U0001F600"))
+        return tok
+
+    def _span(self, meta) -> A.Span:
+        if getattr(meta, "empty", True):
+            return A.Span(self.path, 1, 1, 1, 1)
+        return A.Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tspan(self, tok) -> A.Span:
+        return A.Span(self.path, tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + 1)
+
+    # ------------------------------------------------------------ items
+    def start(self, items):
+        return items
+
+    @_meta
+    def item(self, meta, children):
+        *cites, decl = children
+        for c in cites:
+            decl.cites.extend(c)
+        return decl
+
+    def cite(self, children):
+        return [_unquote(c) for c in children]
+
+    @_meta
+    def game_decl(self, meta, children):
+        title, *fields = children
+        d = A.GameDecl(name="game", span=self._span(meta), title=_unquote(title))
+        for kind, value in fields:
+            if kind == "players":
+                d.player_counts = value
+            elif kind == "max_decisions":
+                d.max_decisions = value
+            else:
+                d.rulebook = value
+        return d
+
+    def game_players(self, c):
+        return ("players", c[0])
+
+    def game_rulebook(self, c):
+        return ("rulebook", _unquote(c[0]))
+
+    def game_max_decisions(self, c):
+        n = int(c[0])
+        if not 1 <= n <= 10_000_000:
+            self.diags.append(self.source.diag("E301", f"max_decisions is a number of decisions from 1 to 10,000,000, "
+                                               f"not {n}", c[0].line, c[0].column))
+        return ("max_decisions", n)
+
+    def _counts(self, toks, counts):
+        bad = next((t for t in toks if not 1 <= int(t) <= MAX_PLAYERS), None)
+        if bad is not None or not counts:
+            at = bad if bad is not None else toks[0]
+            self.diags.append(self.source.diag(
+                "E327", f"a game is for 1 to {MAX_PLAYERS} players, not {at}" if bad is not None else
+                f"the player counts {toks[0]}..{toks[-1]} are empty", at.line, at.column,
+                end_column=(at.end_column or at.column + 1),
+                hint="write players N, players LOW..HIGH or players A, B, C with counts from 1 up"))
+            return (2,)
+        return counts
+
+    def pc_single(self, c):
+        return self._counts(c, (int(c[0]),))
+
+    def pc_range(self, c):
+        low, high = int(c[0]), int(c[1])
+        if not (1 <= low <= MAX_PLAYERS and 1 <= high <= MAX_PLAYERS):
+            return self._counts(c, ())
+        return self._counts(c, tuple(range(low, high + 1)))
+
+    def pc_list(self, c):
+        return self._counts(c, tuple(sorted({int(x) for x in c})))
+
+    @_meta
+    def extends_decl(self, meta, c):
+        return A.ExtendsDecl(name="extends", span=self._span(meta), path=_unquote(c[0]))
+
+    @_meta
+    def const_decl(self, meta, c):
+        return A.ConstDecl(name=str(c[0]), span=self._span(meta), type=c[1], value=c[2])
+
+    @_meta
+    def enum_decl(self, meta, c):
+        return A.EnumDecl(name=str(c[0]), span=self._span(meta), members=[str(x) for x in c[1:]],
+                          member_spans=[self._tspan(x) for x in c[1:]])
+
+    @_meta
+    def record_decl(self, meta, c):
+        return A.RecordDecl(name=str(c[0]), span=self._span(meta), fields=list(c[1:]))
+
+    @_meta
+    def piece_decl(self, meta, c):
+        return A.PieceDecl(name=str(c[0]), span=self._span(meta), fields=list(c[1:]))
+
+    @_meta
+    def piece_field(self, meta, c):
+        return A.PieceField(name=str(c[0]), type=c[1], default=c[2], visibility=c[3] or "all",
+                            span=self._span(meta))
+
+    @_meta
+    def field_decl(self, meta, c):
+        return A.FieldDecl(name=str(c[0]), type=c[1], default=c[2], span=self._span(meta))
+
+    @_meta
+    def table_decl(self, meta, c):
+        name, record, mark, *rows = c
+        return A.TableDecl(name=str(name), span=self._span(meta), record=str(record), rows=rows,
+                           placeholder=mark)
+
+    def placeholder_mark(self, c):
+        return _unquote(c[0]) if c and c[0] is not None else ""
+
+    @_meta
+    def row(self, meta, c):
+        name = c[0]
+        mark = c[-1]
+        values = [v for v in c[1:-1] if v is not None]
+        return A.Row(name=str(name), values=values, placeholder=mark, span=self._span(meta))
+
+    def row_pos(self, c):
+        return (None, c[0])
+
+    def row_named(self, c):
+        return (str(c[0]), c[1])
+
+    @_meta
+    def var_decl(self, meta, c):
+        per, name, typ, value, vis = c
+        return A.VarDecl(name=str(name), span=self._span(meta), per_player=per is not None, type=typ,
+                         value=value, visibility=vis or "all")
+
+    def per_player(self, c):
+        return True
+
+    def visibility(self, c):
+        return str(c[0])
+
+    @_meta
+    def board_expr(self, meta, c):
+        d = A.BoardDecl(name=str(c[0]), span=self._span(meta), spec=c[1])
+        for item in c[2:]:
+            if item is None:
+                continue
+            kind, value = item
+            (d.edges if kind == "edges" else d.nodes).append(value)
+        return d
+
+    @_meta
+    def board_graph(self, meta, c):
+        d = A.BoardDecl(name=str(c[0]), span=self._span(meta))
+        for kind, value in c[1:]:
+            (d.edges if kind == "edges" else d.nodes).append(value)
+        return d
+
+    def board_edges(self, c):
+        return ("edges", [str(x) for x in c])
+
+    @_meta
+    def board_node(self, meta, c):
+        return ("node", (str(c[0]), [a for a in c[1:] if a is not None], self._span(meta)))
+
+    @_meta
+    def board_node_at(self, meta, c):
+        coords = [x for x in c if isinstance(x, A.Expr)]
+        args = [x for x in c if isinstance(x, A.Arg)]
+        key = A.TupleLit(span=self._span(meta), items=coords)
+        return ("node", (key, args, self._span(meta)))
+
+    @_meta
+    def setup_decl(self, meta, c):
+        return A.ProcDecl(name="setup", span=self._span(meta), body=c[0], proc_kind="setup")
+
+    @_meta
+    def flow_decl(self, meta, c):
+        return A.ProcDecl(name="flow", span=self._span(meta), body=c[0], proc_kind="flow")
+
+    @_meta
+    def phase_decl(self, meta, c):
+        return A.ProcDecl(name=str(c[0]), span=self._span(meta), placeholder=c[1], body=c[2], proc_kind="phase")
+
+    @_meta
+    def proc_decl(self, meta, c):
+        return A.ProcDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], placeholder=c[2], body=c[3])
+
+    @_meta
+    def func_decl(self, meta, c):
+        return A.FuncDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [], result=c[2], placeholder=c[3],
+                          body=c[4])
+
+    def params(self, c):
+        return list(c)
+
+    @_meta
+    def param(self, meta, c):
+        return A.Param(name=str(c[0]), type=c[1], domain=c[2], span=self._span(meta))
+
+    @_meta
+    def action_decl(self, meta, c):
+        name, params, mark, *clauses = c
+        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [], placeholder=mark)
+        for kind, value in clauses:
+            if kind == "require":
+                d.requires.append(value)
+                d.order += ("require",)
+            elif kind == "cost":
+                d.costs.extend(value)
+                d.order += ("cost",) * len(value)
+            elif kind == "effect":
+                if d.effect is None:
+                    d.effect = value
+                else:
+                    d.effect.stmts.extend(value.stmts)
+            else:
+                d.text, d.text_span = value
+        return d
+
+    def _split_cites(self, c):
+        cites = []
+        rest = []
+        for x in c:
+            if isinstance(x, list) and all(isinstance(s, str) for s in x) and x and not isinstance(x, A.Block):
+                cites.extend(x)
+            else:
+                rest.append(x)
+        return cites, rest
+
+    @_meta
+    def require_clause(self, meta, c):
+        cites, rest = self._split_cites(c)
+        test, msg = rest
+        return ("require", A.Require(test=test, message=_unquote(msg) if msg else "", span=self._span(meta),
+                                     cites=cites))
+
+    def cost_clause(self, c):
+        cites, rest = self._split_cites(c)
+        for item in rest:
+            item.cites = list(cites) + item.cites
+        return ("cost", rest)
+
+    @_meta
+    def cost_item(self, meta, c):
+        return A.Cost(target=c[0], amount=c[1], span=self._span(meta))
+
+    def effect_clause(self, c):
+        cites, rest = self._split_cites(c)
+        block = rest[0]
+        if cites:
+            for s in block.stmts:
+                s.cites = list(cites) + s.cites
+        return ("effect", block)
+
+    @_meta
+    def text_clause(self, meta, c):
+        return ("text", (_unquote(c[0]), self._span(meta)))
+
+    @_meta
+    def event_decl(self, meta, c):
+        return A.EventDecl(name=str(c[0]), span=self._span(meta), params=c[1] or [])
+
+    @_meta
+    def trigger_decl(self, meta, c):
+        label = _unquote(c[0]) if c[0] is not None else None
+        event = str(c[1])
+        names = [str(x) for x in c[2:-2] if x is not None]
+        cond, body = c[-2], c[-1]
+        return A.TriggerDecl(name=f"when {event}", span=self._span(meta), event=event, params=names,
+                             condition=cond, body=body, label=label)
+
+    @_meta
+    def ending_decl(self, meta, c):
+        return A.EndingDecl(name=_unquote(c[0]), span=self._span(meta), condition=c[1])
+
+    @_meta
+    def invariant_decl(self, meta, c):
+        return A.InvariantDecl(name=_unquote(c[0]), span=self._span(meta), condition=c[1])
+
+    @_meta
+    def score_decl(self, meta, c):
+        return A.ScoreDecl(name="score", span=self._span(meta), param=str(c[0]), value=c[1])
+
+    @_meta
+    def tiebreak_decl(self, meta, c):
+        return A.ScoreDecl(name="tiebreak", span=self._span(meta), param=str(c[0]), value=c[1], tiebreak=True)
+
+    @_meta
+    def payoff_decl(self, meta, c):
+        return A.ScoreDecl(name="payoff", span=self._span(meta), param=str(c[0]), value=c[1], payoff=True)
+
+    @_meta
+    def heuristic_decl(self, meta, c):
+        return A.ScoreDecl(name="heuristic", span=self._span(meta), param=str(c[0]), value=c[1], heuristic=True)
+
+    @_meta
+    def variant_decl(self, meta, c):
+        name, desc, *items = c
+        return A.VariantDecl(name=str(name), span=self._span(meta), description=_unquote(desc) if desc else "",
+                             items=items)
+
+    @_meta
+    def override_decl(self, meta, c):
+        d = c[0]
+        d.mode = "override"
+        return d
+
+    @_meta
+    def extend_decl(self, meta, c):
+        target, body = c
+        return A.ExtendDecl(name=f"extend {target}", span=self._span(meta), target=target, body=body)
+
+    def extend_setup(self, c):
+        return "setup"
+
+    def extend_flow(self, c):
+        return "flow"
+
+    def extend_named(self, c):
+        return str(c[0])
+
+    @_meta
+    def scenario_decl(self, meta, c):
+        d = A.ScenarioDecl(name=_unquote(c[0]), span=self._span(meta))
+        for kind, value in c[1:]:
+            if kind == "players":
+                d.players = value
+            elif kind == "seed":
+                d.seed = value
+            elif kind == "variant":
+                d.variants.append(value)
+            elif kind == "chance":
+                d.chance = value
+            else:
+                getattr(d, kind).append(value)
+                d.parts.append((kind, value))
+        return d
+
+    def sc_players(self, c):
+        return ("players", int(c[0]))
+
+    def sc_seed(self, c):
+        return ("seed", int(c[0]))
+
+    def sc_variant(self, c):
+        return ("variant", str(c[0]))
+
+    def sc_chance(self, c):
+        return ("chance", str(c[0]))
+
+    def sc_given(self, c):
+        return ("given", c[0])
+
+    def sc_when(self, c):
+        return ("when", c[0])
+
+    def sc_then(self, c):
+        return ("then", c[0])
+
+    # ------------------------------------------------------------ types
+    @_meta
+    def type_name(self, meta, c):
+        return A.TypeName(name=str(c[0]), span=self._span(meta))
+
+    @_meta
+    def type_generic(self, meta, c):
+        return A.TypeGeneric(name=str(c[0]), args=list(c[1:]), span=self._span(meta))
+
+    @_meta
+    def type_range(self, meta, c):
+        return A.TypeRange(low=int(c[0]), high=int(c[1]), span=self._span(meta))
+
+    # ------------------------------------------------------------ statements
+    @_meta
+    def block(self, meta, c):
+        return A.Block(stmts=list(c), span=self._span(meta))
+
+    def stmt(self, c):
+        *cites, s = c
+        for x in cites:
+            s.cites.extend(x)
+        return s
+
+    @_meta
+    def let_stmt(self, meta, c):
+        return A.Let(name=str(c[0]), value=c[1], span=self._span(meta))
+
+    @_meta
+    def choose_rhs(self, meta, c):
+        count, ordered, options, player, optional, prompt = c
+        return A.Choose(span=self._span(meta), count=count, ordered=ordered is not None, options=options,
+                        player=player, optional=optional is not None, prompt=_unquote(prompt) if prompt else "")
+
+    @_meta
+    def roll_rhs(self, meta, c):
+        return A.Roll(span=self._span(meta), count=c[0], faces=c[1])
+
+    @_meta
+    def draw_rhs(self, meta, c):
+        return A.Draw(span=self._span(meta), count=c[0], pile=c[1])
+
+    def count_one(self, c):
+        return None
+
+    def count_expr(self, c):
+        return c[0]
+
+    @_meta
+    def expr_stmt(self, meta, c):
+        return A.ExprStmt(span=self._span(meta), expr=c[0])
+
+    @_meta
+    def assign_set(self, meta, c):
+        return A.Assign(span=self._span(meta), op="=", target=c[0], value=c[1])
+
+    @_meta
+    def assign_add(self, meta, c):
+        return A.Assign(span=self._span(meta), op="+=", target=c[0], value=c[1])
+
+    @_meta
+    def assign_sub(self, meta, c):
+        return A.Assign(span=self._span(meta), op="-=", target=c[0], value=c[1])
+
+    @_meta
+    def add_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="+", left=c[0], right=c[1])
+
+    @_meta
+    def sub_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="-", left=c[0], right=c[1])
+
+    @_meta
+    def if_stmt(self, meta, c):
+        test, body, *rest = c
+        s = A.If(span=self._span(meta), branches=[(test, body)])
+        for part in rest:
+            if part is None:
+                continue
+            if part[0] == "elif":
+                s.branches.append((part[1], part[2]))
+            else:
+                s.orelse = part[1]
+        return s
+
+    def elif_part(self, c):
+        return ("elif", c[0], c[1])
+
+    def else_part(self, c):
+        return ("else", c[0])
+
+    @_meta
+    def for_stmt(self, meta, c):
+        n1, n2, source, body = c
+        names = [str(n1)] + ([str(n2)] if n2 is not None else [])
+        return A.For(span=self._span(meta), names=names, source=source, body=body)
+
+    @_meta
+    def while_stmt(self, meta, c):
+        return A.While(span=self._span(meta), test=c[0], body=c[1])
+
+    @_meta
+    def repeat_stmt(self, meta, c):
+        return A.Repeat(span=self._span(meta), times=c[0], body=c[1])
+
+    @_meta
+    def loop_stmt(self, meta, c):
+        return A.Loop(span=self._span(meta), body=c[0])
+
+    @_meta
+    def break_stmt(self, meta, c):
+        return A.Break(span=self._span(meta))
+
+    @_meta
+    def continue_stmt(self, meta, c):
+        return A.Continue(span=self._span(meta))
+
+    @_meta
+    def return_stmt(self, meta, c):
+        return A.Return(span=self._span(meta), value=c[0])
+
+    @_meta
+    def turn_stmt(self, meta, c):
+        return A.Turn(span=self._span(meta), player=c[0], body=c[1])
+
+    @_meta
+    def offer_stmt(self, meta, c):
+        return A.Offer(span=self._span(meta), actions=[str(x) for x in c[:-2] if x is not None], player=c[-2],
+                       orelse=c[-1])
+
+    @_meta
+    def shuffle_stmt(self, meta, c):
+        if c[1] is not None:  # shuffle SOURCE into PILE
+            return A.Shuffle(span=self._span(meta), pile=c[1], source=c[0])
+        return A.Shuffle(span=self._span(meta), pile=c[0])
+
+    @_meta
+    def draw_stmt(self, meta, c):
+        return A.DrawInto(span=self._span(meta), count=c[0], pile=c[1], target=c[2])
+
+    @_meta
+    def add_stmt(self, meta, c):
+        return A.Add(span=self._span(meta), item=c[0], target=c[1])
+
+    @_meta
+    def remove_stmt(self, meta, c):
+        return A.Remove(span=self._span(meta), item=c[0], source=c[1])
+
+    @_meta
+    def move_stmt(self, meta, c):
+        return A.Move(span=self._span(meta), item=c[0], source=c[1], target=c[2])
+
+    @_meta
+    def reveal_stmt(self, meta, c):
+        return A.Reveal(span=self._span(meta), item=c[0], to=c[1])
+
+    @_meta
+    def emit_stmt(self, meta, c):
+        return A.Emit(span=self._span(meta), event=str(c[0]), args=[a for a in c[1:] if a is not None])
+
+    @_meta
+    def end_stmt(self, meta, c):
+        kind, value = c[0] if c[0] is not None else ("text", None)
+        if kind == "text":
+            return A.EndGame(span=self._span(meta), reason=value)
+        return A.EndGame(span=self._span(meta), reason_expr=value)
+
+    @_meta
+    def trigger_end_stmt(self, meta, c):
+        kind, value = c[0]
+        if kind == "text":
+            return A.TriggerEnd(span=self._span(meta), reason=value)
+        return A.TriggerEnd(span=self._span(meta), reason_expr=value)
+
+    def reason_text(self, c):
+        return ("text", _unquote(c[0]))
+
+    def reason_expr(self, c):
+        return ("expr", c[0])
+
+    @_meta
+    def eliminate_stmt(self, meta, c):
+        return A.Eliminate(span=self._span(meta), player=c[0])
+
+    @_meta
+    def log_stmt(self, meta, c):
+        return A.Log(span=self._span(meta), items=list(c))
+
+    @_meta
+    def play_stmt(self, meta, c):
+        return A.Play(span=self._span(meta), action=c[0])
+
+    @_meta
+    def chance_stmt(self, meta, c):
+        return A.ChanceStep(span=self._span(meta), outcome=c[0])
+
+    @_meta
+    def destroy_stmt(self, meta, c):
+        return A.Destroy(span=self._span(meta), piece=c[0])
+
+    @_meta
+    def new_expr(self, meta, c):
+        return A.New(span=self._span(meta), kind=str(c[0]), args=[a for a in c[1:] if a is not None])
+
+    @_meta
+    def expect_stmt(self, meta, c):
+        return A.Expect(span=self._span(meta), test=c[0], message=_unquote(c[1]) if c[1] else "")
+
+    # ------------------------------------------------------------ expressions
+    @_meta
+    def lambda_expr(self, meta, c):
+        return A.Lambda(span=self._span(meta), param=str(c[0]), body=c[-1])
+
+    @_meta
+    def cond_expr(self, meta, c):
+        return A.Cond(span=self._span(meta), test=c[0], then=c[1], orelse=c[2])
+
+    @_meta
+    def or_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="or", left=c[0], right=c[1])
+
+    @_meta
+    def and_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="and", left=c[0], right=c[1])
+
+    @_meta
+    def not_op(self, meta, c):
+        return A.Unary(span=self._span(meta), op="not", operand=c[0])
+
+    @_meta
+    def cmp_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op=str(c[1]), left=c[0], right=c[2])
+
+    @_meta
+    def in_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="in", left=c[0], right=c[1])
+
+    @_meta
+    def not_in_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="not in", left=c[0], right=c[1])
+
+    @_meta
+    def range_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op="..", left=c[0], right=c[1])
+
+    @_meta
+    def bin_op(self, meta, c):
+        return A.Binary(span=self._span(meta), op=str(c[1]), left=c[0], right=c[2])
+
+    @_meta
+    def neg_op(self, meta, c):
+        return A.Unary(span=self._span(meta), op="-", operand=c[0])
+
+    @_meta
+    def placeholder(self, meta, c):
+        return A.Placeholder(span=self._span(meta), inner=c[0])
+
+    @_meta
+    def call(self, meta, c):
+        return A.Call(span=self._span(meta), func=c[0], args=[a for a in c[1:] if a is not None])
+
+    @_meta
+    def arg_pos(self, meta, c):
+        return A.Arg(name=None, value=c[0], span=self._span(meta))
+
+    @_meta
+    def arg_named(self, meta, c):
+        return A.Arg(name=str(c[0]), value=c[1], span=self._span(meta))
+
+    @_meta
+    def index(self, meta, c):
+        return A.Index(span=self._span(meta), target=c[0], index=c[1])
+
+    @_meta
+    def field(self, meta, c):
+        return A.Field(span=self._span(meta), target=c[0], name=str(c[1]))
+
+    @_meta
+    def int_lit(self, meta, c):
+        return A.Literal(span=self._span(meta), value=int(c[0]))
+
+    @_meta
+    def str_lit(self, meta, c):
+        return A.Literal(span=self._span(meta), value=_unquote(c[0]))
+
+    @_meta
+    def true_lit(self, meta, c):
+        return A.Literal(span=self._span(meta), value=True)
+
+    @_meta
+    def false_lit(self, meta, c):
+        return A.Literal(span=self._span(meta), value=False)
+
+    @_meta
+    def none_lit(self, meta, c):
+        return A.Literal(span=self._span(meta), value=None)
+
+    @_meta
+    def name(self, meta, c):
+        return A.Name(span=self._span(meta), ident=str(c[0]))
+
+    @_meta
+    def tuple_lit(self, meta, c):
+        return A.TupleLit(span=self._span(meta), items=[x for x in c if x is not None])
+
+    @_meta
+    def list_lit(self, meta, c):
+        return A.ListLit(span=self._span(meta), items=[x for x in c if x is not None])
+
+    @_meta
+    def list_comp(self, meta, c):
+        elem, n1, n2, source, cond = c
+        names = [str(n1)] + ([str(n2)] if n2 is not None else [])
+        return A.Comprehension(span=self._span(meta), kind="list", element=elem, names=names, source=source,
+                               condition=cond)
+
+    @_meta
+    def list_comp_nested(self, meta, c):
+        """[E for a in A if p for b in B if q ...]: the list of E for every a, then b (each `if` filtering
+        what its `for` takes), written as flatten([flatten([... [E for b in B if q] ...]) for a in A if p])."""
+        elem, n1, n2, source, cond, *more = c
+        parts = [([str(n1)] + ([str(n2)] if n2 is not None else []), source, cond)] + list(more)
+        span = self._span(meta)
+        names, source, cond = parts[-1]
+        out = A.Comprehension(span=span, kind="list", element=elem, names=names, source=source, condition=cond)
+        for names, source, cond in reversed(parts[:-1]):
+            outer = A.Comprehension(span=span, kind="list", element=out, names=names, source=source, condition=cond)
+            out = A.Call(span=span, func=A.Name(span=span, ident="flatten"), args=[A.Arg(None, outer, span)])
+        return out
+
+    def comp_for(self, c):
+        n1, n2, source, cond = c
+        return ([str(n1)] + ([str(n2)] if n2 is not None else []), source, cond)
+
+    @_meta
+    def map_comp(self, meta, c):
+        key, value, n1, n2, source, cond = c
+        names = [str(n1)] + ([str(n2)] if n2 is not None else [])
+        return A.Comprehension(span=self._span(meta), kind="map", element=key, value=value, names=names,
+                               source=source, condition=cond)
+
+    @_meta
+    def empty_lit(self, meta, c):
+        return A.EmptyLit(span=self._span(meta))
+
+    @_meta
+    def set_lit(self, meta, c):
+        return A.SetLit(span=self._span(meta), items=list(c))
+
+    @_meta
+    def map_lit(self, meta, c):
+        return A.MapLit(span=self._span(meta), entries=list(c))
+
+    def map_entry(self, c):
+        return (c[0], c[1])
