@@ -256,7 +256,7 @@ def b_sum(G, xs):
             raise RuleRuntimeError(f"sum() of a list holding {fmt(x)}")
         total += x
         if not -MAX_INT < total < MAX_INT:
-            raise RuleRuntimeError(f"sum() is too large a number (numbers stay below 2^62 in size)")
+            raise RuleRuntimeError("sum() is too large a number (numbers stay below 2^62 in size)")
     return total
 
 

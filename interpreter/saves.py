@@ -708,7 +708,7 @@ def _check_stack(g, rs, types):
             raise Bad(f"frames[{i}][0]", f"is \"{f.code.id}\", which nothing calls")
         if i <= k and f.depth != 0:
             raise Bad(f"frames[{i}][3]", f"is {f.depth}, but the {f.code.id} runs at depth 0")
-    started = set(range(k + 1))  # frames whose position is checked as a place where the code goes on
+
     while k < len(F) - 1:
         lo, above = F[k], F[k + 1]
         info = layout.get(lo.code.id)

@@ -296,7 +296,7 @@ class StatementChecks:
         elif decl.visibility not in ("known", "owner"):
             shown = "everybody already sees it" if decl.visibility == "all" else "nobody may ever see it"
             self.err(s.item.span, "E420", f"'{root.ident}' is visible to {decl.visibility}: {shown}, so it cannot be revealed",
-                     hint=f"declare it 'visible to known' (or, per player, 'visible to owner') to reveal its places")
+                     hint="declare it 'visible to known' (or, per player, 'visible to owner') to reveal its places")
         if isinstance(s.to, A.Name) and s.to.ident == "all":
             s.to.ref = "all"
         else:

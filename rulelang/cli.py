@@ -621,7 +621,7 @@ def _compare_outcome(data, got, game, log_file) -> None:
                        f"before the game does (it is {seat_name(game.current_player)}'s decision)")
     else:
         if data.get("unfinished") not in (None, False):
-            raise Fail(f"replay diverged: the log says the game is unfinished, but it "
+            raise Fail("replay diverged: the log says the game is unfinished, but it "
                        + (f"ended ({got['end_reason']})" if got["error"] is None else "stopped with an error"))
         if got["error"] is not None and not said:
             raise Fail(f"replay diverged: the game fails at its end, but the log records no error: {got['error']}")

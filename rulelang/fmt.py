@@ -34,7 +34,6 @@ import fnmatch
 import functools
 import os
 import re
-from pathlib import Path
 
 from .diagnostics import Diagnostic, printable
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 from . import ast as A
 from .lints import lint
-from .lints_static import _mentioned, _game_nodes, _runs, _scalar_type, _sccs, _var_root, _where
+from .lints_static import _game_nodes, _runs, _scalar_type, _sccs, _var_root, _where
 
 
 # ---------------------------------------------------------------------------------------------- W316

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import operator
 
-import attrs
 
 from . import ast as A
 from .lints import lint

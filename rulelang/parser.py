@@ -10,7 +10,6 @@ text again, with its error recovery, for the diagnostics.
 """
 from __future__ import annotations
 
-import ast as pyast
 import copy
 import functools
 import re

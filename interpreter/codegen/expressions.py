@@ -5,7 +5,7 @@ import re
 import types
 
 from rulelang import ast as A
-from ..builtins import CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, charge, deep_cost
+from ..builtins import CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, deep_cost
 from ..reuse_names import reuse_names
 from .helpers import (GenerationFailed, MAX_KEPT_IDS, MAX_MASKED, SMALL_INT, Scalar, _FALLBACK, _LAZY, _PLAIN_COMPARISON, _calls, _item_kind, _loop_call, _size_of, _values_call)
 from .hoisting import Hoisting

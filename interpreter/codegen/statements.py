@@ -422,7 +422,7 @@ class StmtGenerator(StmtCompiler):
                 fn.emit(f"{v} = remove_item({cur}, {x}, G)")
             v = self.as_pile(target, v, fn)
             self.range_checked(target, v, fn)
-            new = self.write_path(place, inside, v, fn)
+            self.write_path(place, inside, v, fn)
             kx = self.mod.kind(x, fn) if isinstance(st, A.Add) else None
             if isinstance(st, A.Add) and (kx is None or kx in CONTAINERS):  # (as the closures' add)
                 fn.emit(f"if {x}.__class__ in CONTAINERS: check_value(G, {place[0]})")
