@@ -599,8 +599,13 @@ class Checker(StatementChecks, PieceChecks):
 
     def e_Binary(self, e, scope, ctx, expected):
         op = e.op
-        lt = self.expr(e.left, scope, ctx)
-        rt = self.expr(e.right, scope, ctx)
+        if op in ("==", "!=") and isinstance(e.left, A.EmptyLit) and not isinstance(e.right, A.EmptyLit):
+            rt = self.expr(e.right, scope, ctx)  # `{} == s`: the empty value is of s's kind (a set or a map)
+            lt = self.expr(e.left, scope, ctx, expected=rt)
+        else:
+            lt = self.expr(e.left, scope, ctx)
+            # `s == {}`: likewise (an empty set compared with `{}` was compared with an empty map: always false)
+            rt = self.expr(e.right, scope, ctx, expected=lt if op in ("==", "!=") else None)
         if op in ("and", "or"):
             self.expect_type(lt, T.BOOL, e.left, f"'{op}'")
             self.expect_type(rt, T.BOOL, e.right, f"'{op}'")

@@ -118,3 +118,14 @@ def test_the_reason_the_game_ends_may_be_an_expression(statement, expected, back
 def test_a_reason_that_is_not_a_text_is_an_error():
     got = [c for c in codes(GAME + "action b { effect { end_game (3) } }\n") if c[0].startswith("E")]
     assert got[0][0] == "E301" and "reason the game ends is a text" in got[0][2]
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_an_empty_set_compared_with_empty_braces_is_equal(backend):
+    """`{}` next to a set is the empty set (it was the empty map there: `s == {}` was always false)."""
+    text = ('game "T" { players 2 }\nvar s: set[int] = {}\nvar m: map[int, int] = {}\nvar a: bool\nvar b: bool\n'
+            'var c: bool\nvar d: bool\nflow { a = s == {}  b = {} != s  c = m == {}  add 1 to s  d = s == {}  end_game }\n')
+    rs = rulelang.loads(text)
+    rs = rs if backend == "generated" else rs.with_backend("closures")
+    v = rs.new_game(2).view(None)["vars"]
+    assert (v["a"], v["b"], v["c"], v["d"]) == (True, False, True, False)
