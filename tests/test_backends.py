@@ -747,6 +747,7 @@ def test_joined_and_changed_lists_charge_as_the_closures_to_the_last_unit(flow):
     same_budget_threshold(rules, 900_000)
 
 
+@pytest.mark.slow  # tens of seconds of CPU on a loaded machine: run by `pytest -m slow` (.ci/run does)
 def test_a_count_by_a_row_field_in_a_loop_counts_each_value_once():
     """`count([y for y in xs if y.f == e])` in a loop, xs computed before it: the counts of xs per value of
     the field are made at the first round that needs them (field_counts), later rounds look their value up.

@@ -467,6 +467,7 @@ async def until(test, what, timeout=TIMEOUT):
         pytest.fail(f"gave up waiting: {what}")
 
 
+@pytest.mark.slow  # tens of seconds of CPU on a loaded machine: run by `pytest -m slow` (.ci/run does)
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads the server's CPU time from /proc")
 @ASYNC
 async def test_a_heavy_document_never_holds_up_the_others(client: LanguageClient, tmp_path):

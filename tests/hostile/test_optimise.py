@@ -74,6 +74,7 @@ def test_a_long_chain_of_small_functions():
     run(game(funcs, f"n = h{k - 1}(0)"))
 
 
+@pytest.mark.slow  # tens of seconds of CPU on a loaded machine: run by `pytest -m slow` (.ci/run does)
 def test_a_large_loop_test_written_into_a_thousand_loops():
     """A function just under the loop-test limit (inline_loop_tests: up to 200 nodes), the whole test of
     a thousand any() and comprehensions: the writing stops at the optimiser's budget of nodes."""

@@ -284,6 +284,7 @@ def _measure(tmp_path, size, mode, seconds):
     return got
 
 
+@pytest.mark.slow  # tens of seconds of CPU on a loaded machine: run by `pytest -m slow` (.ci/run does)
 def test_every_lint_and_the_symbol_index_do_work_in_proportion_to_the_file(tmp_path):
     """Counted work (lines of Python run, deterministic): a file twice as big costs at most 2.5 times the
     work in every pass (a pass quadratic in the file costs four times), and at most a few hundred lines
