@@ -1,0 +1,79 @@
+"""Mars played purposefully (issue 32): `heuristic:10` on the file's `heuristic` declaration makes games
+that end by the rulebook's ending (M-15) and much sooner than random ones, with a main action in almost
+every turn. The figures and what the one-move agent does not reach are in docs/games/mars.md ("What
+simulated games look like")."""
+from __future__ import annotations
+
+import random
+import statistics
+from pathlib import Path
+
+import pytest
+
+import rulelang
+from interpreter.agents import make_agent
+
+ROOT = Path(__file__).resolve().parent.parent
+MARS = ROOT / "games" / "mars.rules"
+SEEDS = range(8)
+ENDINGS = {"missions fulfilled", "colony level 5"}  # M-15
+
+
+def play(rs, players, seed, spec, limit=20000):
+    """One game: its rounds (the file's `round_no`), end reason, turns and turns without a main action
+    (ended with `end_turn` before one, M-5)."""
+    g = rs.new_game(players, seed=seed)
+    agents = [make_agent(spec, seed=seed * 10 + i) for i in range(players)]
+    rng = random.Random(seed)
+    turns = idle = 0
+    for _ in range(limit):
+        if g.is_over():
+            break
+        if g.is_chance():
+            outcomes = g.chance_outcomes()
+            g.apply(rng.choices([o[0] for o in outcomes], weights=[o[1] for o in outcomes])[0])
+            continue
+        p = g.current_player
+        action = agents[p].choose(g, p)
+        aid = getattr(action, "id", action)
+        if aid == "end_turn":
+            turns += 1
+            idle += not g.view()["vars"]["main_done"][p]
+        g.apply(aid)
+    assert g.is_over(), f"seed {seed}: not over after {limit} decisions"
+    return {"rounds": g.view()["vars"]["round_no"], "end": g.end_reason, "turns": turns, "idle": idle}
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return rulelang.load(str(MARS))
+
+
+@pytest.mark.slow
+def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
+    """Two players, seeds 0-7 (about 60 s). Measured when written: heuristic 39-129 rounds (median 63)
+    against random 80-177 (median 129); end_turn without a main action in about 11 % of turns against
+    56 % in random play. The spread is wide (a mission the one-move agent cannot work towards, such as
+    the rover's discoveries, holds a game up until the colony level lowers the missions needed), so
+    eight seeds and a median."""
+    smart = [play(rules, 2, s, "heuristic:10") for s in SEEDS]
+    rand = [play(rules, 2, s, "random") for s in SEEDS]
+    assert all(r["end"] in ENDINGS for r in smart + rand), [r["end"] for r in smart]
+    smart_median = statistics.median(r["rounds"] for r in smart)
+    rand_median = statistics.median(r["rounds"] for r in rand)
+    # the rulebook's purposeful game is 10-20 rounds (docs/games/mars.md); the one-move agent reaches
+    # a median of about 60: asserted is what it meets, with a margin
+    assert smart_median <= 80, [r["rounds"] for r in smart]
+    assert smart_median * 1.5 <= rand_median, ([r["rounds"] for r in smart], [r["rounds"] for r in rand])
+    idle = sum(r["idle"] for r in smart) / sum(r["turns"] for r in smart)
+    rand_idle = sum(r["idle"] for r in rand) / sum(r["turns"] for r in rand)
+    assert idle <= 0.2 and rand_idle >= 0.4, (idle, rand_idle)
+
+
+def test_the_heuristic_is_declared_and_changes_no_rule(rules):
+    """The declaration gives a whole number per seat; it is no rule, so random play (which never reads
+    it) still ends by the rulebook (tests/test_golden_games.py pins the rules themselves)."""
+    g = rules.new_game(2, seed=3)
+    values = g.heuristics()
+    assert len(values) == 2 and all(isinstance(v, int) for v in values)
+    assert play(rules, 2, 1, "random")["end"] in ENDINGS
