@@ -1,0 +1,141 @@
+"""Simulated games of Vega and Station look like the real games (issue 32): the `heuristic` declarations
+of games/vega.rules and games/station.rules make `--agents heuristic:10` play games whose length, endings
+and events are the ones the rulebooks imply (docs/games/vega.md and docs/games/station.md, "What simulated
+games look like", derive the figures and give the measured ones).
+
+The games are seeded (game seed = index, as `rulelang simulate --seed 0` plays them) and played as the
+runner plays them: one heuristic agent per seat, seeded from the game seed and the seat, chance by the
+seeded chance agent. A Vega game takes about ten seconds of CPU, a Station game about one; the runs of
+several Vega games are marked slow.
+"""
+from __future__ import annotations
+
+import statistics
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+import rulelang
+from interpreter.agents import CHANCE, ChanceAgent, agent_seed, make_agent
+from interpreter.runner import game_seed
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT = "heuristic:10"
+VEGA_ENDINGS = {"supply used up twice", "last player left"}  # V-9
+STATION_TRIGGERS = {"40 VP", "all 9 sectors", "alien supply"}  # S-12
+
+
+@lru_cache(maxsize=None)
+def rules(name: str):
+    return rulelang.load(str(ROOT / "games" / name))
+
+
+def play(name: str, players: int, index: int, watch=None) -> dict:
+    """Game `index` of `rulelang simulate --seed 0 --agents heuristic:10`, with what the tests look at:
+    rounds as the runner counts them (the most turns one seat took a decision in), the ending, the
+    winners, how often each offered action was taken, and `watch(game)`, called at the start of every
+    turn and at the end."""
+    seed = game_seed(0, index)
+    game = rules(name).new_game(players, seed=seed)
+    agents = [make_agent(AGENT, agent_seed(seed, s)) for s in range(players)]
+    chance = ChanceAgent(agent_seed(seed, "chance"))
+    turns_of = [0] * players
+    last_turn = 0
+    actions: dict[str, int] = {}
+    for _ in range(30_000):
+        if game.is_over():
+            break
+        if game.turns != last_turn:
+            last_turn = game.turns
+            if 0 <= game.current < players:
+                turns_of[game.current] += 1
+            if watch is not None:
+                watch(game)
+        seat = game.current_player
+        if seat == CHANCE:
+            game.apply(chance.choose(game, seat))
+            continue
+        action = agents[seat].choose(game, seat)
+        if game.decision_kind == "action":
+            name_ = action.id.partition("(")[0]
+            actions[name_] = actions.get(name_, 0) + 1
+        game.apply(action)
+    assert game.is_over(), f"{name} game {index} did not end within 30,000 decisions"
+    if watch is not None:
+        watch(game)
+    return {"rounds": max(turns_of), "end": game.end_reason, "winners": list(game.winners()),
+            "actions": actions, "eliminated": game.view(None)["eliminated"]}
+
+
+def vega_game(index: int, players: int = 3) -> dict:
+    """A Vega game, with the number of colonies founded in it (V-4.6: finished colony tokens other than
+    the first colonies of setup)."""
+    first, founded = set(), set()
+
+    def watch(game):
+        finished = {c["id"] for c in game.view(None)["pieces"]["Colony"] if c["finished"]}
+        if not first and not founded:
+            first.update(finished)
+        founded.update(finished - first)
+
+    row = play("vega.rules", players, index, watch)
+    row["founded"] = len(founded)
+    return row
+
+
+def station_game(index: int, players: int = 3) -> dict:
+    return play("station.rules", players, index)
+
+
+def test_both_files_declare_a_heuristic_that_is_a_number_for_every_seat():
+    for name in ("vega.rules", "station.rules"):
+        game = rules(name).new_game(3, seed=1)
+        values = game.heuristics()
+        assert values is not None and len(values) == 3 and all(isinstance(v, int) for v in values), name
+
+
+def test_a_vega_game_of_heuristic_agents_is_a_real_game():
+    """V-3, V-4.2, V-9: twelve modules per player in the supply, at most one turned up per turn, a second
+    pass through what was not developed: about 24 rounds or fewer. V-4.4, V-4.6: colonies are founded;
+    V-4.5: ships fight; V-9: the highest production wins."""
+    g = vega_game(0)
+    assert g["end"] in VEGA_ENDINGS
+    assert 15 <= g["rounds"] <= 30, g
+    assert g["founded"] >= 1, g
+    assert g["actions"].get("fire", 0) >= 1, g
+    assert len(g["winners"]) == 1, g
+
+
+@pytest.mark.slow
+def test_vega_games_of_heuristic_agents_look_like_the_rulebook():
+    games = [vega_game(i) for i in range(6)]
+    rounds = [g["rounds"] for g in games]
+    assert all(g["end"] in VEGA_ENDINGS for g in games)
+    assert 15 <= statistics.median(rounds) <= 30, rounds
+    assert all(g["founded"] >= 1 for g in games), [g["founded"] for g in games]
+    assert sum(g["actions"].get("fire", 0) > 0 for g in games) >= 4, [g["actions"].get("fire", 0) for g in games]
+    assert sum(len(g["winners"]) == 1 for g in games) >= 4, [g["winners"] for g in games]
+
+
+def test_station_games_of_heuristic_agents_end_by_a_rulebook_trigger():
+    """S-12: a game ends after a turn in which the player reached 40 VP, built his ninth sector or left
+    four aliens or fewer in the supply; with one sector per colour and level for every player (S-1.2,
+    S-5) the race to nine sectors is what ends it. Not stalled: far fewer rounds than random play's
+    worst games."""
+    for index in range(3):
+        g = station_game(index)
+        assert g["end"] in STATION_TRIGGERS, g
+        assert g["end"] == "all 9 sectors", g
+        assert g["rounds"] <= 90, g
+        assert len(g["winners"]) >= 1
+
+
+@pytest.mark.xfail(strict=True, reason="the one-move agent weighs a ship action before its inner choice "
+                   "(which sector to build, which dice to keep) is made, so it picks ship actions almost "
+                   "blindly: heuristic:10 games last about 50 rounds (docs/games/station.md)")
+def test_station_games_of_heuristic_agents_last_as_long_as_the_rulebook_implies():
+    """About 20 to 35 rounds: the ninth sector needs nine build turns, the metal for them and the
+    incomes that pay the ship actions (docs/games/station.md)."""
+    rounds = [station_game(i)["rounds"] for i in range(4)]
+    assert 20 <= statistics.median(rounds) <= 35, rounds
