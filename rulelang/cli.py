@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 
 import click
@@ -93,22 +92,10 @@ def _first_line(exc: BaseException) -> str:
 
 def _unreadable(path: str) -> str:
     """Why ``path`` cannot be read as a rule file, or ``""`` if it can (never opens it: a FIFO
-    must not block)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    except ValueError:
-        return "not a valid file name"
-    if stat.S_ISDIR(st.st_mode):
-        return "is a directory"
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if not os.access(path, os.R_OK):
-        return "permission denied"
-    return ""
+    must not block). The one test, shared with the log reader (interpreter/gamelog.py)."""
+    from interpreter.gamelog import unreadable
+
+    return unreadable(path)
 
 
 def _require_file(path: str, what: str = "file") -> None:

@@ -7,7 +7,7 @@ shown in each player's panel, a piece with an ``owner`` field in its owner's pan
 variable in the shared panel; variables that the boards draw (their values are nodes, or keyed by
 nodes: see interpreter/render.py) are listed once more, folded, under the shared panel. A value is
 shown by its declared type: a player as ``P1``, a table row by its name with its fields, a hidden
-value as ``hidden`` and a hidden collection as ``5 × Ship, hidden`` (its size is public), a deck or
+value as ``hidden`` and a hidden collection as ``5 × Card, hidden`` (its size is public), a deck or
 bag as its known items and how many lie shuffled.
 
 Every function reads only the view it is given and the rules' public declarations (tables are
@@ -19,8 +19,8 @@ A display value (``D`` below) is plain data, the same in the JSON API and in the
 |---|---|
 | ``{"text": "3"}`` | a number, a name, a node, yes/no |
 | ``{"none": true}`` | no value |
-| ``{"hidden": "5 × Ship, hidden"}`` | what the view hides |
-| ``{"row": "dip1", "table": "ships", "tip": "kind diplomacy, level 1"}`` | a table row (a card, a tile) |
+| ``{"hidden": "5 × Card, hidden"}`` | what the view hides |
+| ``{"row": "c7", "table": "cards", "tip": "suit hearts, value 7"}`` | a table row (a card, a tile) |
 | ``{"items": [D, ...], "more": "12 × Kind, shuffled"}`` | a list, set, deck or bag (``more``: its hidden part) |
 | ``{"pairs": [[D, D], ...], "more": "3 entries hidden"}`` | a map |
 | ``{"parts": [D, ...]}`` | a tuple |
@@ -102,7 +102,7 @@ def _arg(ty, i):
 
 
 def _what(ty, n) -> str:
-    """``5 × Ship`` (records and enums name their kind), else ``5 items``."""
+    """``5 × Card`` (records and enums name their kind), else ``5 items``."""
     kind = getattr(ty, "kind", None)
     if kind in ("record", "enum"):
         return f"{n} × {ty.name}"
