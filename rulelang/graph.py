@@ -551,23 +551,3 @@ def render(program, fmt="mermaid", only=SELECTIONS):
     if fmt == "svg":
         return to_svg(d)
     return to_mermaid(d)
-
-
-def run_command(path, variants, root, fmt, only, out):
-    """`rulelang graph`: returns the text to print ("" when written to `out`); raises cli.Fail."""
-    from .cli import Fail, _load_rules
-
-    rs = _load_rules(path, variants, root)
-    try:
-        text = render(rs.source_program, fmt, only or SELECTIONS)
-    except GraphError as e:
-        raise Fail(str(e)) from None
-    if out:
-        from .atomic import write_text_atomic
-
-        try:
-            write_text_atomic(out, text)
-        except OSError as e:
-            raise Fail(f"{out}: cannot write the diagram: {e.strerror or e}") from None
-        return ""
-    return text

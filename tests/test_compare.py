@@ -365,11 +365,11 @@ def test_a_rule_error_is_a_positioned_diagnostic(tmp_path):
 
 def test_names_from_the_rules_are_printed_as_they_are(capsys):
     # an end reason is any string of the rule file: never rich markup, never a terminal escape
-    from rulelang import compare_cmd
+    from rulelang.commands import compare as compare_command
 
     odd = "[bold red]won[/] [/]\x1b[2J"
     c = cmp.compare([row(i, end=odd) for i in range(4)], [row(i, end=odd) for i in range(4)])
-    compare_cmd._print(c)
+    compare_command._print(c)
     out = capsys.readouterr().out
     assert "[bold red]won[/] [/]\\x1b[2J" in out and "\x1b" not in out
 

@@ -1,4 +1,4 @@
-"""The body of `rulelang serve` (the click declaration is in rulelang/cli.py)."""
+"""The body of `rulelang serve` (the click declaration is in rulelang/commands/serve.py)."""
 from __future__ import annotations
 
 import socket

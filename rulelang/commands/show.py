@@ -1,18 +1,42 @@
-"""The body of ``rulelang show`` (the click declaration is in ``rulelang/cli.py``): the boards of a saved
-game or of the game a log ends in, drawn as SVG from one seat's view (interpreter/render.py draws)."""
+"""``rulelang show``: the boards of a saved game or of the game a log ends in, drawn as SVG from one seat's
+view (interpreter/render.py draws)."""
 from __future__ import annotations
 
-from .cli import Fail, _first_line, _game_error_types, _load_rules, _read_log, _require_file
-from .program import FileProblem, read_limited
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .common import Fail, first_line, game_error_types, load_rules, print_text, read_log, require_file, \
+    root_option, variant_option, write_text_or_fail
+
+if TYPE_CHECKING:
+    from interpreter.game import Game
+    from interpreter.ruleset import Ruleset
 
 
-def _read_state(path):
+@click.command("show")
+@click.argument("file")
+@click.option("--state", "state_path", required=True, metavar="SAVE.json",
+              help="A saved game (the text of Game.to_json()), or a log written by play --log (replayed).")
+@click.option("--seat", type=click.IntRange(min=0), default=None,
+              help="Draw what this seat may see (default: the whole state the save holds).")
+@variant_option
+@root_option
+@click.option("-o", "--output", "out", metavar="OUT", help="Write the SVG to OUT instead of stdout.")
+def command(file: str, state_path: str, seat: int | None, variants: tuple[str, ...], root: str | None,
+            out: str | None) -> None:
+    """Draw every board of a saved game as SVG."""
+    print_text(drawing(file, state_path, seat, variants, root, out))
+
+
+def _read_state(path: str) -> tuple[str, dict[str, Any]]:
     """(text, JSON object) of a save or log file, read and parsed within the limits of a save
     (interpreter/saves.py: size, number of values, digits, nesting); raises Fail in one line."""
     from types import SimpleNamespace
 
     from interpreter.errors import GameError
     from interpreter.saves import MAX_SAVE_CHARS, parse
+    from rulelang.program import FileProblem, read_limited
 
     try:
         raw = read_limited(path, 4 * MAX_SAVE_CHARS)  # a character is at most 4 bytes
@@ -34,16 +58,16 @@ def _read_state(path):
     return text, data
 
 
-def _variants_of(data):
+def _variants_of(data: dict[str, Any]) -> tuple[str, ...]:
     v = data.get("variants") if isinstance(data, dict) else None
     if isinstance(v, list) and all(isinstance(x, str) for x in v) and len(v) <= 100:
         return tuple(v)
     return ()
 
 
-def _game_from_log(rs, data, path):
+def _game_from_log(rs: Ruleset, data: dict[str, Any], path: str) -> Game:
     """The game a `play --log` file ends in: its decisions replayed (each checked as `apply` does)."""
-    errors = _game_error_types()
+    errors = game_error_types()
     try:
         game = rs.new_game(data["players"], seed=data["seed"], chance=data.get("chance") or "sampled")
         for k, entry in enumerate(data["log"]):
@@ -51,25 +75,26 @@ def _game_from_log(rs, data, path):
                 continue
             game.apply(entry["action"])
     except errors as exc:
-        raise Fail(f"{path}: the log does not replay: {_first_line(exc)}") from None
+        raise Fail(f"{path}: the log does not replay: {first_line(exc)}") from None
     return game
 
 
-def run_show(path, state_path, seat, variants, root, out):
-    """`rulelang show`: the SVG text to print ("" when written to `out`); raises cli.Fail. The state is a
-    save (`Game.to_json()`) or a log written by `play --log` (replayed to its end)."""
+def drawing(path: str, state_path: str, seat: int | None, variants: tuple[str, ...], root: str | None,
+            out: str | None) -> str:
+    """The SVG text to print ("" when written to `out`); raises ``Fail``. The state is a save
+    (`Game.to_json()`) or a log written by `play --log` (replayed to its end)."""
     from interpreter.errors import GameError
     from interpreter.gamelog import LOG_FORMAT
     from interpreter.render import board_names, boards_svg
 
-    _require_file(state_path, "save")
+    require_file(state_path, "save")
     text, data = _read_state(state_path)
     if data.get("format") == LOG_FORMAT:
-        data = _read_log(state_path)
-        rs = _load_rules(path, variants or data["variants"], root, from_log=not variants)
+        data = read_log(state_path)
+        rs = load_rules(path, variants or data["variants"], root, from_log=not variants)
         game = _game_from_log(rs, data, state_path)
     else:
-        rs = _load_rules(path, variants or _variants_of(data), root, from_log=not variants)
+        rs = load_rules(path, variants or _variants_of(data), root, from_log=not variants)
         try:
             game = rs.load_game(text)
         except GameError as e:
@@ -81,11 +106,6 @@ def run_show(path, state_path, seat, variants, root, out):
         raise Fail(f"{path}: these rules declare no board, so there is nothing to draw")
     svg = boards_svg(game, seat)
     if out:
-        from rulelang.atomic import write_text_atomic
-
-        try:
-            write_text_atomic(out, svg)
-        except OSError as e:
-            raise Fail(f"{out}: cannot write the drawing: {e.strerror or e}") from None
+        write_text_or_fail(out, svg, "the drawing")
         return ""
     return svg

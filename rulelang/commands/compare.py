@@ -1,4 +1,4 @@
-"""The body of ``rulelang compare`` (the click declaration is in ``rulelang/cli.py``).
+"""``rulelang compare``: the same seeds under two rule sets, compared with tests of significance.
 
 Three ways to make the two sides, always with the same seeds (game ``i`` of both sides has the game
 seed ``game_seed(seed, i)``):
@@ -16,43 +16,73 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
+from typing import TYPE_CHECKING, Any, Iterable
 
 import click
+
+from .common import EXIT_FAIL, EXIT_USAGE, Fail, first_line, load_rules, player_count, root_option, variant_option
+
+if TYPE_CHECKING:
+    from interpreter.ruleset import Ruleset
 
 DEFAULT_REPORT = "compare-report.html"
 MAX_SEED = 2 ** 64 - 1  # a game seed (see Ruleset.new_game)
 
 
-def _cli():
-    from rulelang import cli
-
-    return cli
+@click.command("compare")
+@click.argument("file")
+@variant_option
+@click.option("--against", metavar="FILE2", help="Compare FILE with this rule file (e.g. a house-rule file extending it).")
+@click.option("--restrict", metavar="ACTION",
+              help="Compare with the same games where seat i % players of game i never takes ACTION.")
+@click.option("--players", "-p", type=click.IntRange(min=1), help="Number of players (default: the smallest allowed).")
+@click.option("--games", "-n", type=click.IntRange(min=1, max=100_000), default=200, show_default=True,
+              help="Games on each side (at most 100,000).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--agents", default="random", show_default=True, metavar="A[,A...]",
+              help="The agents: one for every seat, or one per seat.")
+@click.option("--workers", "-w", default="1", show_default=True, metavar="W", help="Worker processes (1 to 64).")
+@click.option("--scheduler", metavar="ADDRESS", help="Run the games on a Dask cluster (tcp://HOST:PORT or local:N).")
+@click.option("--max-decisions", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object (no report unless --html).")
+@click.option("--html", metavar="REPORT.html", help="Where to write the HTML report (default: compare-report.html).")
+@click.option("--no-html", is_flag=True, help="Write no HTML report.")
+@click.option("--out", metavar="ROWS", help="Also write every game's row (both sides; .jsonl, .csv or .parquet).")
+@root_option
+@click.pass_context
+def command(ctx: click.Context, file: str, variants: tuple[str, ...], against: str | None, restrict: str | None,
+            players: int | None, games: int, seed: int, agents: str, workers: str, scheduler: str | None,
+            max_decisions: int, as_json: bool, html: str | None, no_html: bool, out: str | None,
+            root: str | None) -> None:
+    """Play the same seeds under two rule sets and compare them, with tests of significance:
+    FILE without and with --variant, FILE against FILE2, or FILE with a seat restricted.
+    Prints a summary and writes an HTML report (see docs/analysis.md)."""
+    run(ctx, file=file, variants=variants, against=against, players=players, games=games, seed=seed,
+        agents=agents, restrict=restrict, workers=workers, scheduler=scheduler, as_json=as_json,
+        html=html, no_html=no_html, out=out, max_decisions=max_decisions, root=root)
 
 
 def _writable(path: str, what: str) -> None:
     """Fail now (before any game is played) if ``path`` cannot be written."""
-    cli = _cli()
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise cli.Fail(f"{path}: cannot write the {what}: is a directory")
+        raise Fail(f"{path}: cannot write the {what}: is a directory")
     if not os.path.isdir(folder):
-        raise cli.Fail(f"{path}: cannot write the {what}: no such folder {folder}")
+        raise Fail(f"{path}: cannot write the {what}: no such folder {folder}")
     if not os.access(folder, os.W_OK):
-        raise cli.Fail(f"{path}: cannot write the {what}: permission denied")
+        raise Fail(f"{path}: cannot write the {what}: permission denied")
 
 
-def _agents(text, players):
+def _agents(text: str, players: int) -> tuple[str, ...]:
     """The agent specs for the runner: one per seat, or one for every seat."""
-    cli = _cli()
     specs = tuple(s.strip() for s in (text or "random").split(","))
     if any(not s for s in specs):
-        raise cli.Fail(f"--agents {text!r}: give agent names separated by commas, e.g. random or mcts:400,random",
-                       cli.EXIT_USAGE)
+        raise Fail(f"--agents {text!r}: give agent names separated by commas, e.g. random or mcts:400,random",
+                   EXIT_USAGE)
     if len(specs) not in (1, players):
-        raise cli.Fail(f"--agents {text!r}: give one agent for every seat, or {players} (one per seat), "
-                       f"not {len(specs)}", cli.EXIT_USAGE)
+        raise Fail(f"--agents {text!r}: give one agent for every seat, or {players} (one per seat), "
+                   f"not {len(specs)}", EXIT_USAGE)
     try:  # the agents branch checks every spec (random, mcts:400, module:Class)
         from interpreter.agents import parse_agent_specs
     except ImportError:
@@ -60,30 +90,30 @@ def _agents(text, players):
     try:
         parse_agent_specs(",".join(specs), players)
     except (ValueError, ImportError) as exc:
-        raise cli.Fail(f"--agents {text!r}: {cli._first_line(exc)}", cli.EXIT_USAGE) from None
+        raise Fail(f"--agents {text!r}: {first_line(exc)}", EXIT_USAGE) from None
     return specs
 
 
-def _action_names(ruleset) -> list:
+def _action_names(ruleset: Ruleset) -> list[str]:
     actions = getattr(ruleset, "actions", None)
     return sorted(actions) if isinstance(actions, dict) else []
 
 
-def _label(path: str, variants) -> str:
+def _label(path: str, variants: Iterable[str]) -> str:
     from rulelang.diagnostics import printable
 
     base = printable(os.path.basename(path))  # a file name that is not valid text stays writable
     return base + "".join(f" +{v}" for v in variants)
 
 
-def run(ctx, *, file, variants, against, players, games, seed, agents, restrict, workers, scheduler,
-        as_json, html, no_html, out, max_decisions, root) -> None:
+def run(ctx: click.Context, *, file: str, variants: Iterable[str], against: str | None, players: int | None,
+        games: int, seed: int, agents: str, restrict: str | None, workers: str, scheduler: str | None,
+        as_json: bool, html: str | None, no_html: bool, out: str | None, max_decisions: int,
+        root: str | None) -> None:
     """``rulelang compare``: play both sides, print the summary, write the report and the rows."""
     from interpreter.compare import MissingAnalysis, compare, require_analysis
     from interpreter.simulate import MAX_WORKERS, WorkerError, check_workers
 
-    cli = _cli()
-    Fail, EXIT_USAGE = cli.Fail, cli.EXIT_USAGE
     variants = tuple(variants)
     if against and restrict:
         raise Fail("give --against FILE2 or --restrict ACTION, not both", EXIT_USAGE)
@@ -93,7 +123,7 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
     if html and no_html:
         raise Fail("give --html PATH or --no-html, not both", EXIT_USAGE)
     try:
-        workers = check_workers(int(workers))
+        worker_count = check_workers(int(workers))
     except ValueError:
         shown = workers if len(workers) <= 24 else workers[:20] + "..."
         raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
@@ -124,24 +154,24 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
         _writable(out, "rows")
 
     if against:
-        rules_a = cli._load_rules(file, variants, root)
-        rules_b = cli._load_rules(against, variants, root)
+        rules_a = load_rules(file, variants, root)
+        rules_b = load_rules(against, variants, root)
         label_a, label_b = _label(file, variants), _label(against, variants)
         if label_a == label_b:
             label_a, label_b = f"A: {label_a}", f"B: {label_b}"
     elif restrict:
-        rules_a = rules_b = cli._load_rules(file, variants, root)
+        rules_a = rules_b = load_rules(file, variants, root)
         names = _action_names(rules_a)
         if names and restrict not in names:
             raise Fail(f"--restrict {restrict!r}: {file} has no such action (its actions: {', '.join(names)})",
                        EXIT_USAGE)
         label_a, label_b = "unrestricted", f"without {restrict}"
     else:
-        rules_a = cli._load_rules(file, (), root)
-        rules_b = cli._load_rules(file, variants, root)
+        rules_a = load_rules(file, (), root)
+        rules_b = load_rules(file, variants, root)
         label_a, label_b = "base", " + ".join(variants)
-    players = cli._players(rules_a, players)
-    cli._players(rules_b, players)
+    players = player_count(rules_a, players)
+    player_count(rules_b, players)
     specs = _agents(agents, players)
 
     from rich.console import Console
@@ -151,7 +181,7 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
 
     show = Console(stderr=True).is_terminal and not as_json
     common = dict(players=players, games=games, seed=seed, agents=specs, max_decisions=max_decisions,
-                  workers=workers, scheduler=scheduler)
+                  workers=worker_count, scheduler=scheduler)
     try:
         with progress_bar(2 * games, show) as update:
             rows_a = run_games(rules_a, rules=file, variants=() if not (against or restrict) else variants,
@@ -160,9 +190,9 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
                                restrict=restrict or None,
                                progress=lambda done, total: update(games + done, 2 * games), **common)
     except (ValueError, ImportError, WorkerError) as exc:
-        raise Fail(cli._first_line(exc)) from None
+        raise Fail(first_line(exc)) from None
     except OSError as exc:  # a scheduler that cannot be reached, say
-        raise Fail(f"could not run the games: {exc.strerror or cli._first_line(exc)}") from None
+        raise Fail(f"could not run the games: {exc.strerror or first_line(exc)}") from None
 
     comparison = compare(rows_a, rows_b, labels=(label_a, label_b), players=players,
                          max_decisions=max_decisions, restrict=restrict or None)
@@ -177,16 +207,18 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
         report=report,
         rows=out,
     )
+    import shlex
+
     from rulelang.diagnostics import printable
 
-    command = printable("rulelang compare " + " ".join(shlex.quote(a) for a in sys.argv[2:])) \
+    command_line = printable("rulelang compare " + " ".join(shlex.quote(a) for a in sys.argv[2:])) \
         if len(sys.argv) > 1 and sys.argv[1] == "compare" else None
     if report:
         from interpreter.report import write_report
 
         title = f"{comparison['game'] or file}: {label_a} vs {label_b}"
         try:
-            write_report(comparison, report, title=title, command=command)
+            write_report(comparison, report, title=title, command=command_line)
         except OSError as exc:
             raise Fail(f"{report}: cannot write the report: {exc.strerror or exc}") from None
     if out:
@@ -196,7 +228,7 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
         try:
             write_rows(rows, out, extra=("side",))
         except (OSError, ValueError) as exc:
-            raise Fail(f"{out}: cannot write the rows: {getattr(exc, 'strerror', None) or cli._first_line(exc)}") \
+            raise Fail(f"{out}: cannot write the rows: {getattr(exc, 'strerror', None) or first_line(exc)}") \
                 from None
 
     if as_json:
@@ -207,10 +239,10 @@ def run(ctx, *, file, variants, against, players, games, seed, agents, restrict,
     if failed and not as_json:
         click.echo(f"rulelang: {failed} of {2 * games} games did not complete (see 'completed' and the report)",
                    err=True)
-    ctx.exit(cli.EXIT_FAIL if failed else 0)
+    ctx.exit(EXIT_FAIL if failed else 0)
 
 
-def _print(comparison) -> None:
+def _print(comparison: dict[str, Any]) -> None:
     """The terminal summary: one rich table per measure, significant differences marked."""
     from rich.console import Console
     from rich.table import Table
@@ -219,7 +251,7 @@ def _print(comparison) -> None:
     from interpreter.report import footnote, tables
     from rulelang.diagnostics import printable
 
-    def text(value):  # names from the rules and file names: shown as they are, never as rich markup
+    def text(value: str) -> Text:  # names from the rules and file names: shown as they are, never as rich markup
         return Text(printable(value))
 
     out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
