@@ -132,7 +132,7 @@ def _compare_outcome(data: dict[str, Any], got: dict[str, Any], game: Game, log_
         if got["error"] is None and said:
             raise Fail(f"replay diverged: the log records the error \"{_short(said)}\", but the game ended "
                        f"without one ({got['end_reason']})")
-        if got["error"] is not None and not same_error(got["error"], said):
+        if got["error"] is not None and said and not same_error(got["error"], said):  # (said is set here: see above)
             raise Fail(f"replay diverged: the game fails at its end with another error: {got['error']}")
     got = dict(got, decisions=len(game.log))
     for key in _OUTCOME_KEYS:
