@@ -9,6 +9,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from typing import IO, Any, Iterator
 
 
 def current_umask() -> int:
@@ -25,7 +26,7 @@ def current_umask() -> int:
     return mask
 
 
-def _mode_for(target: str):
+def _mode_for(target: str) -> tuple[int, tuple[int, int] | None]:
     """(mode, owner or None) the written file should have."""
     try:
         st = os.stat(target)
@@ -37,7 +38,7 @@ def _mode_for(target: str):
 
 
 @contextlib.contextmanager
-def open_atomic(path, mode: str = "w", **kwargs):
+def open_atomic(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """A file object (``mode`` "w" or "wb"; ``kwargs`` go to ``open``, text defaults to UTF-8) that
     becomes ``path`` only when the ``with`` block ends without an exception: then it is flushed, synced
     and moved over ``path``; otherwise it is removed and ``path`` is left as it was."""
@@ -67,6 +68,6 @@ def open_atomic(path, mode: str = "w", **kwargs):
         raise
 
 
-def write_text_atomic(path, text: str) -> None:
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     with open_atomic(path, "w") as fh:
         fh.write(text)

@@ -9,6 +9,8 @@ A diagnostic renders as::
 """
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 import attrs
 
 ERROR = "error"
@@ -17,7 +19,7 @@ NOTE = "note"
 MAX_SHOWN = 100  # characters of a source line shown under a diagnostic
 
 
-def printable(text) -> str:
+def printable(text: object) -> str:
     """``text`` safe to print on any terminal: control characters (but tab) and lone surrogates
     (from a file name that is not valid text) are written as escapes."""
     text = str(text)
@@ -75,7 +77,7 @@ class Diagnostic:
             out.append(f"  hint: {printable(self.hint)}")
         return "\n".join(out)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "path": printable(self.path),
             "line": self.line,
@@ -95,7 +97,7 @@ class Diagnostic:
 class RuleError(Exception):
     """A rule file (or a set of them) could not be loaded. `.diagnostics` lists every problem found."""
 
-    def __init__(self, diagnostics):
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
         self.diagnostics = list(diagnostics)
         errors = [d for d in self.diagnostics if d.severity == ERROR]
         first = errors[0] if errors else (self.diagnostics[0] if self.diagnostics else None)
@@ -123,7 +125,8 @@ class Source:
             return self.lines[line - 1]
         return ""
 
-    def diag(self, code, message, line, column, *, severity=ERROR, hint="", end_line=0, end_column=0):
+    def diag(self, code: str, message: str, line: int | None, column: int | None, *, severity: str = ERROR,
+             hint: str = "", end_line: int = 0, end_column: int = 0) -> Diagnostic:
         line = max(1, int(line or 1))
         column = max(1, int(column or 1))
         return Diagnostic(

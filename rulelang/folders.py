@@ -15,7 +15,8 @@ def files_below(folder: str, take: Callable[[str], bool],
                 prune: Optional[Callable[[str, str], bool]] = None) -> tuple[list[str], list[str]]:
     """(files, skipped): the files below ``folder`` whose name ``take`` accepts, sorted folder by folder;
     ``prune(dirpath, name)`` drops a sub-folder. ``skipped`` lists the symbolic links out of the folder."""
-    files, skipped = [], []
+    files: list[str] = []
+    skipped: list[str] = []
     for dirpath, dirnames, filenames in os.walk(folder):  # never follows a symbolic link to a folder
         dirnames[:] = sorted(d for d in dirnames if not (prune and prune(dirpath, d)))
         for name in sorted(filenames):

@@ -2,32 +2,35 @@
 expression there may do (Context), and when an assigned value must be checked as it is stored (_loose)."""
 from __future__ import annotations
 
+from typing import Any
+
 from . import types as T
 
 
 class Scope:
-    def __init__(self, parent=None):
+    def __init__(self, parent: Scope | None = None):
         self.parent = parent
-        self.names = {}
+        # what each name means: the checker binds (kind, type), the symbol index (symbols.py) its symbols
+        self.names: dict[str, Any] = {}
 
-    def lookup(self, name):
-        s = self
+    def lookup(self, name: str) -> Any:
+        s: Scope | None = self
         while s is not None:
             if name in s.names:
                 return s.names[name]
             s = s.parent
         return None
 
-    def all_names(self):
-        out = set()
-        s = self
+    def all_names(self) -> set[str]:
+        out: set[str] = set()
+        s: Scope | None = self
         while s is not None:
             out |= set(s.names)
             s = s.parent
         return out
 
 
-def _loose(value_type, target_type, depth=0) -> bool:
+def _loose(value_type: T.Type, target_type: T.Type, depth: int = 0) -> bool:
     """Whether a value of `value_type` stored where `target_type` is declared may not be one: the types
     are compatible only loosely (a value of unknown type, a number stored as a player, a node as a number
     or a text), so the runtime checks the value when it is stored (docs/language.md, "Types")."""
@@ -50,7 +53,8 @@ def _loose(value_type, target_type, depth=0) -> bool:
 class Context:
     """Where a statement or expression stands: what it may do."""
 
-    def __init__(self, kind, *, has_me=False, in_loop=False, scenario=False, pure=False, name=""):
+    def __init__(self, kind: str, *, has_me: bool = False, in_loop: bool = False, scenario: bool = False,
+                 pure: bool = False, name: str = ""):
         self.kind = kind  # setup flow phase procedure action trigger function scenario const ...
         self.has_me = has_me
         self.in_loop = in_loop
@@ -58,7 +62,7 @@ class Context:
         self.pure = pure
         self.name = name
 
-    def but(self, **kw):
+    def but(self, **kw: Any) -> Context:
         c = Context(self.kind, has_me=self.has_me, in_loop=self.in_loop, scenario=self.scenario, pure=self.pure,
                     name=self.name)
         for k, v in kw.items():

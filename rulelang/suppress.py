@@ -4,8 +4,12 @@ See "Suppressing a warning" in docs/checks.md."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Iterable
 
 from .diagnostics import WARNING
+
+if TYPE_CHECKING:
+    from .diagnostics import Diagnostic
 
 ALLOW_RE = re.compile(r"#\s*allow:\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 
@@ -29,19 +33,19 @@ def comment_of(line: str) -> str:
     return ""
 
 
-def allowed_codes(line: str) -> set:
+def allowed_codes(line: str) -> set[str]:
     """The codes a line's comment allows: `# allow: W311, W316` gives {"W311", "W316"}."""
     comment = comment_of(line)
-    out = set()
+    out: set[str] = set()
     for m in ALLOW_RE.finditer(comment):
         out |= {c.strip() for c in m.group(1).split(",")}
     return out
 
 
-def without_allowed(diags):
+def without_allowed(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
     """The diagnostics but the warnings whose line allows their code. Each line is read once, however many
     warnings it has (a file written on one long line reads in time in proportion to its length)."""
-    allowed = {}  # (path, line) -> the codes its comment allows
+    allowed: dict[tuple[str, int], set[str] | frozenset[str]] = {}  # (path, line) -> the codes its comment allows
     out = []
     for d in diags:
         if d.severity == WARNING:

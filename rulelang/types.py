@@ -4,18 +4,20 @@
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import attrs
 
 
 @attrs.frozen
 class Type:
     name: str  # int bool str player node none any board func | enum/record name | list set map deck bag tuple range
-    args: tuple = ()
+    args: tuple[Type, ...] = ()
     low: int = 0
     high: int = 0
     kind: str = "basic"  # basic, enum, record, generic, range
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.kind == "range":
             return f"{self.low}..{self.high}"
         if self.args:
@@ -41,23 +43,23 @@ BASIC = {"int": INT, "bool": BOOL, "str": STR, "player": PLAYER, "node": NODE, "
 GENERIC_ARITY = {"list": 1, "set": 1, "map": 2, "deck": 1, "bag": 1, "tuple": -1}
 
 
-def list_of(t):
+def list_of(t: Type) -> Type:
     return Type("list", (t,), kind="generic")
 
 
-def set_of(t):
+def set_of(t: Type) -> Type:
     return Type("set", (t,), kind="generic")
 
 
-def map_of(k, v):
+def map_of(k: Type, v: Type) -> Type:
     return Type("map", (k, v), kind="generic")
 
 
-def tuple_of(*ts):
+def tuple_of(*ts: Type) -> Type:
     return Type("tuple", tuple(ts), kind="generic")
 
 
-def rng(lo, hi):
+def rng(lo: int, hi: int) -> Type:
     return Type("int", low=lo, high=hi, kind="range")
 
 
@@ -66,11 +68,11 @@ def base(t: Type) -> Type:
     return INT if t.kind == "range" else t
 
 
-def is_int(t):
+def is_int(t: Type) -> bool:
     return t.name in ("int", "any")
 
 
-def is_any(t):
+def is_any(t: Type) -> bool:
     return t.name == "any"
 
 
@@ -137,7 +139,7 @@ def join(a: Type, b: Type) -> Type:
     return ANY
 
 
-def join_all(ts) -> Type:
+def join_all(ts: Sequence[Type]) -> Type:
     out = NONE
     for t in ts:
         out = join(out, t)
