@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import attrs
 
-from .diagnostics import ERROR, RuleError, Source
+from .diagnostics import ERROR, Diagnostic, RuleError, Source
+
+if TYPE_CHECKING:
+    from interpreter.ruleset import Ruleset
 
 
 @attrs.frozen
@@ -16,7 +20,9 @@ class Placeholder:
     what: str
 
 
-def _compile(path, text, variants, root=None, optimise=True, seen=None):
+def _compile(path: str, text: Optional[str], variants: Iterable[str], root: Optional[str] = None,
+             optimise: bool = True,
+             seen: Optional[dict[str, Any]] = None) -> tuple[Optional[Ruleset], list[Diagnostic]]:
     """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics). `optimise=False` skips
     the optimiser's passes: `check` does, since they never change a diagnostic (docs/optimiser.md).
     ``seen``, a dict, receives the merged "program" and the "checker" as far as they were made (the
@@ -55,23 +61,23 @@ def _compile(path, text, variants, root=None, optimise=True, seen=None):
     rs.placeholders = [Placeholder(s.path, s.line, s.column, what) for s, what in
                        sorted(checker.placeholders, key=lambda x: (x[0].path, x[0].line, x[0].column))]
     rs.warnings = [d for d in diags if d.severity != ERROR]
-    rs.path = path
+    rs.path = path  # type: ignore[attr-defined]  # (Ruleset gets path and reload here, where they are known)
 
-    def reload(other_variants):
+    def reload(other_variants: Iterable[str]) -> Ruleset:
         """The same rules with other variants."""
         again, more = _compile(path, text, other_variants, root)
         if again is None:
             raise RuleError(_order(more))
         return again
-    rs.reload = reload
+    rs.reload = reload  # type: ignore[attr-defined]  # (see rs.path)
     return rs, diags
 
 
-def _order(diags):
+def _order(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(diags, key=lambda d: (d.path, d.line, d.column, d.code))
 
 
-def load(path, variants=(), root=None):
+def load(path: str | os.PathLike[str], variants: Iterable[str] = (), root: Optional[str] = None) -> Ruleset:
     """Load a rule file (following `extends`), with the named variants applied. Raises RuleError.
 
     `extends` paths must stay inside ``root`` (default: the file's folder); with ``root`` given, the
@@ -83,7 +89,7 @@ def load(path, variants=(), root=None):
     return rs
 
 
-def loads(text, name="<string>", variants=(), root=None):
+def loads(text: str, name: str = "<string>", variants: Iterable[str] = (), root: Optional[str] = None) -> Ruleset:
     """Load rules from a string. Raises RuleError. `extends` paths are relative to ``name``'s
     folder and stay inside ``root`` (default: that folder, the current one for "<string>")."""
     if not isinstance(text, str):
@@ -97,7 +103,8 @@ def loads(text, name="<string>", variants=(), root=None):
 EVERY_VARIANT = ("<every variant>",)  # the check cache's key for a check of the base and each variant
 
 
-def check(path, variants=(), text=None, root=None, cache=None, every_variant=False):
+def check(path: str | os.PathLike[str], variants: Iterable[str] = (), text: Optional[str] = None,
+          root: Optional[str] = None, cache: Optional[bool] = None, every_variant: bool = False) -> list[Diagnostic]:
     """Every diagnostic (errors and warnings) of a rule file, without raising (``root`` as for load).
 
     ``every_variant=True`` (what `rulelang check` does when no variant is named) checks the base rules
@@ -126,10 +133,11 @@ def check(path, variants=(), text=None, root=None, cache=None, every_variant=Fal
     return diags
 
 
-def _checked(path, text, variants, root, every):
+def _checked(path: str, text: Optional[str], variants: tuple[str, ...], root: Optional[str],
+             every: bool) -> list[Diagnostic]:
     """The diagnostics of the rules with ``variants``; with ``every``, also the errors that each declared
     variant, applied alone, adds to those of the base."""
-    seen = {}
+    seen: dict[str, Any] = {}
     _, diags = _compile(path, text, variants, root, optimise=False, seen=seen)
     prog = seen.get("program")
     if not every or prog is None or not prog.variants:
