@@ -27,11 +27,20 @@ import os
 import stat
 import sys
 
+TYPE_CHECKING = False  # (not typing's: a cache hit imports nothing it does not need)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Iterator, Optional
+
+    from .diagnostics import Diagnostic
+
+    Dep = list[str]  # one file a check read: [path, real path, fingerprint] (a list: what JSON gives back)
+    Stored = dict[str, Any]  # one stored diagnostic: "fields", "text", "json"
+
 try:  # the built-in SHA-256 loads in a fraction of the time of hashlib's OpenSSL module (the same digests)
-    from _sha2 import sha256 as _sha256
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # (CPython's own module: no stubs)
 except ImportError:
     try:
-        from _sha256 import sha256 as _sha256
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]  # (before Python 3.12)
     except ImportError:
         from hashlib import sha256 as _sha256
 
@@ -46,8 +55,8 @@ _DIAG_STR = ("path", "code", "message", "severity", "hint", "source_line")
 _SEVERITIES = ("error", "warning", "note")
 
 _active = contextvars.ContextVar("rulelang_cache_active", default=False)
-_reads = contextvars.ContextVar("rulelang_cache_reads", default=None)
-_stamp = None
+_reads: contextvars.ContextVar[Optional[list[Dep]]] = contextvars.ContextVar("rulelang_cache_reads", default=None)
+_stamp: Optional[str] = None
 
 
 # ---------------------------------------------------------------------------------------- switches
@@ -62,7 +71,7 @@ def active() -> bool:
 
 
 @contextlib.contextmanager
-def using(on: bool = True):
+def using(on: bool = True) -> Iterator[None]:
     """Use the cache (or not) for checks made inside the block."""
     token = _active.set(bool(on))
     try:
@@ -71,7 +80,7 @@ def using(on: bool = True):
         _active.reset(token)
 
 
-def cache_dir():
+def cache_dir() -> Optional[str]:
     """The cache folder (it may not exist yet), or None when no usable one is named."""
     try:
         explicit = os.environ.get("RULELANG_CACHE_DIR", "")
@@ -138,7 +147,8 @@ def file_state(path: str, follow: bool = True) -> str:
             return "special"
         if st.st_size > READ_LIMIT:
             return f"large:{st.st_size}"
-        chunks, got = [], 0
+        chunks: list[bytes] = []
+        got = 0
         while got <= READ_LIMIT:
             chunk = os.read(fd, min(1 << 16, READ_LIMIT + 1 - got))
             if not chunk:
@@ -167,9 +177,9 @@ def _real(path: str) -> str:
 
 # ---------------------------------------------------------------------------------------- recording reads
 @contextlib.contextmanager
-def recording():
+def recording() -> Iterator[list[Dep]]:
     """Collect the files looked at inside the block (see ``note``); yields the list."""
-    found = []
+    found: list[Dep] = []
     token = _reads.set(found)
     try:
         yield found
@@ -177,7 +187,7 @@ def recording():
         _reads.reset(token)
 
 
-def note(path: str, data=None, follow: bool = True) -> None:
+def note(path: str | bytes, data: Optional[bytes] = None, follow: bool = True) -> None:
     """Record that checking looked at ``path`` (``data``: the bytes read from it, if it was read)."""
     found = _reads.get()
     if found is None:
@@ -191,7 +201,7 @@ def note(path: str, data=None, follow: bool = True) -> None:
 
 
 # ---------------------------------------------------------------------------------------- entries
-def _key(path: str, variants, root) -> dict:
+def _key(path: str, variants: Iterable[str], root: Optional[str]) -> dict[str, Any]:
     return {
         "path": path,
         "abspath": os.path.abspath(path),
@@ -202,7 +212,7 @@ def _key(path: str, variants, root) -> dict:
     }
 
 
-def _entry_path(key: dict):
+def _entry_path(key: dict[str, Any]) -> Optional[str]:
     folder = cache_dir()
     if folder is None:
         return None
@@ -210,7 +220,7 @@ def _entry_path(key: dict):
     return os.path.join(folder, "check", name[:2], name + ".json")
 
 
-def _read_entry(file: str):
+def _read_entry(file: str) -> Any:
     """The JSON of an entry file, or None (see _read_sealed)."""
     body = _read_sealed(file, FORMAT, MAX_ENTRY_BYTES)
     if body is None:
@@ -221,7 +231,7 @@ def _read_entry(file: str):
         return None
 
 
-def _read_sealed(file: str, fmt: str, limit: int):
+def _read_sealed(file: str, fmt: str, limit: int) -> Optional[bytes]:
     """The body of a file written by _seal(fmt, ...), or None: only a regular file owned by this user and
     not writable by others, at most ``limit`` bytes, never through a symbolic link, whose checksum
     line matches its body."""
@@ -236,7 +246,8 @@ def _read_sealed(file: str, fmt: str, limit: int):
             return None
         if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
             return None
-        chunks, got = [], 0
+        chunks: list[bytes] = []
+        got = 0
         while got <= limit:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
@@ -261,7 +272,7 @@ def _header(body: bytes, fmt: str = FORMAT) -> bytes:
     return f"{fmt} {version} {_sha256(body).hexdigest()}".encode("ascii")
 
 
-def _valid_diag(d) -> bool:
+def _valid_diag(d: Any) -> bool:
     if not isinstance(d, dict) or set(d) != {"fields", "text", "json"}:
         return False
     f, text, js = d["fields"], d["text"], d["json"]
@@ -276,7 +287,7 @@ def _valid_diag(d) -> bool:
     return all(isinstance(k, str) and (isinstance(v, str) or type(v) is int) for k, v in js.items())
 
 
-def _valid(entry, key) -> bool:
+def _valid(entry: Any, key: dict[str, Any]) -> bool:
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("version") != FORMAT_VERSION:
         return False
     if entry.get("key") != key:
@@ -289,7 +300,7 @@ def _valid(entry, key) -> bool:
     return isinstance(diags, list) and all(_valid_diag(d) for d in diags)
 
 
-def _current(deps) -> bool:
+def _current(deps: list[Dep]) -> bool:
     """Whether every file the entry depends on still looks the same."""
     for path, real, state in deps:
         if not path or _real(path) != real or file_state(real) != state:
@@ -297,7 +308,7 @@ def _current(deps) -> bool:
     return True
 
 
-def lookup(path: str, variants=(), root=None):
+def lookup(path: str, variants: Iterable[str] = (), root: Optional[str] = None) -> Optional[list[Stored]]:
     """The stored diagnostics of checking ``path`` (a list of dicts with ``fields``, ``text`` (the
     rendered diagnostic) and ``json`` (``Diagnostic.to_dict()``)), or None."""
     try:
@@ -313,7 +324,8 @@ def lookup(path: str, variants=(), root=None):
         return None
 
 
-def store(path: str, variants, root, deps, diagnostics) -> bool:
+def store(path: str, variants: Iterable[str], root: Optional[str], deps: list[Dep],
+          diagnostics: list[Diagnostic]) -> bool:
     """Store the diagnostics of a check (Diagnostic objects) that read ``deps`` (from ``recording``).
     Returns whether an entry was written; never raises for a problem with the cache folder."""
     try:
@@ -345,6 +357,8 @@ def store(path: str, variants, root, deps, diagnostics) -> bool:
 
 def _write_atomic(file: str, data: bytes) -> None:
     top = cache_dir()
+    if top is None:  # (the environment named no cache folder after all)
+        raise FileNotFoundError("no cache folder")
     os.makedirs(top, mode=0o700, exist_ok=True)  # the cache itself is private (its subfolders too)
     os.makedirs(os.path.dirname(file), mode=0o700, exist_ok=True)
     if not _private(top) or not _private(os.path.dirname(file)):
@@ -362,7 +376,7 @@ def _write_atomic(file: str, data: bytes) -> None:
         raise
 
 
-def diagnostics_of(stored) -> list:
+def diagnostics_of(stored: list[Stored]) -> list[Diagnostic]:
     """Diagnostic objects from the stored form (see ``lookup``)."""
     from .diagnostics import Diagnostic
 
@@ -394,7 +408,7 @@ def _private(folder: str) -> bool:
     return not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
 
 
-def _tables_file(key: str):
+def _tables_file(key: str) -> Optional[str]:
     folder = cache_dir()
     return None if folder is None else os.path.join(folder, "parser", key + ".pickle")
 
@@ -411,10 +425,11 @@ def tables_usable() -> bool:
     return _private(top)
 
 
-_last_tables = {}  # key -> its parts, read for the plain part and kept until the pickle is asked for
+# key -> its parts, read for the plain part and kept until the pickle is asked for
+_last_tables: dict[str, tuple[bytes, bytes]] = {}
 
 
-def _tables_parts(key: str, keep: bool = False):
+def _tables_parts(key: str, keep: bool = False) -> Optional[tuple[bytes, bytes]]:
     """(plain part, pickle part) of the tables file of ``key``, or None (no such file, not the user's
     own, damaged, another layout). ``keep``: keep them for the next call (which takes them)."""
     found = _last_tables.pop(key, None)
@@ -427,7 +442,7 @@ def _tables_parts(key: str, keep: bool = False):
     return found
 
 
-def _read_tables_parts(key: str):
+def _read_tables_parts(key: str) -> Optional[tuple[bytes, bytes]]:
     file = _tables_file(key)
     if file is None or not _private(os.path.dirname(file)) or not _private(os.path.dirname(os.path.dirname(file))):
         return None
@@ -442,7 +457,7 @@ def _read_tables_parts(key: str):
     return body[at:at + plain_size], body[at + plain_size:]
 
 
-def load_plain_tables(key: str):
+def load_plain_tables(key: str) -> Optional[dict[Any, Any]]:
     """The plain part of the tables file of ``key`` (a dict), or None. The file's parts are kept for a
     load_tables that may follow (a file with a syntax error: Lark parses it), so that it is read once."""
     parts = _tables_parts(key, keep=True)
@@ -457,11 +472,11 @@ def load_plain_tables(key: str):
     return found if isinstance(found, dict) else None
 
 
-def load_tables(key: str, modules, singletons=None):
+def load_tables(key: str, modules: Iterable[str], singletons: Optional[dict[str, object]] = None) -> Any:
     """The parser stored under ``key`` (see write_tables), or None. Only classes defined in the named
     ``modules``, the ``re`` module and the objects of ``singletons`` (name -> object, stored by name:
     objects the parser compares by identity) can appear in it."""
-    singletons = singletons or {}
+    known = singletons or {}
     parts = _tables_parts(key)
     if parts is None:
         return None
@@ -470,20 +485,20 @@ def load_tables(key: str, modules, singletons=None):
     import pickle
 
     class Restricted(pickle.Unpickler):
-        def find_class(self, module, name):
+        def find_class(self, module: str, name: str) -> Any:
             if module in modules and "." not in name:
                 obj = super().find_class(module, name)
                 if isinstance(obj, type) and getattr(obj, "__module__", "") == module:
                     return obj
             raise pickle.UnpicklingError(f"{module}.{name} may not be in parser tables")
 
-        def persistent_load(self, pid):
+        def persistent_load(self, pid: Any) -> Any:
             if pid == ("module", "re"):
                 import re
 
                 return re
-            if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "object" and pid[1] in singletons:
-                return singletons[pid[1]]
+            if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "object" and pid[1] in known:
+                return known[pid[1]]
             raise pickle.UnpicklingError("unknown persistent id")
 
     try:
@@ -492,7 +507,7 @@ def load_tables(key: str, modules, singletons=None):
         return None
 
 
-def pickle_tables(obj, singletons=None):
+def pickle_tables(obj: object, singletons: Optional[dict[str, object]] = None) -> Optional[bytes]:
     """A built parser as a pickle (module references are stored by name, only ``re``; so are the objects
     of ``singletons``), or None."""
     by_id = {id(v): k for k, v in (singletons or {}).items()}
@@ -501,7 +516,7 @@ def pickle_tables(obj, singletons=None):
     import types
 
     class Pickler(pickle.Pickler):
-        def persistent_id(self, o):
+        def persistent_id(self, o: object) -> Optional[tuple[str, str]]:
             if id(o) in by_id:
                 return ("object", by_id[id(o)])
             if isinstance(o, types.ModuleType):
@@ -518,7 +533,7 @@ def pickle_tables(obj, singletons=None):
         return None
 
 
-def write_tables(key: str, pickled: bytes, plain=None) -> bool:
+def write_tables(key: str, pickled: bytes, plain: Optional[dict[Any, Any]] = None) -> bool:
     """Keep a parser under ``key``: ``pickled`` (pickle_tables) and ``plain``, the same as plain data
     (or None)."""
     import marshal
