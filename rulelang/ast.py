@@ -6,9 +6,17 @@ and types them; the interpreter compiles them. Nothing here knows any game.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional, TypeVar
 
 import attrs
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:  # (read by type checkers only: they learn from it that `node` makes attrs classes)
+    def dataclass_transform(**_options):
+        return lambda decorator: decorator
+
+_Class = TypeVar("_Class", bound=type)
 
 
 @attrs.frozen
@@ -26,7 +34,8 @@ class Span:
 NO_SPAN = Span()
 
 
-def node(cls):
+@dataclass_transform(field_specifiers=(attrs.field,))
+def node(cls: _Class) -> _Class:
     """Declare an AST node class: attrs, mutable (the checker annotates types), with a span."""
     return attrs.define(slots=True, eq=False, repr=False)(cls)
 
@@ -73,33 +82,33 @@ class Name(Expr):
 @node
 class Placeholder(Expr):
     """`?3`: a value invented because the real component value is not known."""
-    inner: Expr = None
+    inner: Optional[Expr] = None
 
 
 @node
 class Unary(Expr):
     op: str = ""  # "-", "not"
-    operand: Expr = None
+    operand: Optional[Expr] = None
 
 
 @node
 class Binary(Expr):
     op: str = ""  # + - * / % == != < <= > >= in "not in" and or ..
-    left: Expr = None
-    right: Expr = None
+    left: Optional[Expr] = None
+    right: Optional[Expr] = None
 
 
 @node
 class Cond(Expr):
-    test: Expr = None
-    then: Expr = None
-    orelse: Expr = None
+    test: Optional[Expr] = None
+    then: Optional[Expr] = None
+    orelse: Optional[Expr] = None
 
 
 @node
 class Lambda(Expr):
     param: str = ""
-    body: Expr = None
+    body: Optional[Expr] = None
 
 
 @node
@@ -111,19 +120,19 @@ class Arg:
 
 @node
 class Call(Expr):
-    func: Expr = None
+    func: Optional[Expr] = None
     args: list = attrs.Factory(list)  # list[Arg]
 
 
 @node
 class Index(Expr):
-    target: Expr = None
-    index: Expr = None
+    target: Optional[Expr] = None
+    index: Optional[Expr] = None
 
 
 @node
 class Field(Expr):
-    target: Expr = None
+    target: Optional[Expr] = None
     name: str = ""
 
 
@@ -155,10 +164,10 @@ class EmptyLit(Expr):
 @node
 class Comprehension(Expr):
     kind: str = "list"  # "list" or "map"
-    element: Expr = None
+    element: Optional[Expr] = None
     value: Optional[Expr] = None  # map comprehensions: element is the key
     names: list = attrs.Factory(list)
-    source: Expr = None
+    source: Optional[Expr] = None
     condition: Optional[Expr] = None
 
 
@@ -167,8 +176,8 @@ class Bind(Expr):
     """Not written by users: made by the optimiser (interpreter/optimise). `body` computed with the hidden
     local `name` (it starts with '%', so it never clashes with a rule name) set to `value`, computed once."""
     name: str = ""
-    value: Expr = None
-    body: Expr = None
+    value: Optional[Expr] = None
+    body: Optional[Expr] = None
 
 
 @node
@@ -194,7 +203,7 @@ class Block:
 @node
 class Let(Stmt):
     name: str = ""
-    value: Expr = None
+    value: Optional[Expr] = None
 
 
 @node
@@ -202,7 +211,7 @@ class Choose(Expr):
     """`choose COUNT [ordered] of OPTIONS [by PLAYER] [optional] [prompt "..."]` (only in `let`)."""
     count: Optional[Expr] = None  # None means "one"
     ordered: bool = False
-    options: Expr = None
+    options: Optional[Expr] = None
     player: Optional[Expr] = None
     optional: bool = False
     prompt: str = ""
@@ -212,26 +221,26 @@ class Choose(Expr):
 class Roll(Expr):
     """`roll COUNT of FACES`: independent uniform picks (dice), only in `let`."""
     count: Optional[Expr] = None
-    faces: Expr = None
+    faces: Optional[Expr] = None
 
 
 @node
 class Draw(Expr):
     """`draw COUNT from PILE`: removes and returns items (random from a shuffled deck or bag)."""
     count: Optional[Expr] = None
-    pile: Expr = None
+    pile: Optional[Expr] = None
 
 
 @node
 class ExprStmt(Stmt):
-    expr: Expr = None
+    expr: Optional[Expr] = None
 
 
 @node
 class Assign(Stmt):
     op: str = "="  # = += -=
-    target: Expr = None
-    value: Expr = None
+    target: Optional[Expr] = None
+    value: Optional[Expr] = None
     loose_type: Any = None  # set by the checker: the target's type, when the value must be checked as stored
 
 
@@ -244,25 +253,25 @@ class If(Stmt):
 @node
 class For(Stmt):
     names: list = attrs.Factory(list)
-    source: Expr = None
-    body: Block = None
+    source: Optional[Expr] = None
+    body: Optional[Block] = None
 
 
 @node
 class While(Stmt):
-    test: Expr = None
-    body: Block = None
+    test: Optional[Expr] = None
+    body: Optional[Block] = None
 
 
 @node
 class Repeat(Stmt):
-    times: Expr = None
-    body: Block = None
+    times: Optional[Expr] = None
+    body: Optional[Block] = None
 
 
 @node
 class Loop(Stmt):
-    body: Block = None
+    body: Optional[Block] = None
 
 
 @node
@@ -282,21 +291,21 @@ class Return(Stmt):
 
 @node
 class Turn(Stmt):
-    player: Expr = None
-    body: Block = None
+    player: Optional[Expr] = None
+    body: Optional[Block] = None
 
 
 @node
 class Offer(Stmt):
     actions: list = attrs.Factory(list)  # names
-    player: Expr = None
+    player: Optional[Expr] = None
     orelse: Optional[Block] = None  # `offer [...] to p else { ... }`: what happens when no action is legal
 
 
 @node
 class Shuffle(Stmt):
     """`shuffle PILE`, or `shuffle SOURCE into PILE` (SOURCE's items join PILE, all shuffled)."""
-    pile: Expr = None
+    pile: Optional[Expr] = None
     source: Optional[Expr] = None
 
 
@@ -304,33 +313,33 @@ class Shuffle(Stmt):
 class DrawInto(Stmt):
     """`draw COUNT from PILE into TARGET`: `let x = draw COUNT from PILE` and adding the items to TARGET."""
     count: Optional[Expr] = None  # None means "one"
-    pile: Expr = None
-    target: Expr = None
+    pile: Optional[Expr] = None
+    target: Optional[Expr] = None
 
 
 @node
 class Add(Stmt):
-    item: Expr = None
-    target: Expr = None
+    item: Optional[Expr] = None
+    target: Optional[Expr] = None
 
 
 @node
 class Remove(Stmt):
-    item: Expr = None
-    source: Expr = None
+    item: Optional[Expr] = None
+    source: Optional[Expr] = None
 
 
 @node
 class Move(Stmt):
-    item: Expr = None
-    source: Expr = None
-    target: Expr = None
+    item: Optional[Expr] = None
+    source: Optional[Expr] = None
+    target: Optional[Expr] = None
 
 
 @node
 class Reveal(Stmt):
-    item: Expr = None
-    to: Expr = None  # a player expression, or Name("all")
+    item: Optional[Expr] = None
+    to: Optional[Expr] = None  # a player expression, or Name("all")
 
 
 @node
@@ -353,7 +362,7 @@ class TriggerEnd(Stmt):
 
 @node
 class Eliminate(Stmt):
-    player: Expr = None
+    player: Optional[Expr] = None
 
 
 @node
@@ -364,24 +373,24 @@ class Log(Stmt):
 @node
 class Play(Stmt):
     """Scenario step: take the decision with this id (or matching this value)."""
-    action: Expr = None
+    action: Optional[Expr] = None
 
 
 @node
 class ChanceStep(Stmt):
     """Scenario step: force the outcome of the pending chance decision."""
-    outcome: Expr = None
+    outcome: Optional[Expr] = None
 
 
 @node
 class Destroy(Stmt):
     """`destroy PIECE`: the piece leaves the game."""
-    piece: Expr = None
+    piece: Optional[Expr] = None
 
 
 @node
 class Expect(Stmt):
-    test: Expr = None
+    test: Optional[Expr] = None
     message: str = ""
 
 
@@ -415,7 +424,7 @@ class ExtendsDecl(Decl):
 @node
 class ConstDecl(Decl):
     type: Any = None
-    value: Expr = None
+    value: Optional[Expr] = None
     kind = "const"
 
 
@@ -500,7 +509,7 @@ class Param:
 @node
 class ProcDecl(Decl):
     params: list = attrs.Factory(list)
-    body: Block = None
+    body: Optional[Block] = None
     proc_kind: str = "procedure"  # setup, flow, phase, procedure
     placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "procedure"
@@ -510,7 +519,7 @@ class ProcDecl(Decl):
 class FuncDecl(Decl):
     params: list = attrs.Factory(list)
     result: Any = None
-    body: Expr = None
+    body: Optional[Expr] = None
     placeholder: Optional[str] = None  # an invented rule: reason, "" when no reason was given
     kind = "function"
 
@@ -558,14 +567,14 @@ class TriggerDecl(Decl):
     event: str = ""
     params: list = attrs.Factory(list)
     condition: Optional[Expr] = None
-    body: Block = None
+    body: Optional[Block] = None
     label: Optional[str] = None
     kind = "trigger"
 
 
 @node
 class EndingDecl(Decl):
-    condition: Expr = None
+    condition: Optional[Expr] = None
     kind = "ending"
 
 
@@ -573,14 +582,14 @@ class EndingDecl(Decl):
 class InvariantDecl(Decl):
     """`invariant "NAME": CONDITION`: what the rulebook guarantees of every position; checked only when
     asked (`Game.check_invariants()`, `rulelang validate`), never in normal play."""
-    condition: Expr = None
+    condition: Optional[Expr] = None
     kind = "invariant"
 
 
 @node
 class ScoreDecl(Decl):
     param: str = "p"
-    value: Expr = None
+    value: Optional[Expr] = None
     tiebreak: bool = False
     payoff: bool = False  # `payoff p = EXPR`: each seat's utility at the end (Game.returns(), the adapters)
     heuristic: bool = False  # `heuristic p = EXPR`: how good a position looks for p (the heuristic agent)
@@ -597,7 +606,7 @@ class VariantDecl(Decl):
 @node
 class ExtendDecl(Decl):
     target: str = ""  # "setup", "flow" or a name
-    body: Block = None
+    body: Optional[Block] = None
     kind = "extend"
 
 
@@ -622,10 +631,10 @@ class Module:
     source: Any = None  # diagnostics.Source
 
 
-_FIELDS = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _child_fields(cls):
+def _child_fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls)
@@ -633,7 +642,7 @@ def _child_fields(cls):
     return names
 
 
-def walk(obj):
+def walk(obj: Any) -> Iterator[Any]:
     """Yield every AST node below (and including) obj, depth first."""
     kinds = _WALK_KINDS
     stack = [obj]
@@ -663,10 +672,10 @@ def walk(obj):
 
 _SEQUENCE = ("<sequence>",)  # markers of _WALK_KINDS: a list or tuple (walked through), not a node
 _LEAF = ("<leaf>",)
-_WALK_KINDS = {}  # class -> its child field names (a node), _SEQUENCE or _LEAF
+_WALK_KINDS: dict[type, tuple[str, ...]] = {}  # class -> its child field names (a node), _SEQUENCE or _LEAF
 
 
-def _walk_kind(cls):
+def _walk_kind(cls: type) -> tuple[str, ...]:
     if issubclass(cls, (list, tuple)):
         return _SEQUENCE
     if attrs.has(cls):
