@@ -5,9 +5,14 @@ keeps the two in step); `docs/language.md` documents them. Every entry is genera
 """
 from __future__ import annotations
 
+from typing import Callable, Optional, Sequence
+
 import attrs
 
 from . import types as T
+
+# a built-in function's result type from its arguments' types
+Result = Callable[[Sequence[T.Type]], T.Type]
 
 
 @attrs.frozen
@@ -15,45 +20,45 @@ class Builtin:
     name: str
     min_args: int
     max_args: int  # -1: any number
-    kwargs: tuple = ()
-    result: object = None  # function(arg_types) -> Type
+    kwargs: tuple[str, ...] = ()
+    result: Optional[Result] = None  # function(arg_types) -> Type
     doc: str = ""
-    functions: tuple = ()  # argument positions (ints) and option names that take a function value
+    functions: tuple[int | str, ...] = ()  # argument positions (ints) and option names that take a function value
 
 
-def _elem(ts):
+def _elem(ts: Sequence[T.Type]) -> T.Type:
     return T.element(ts[0]) if ts else T.ANY
 
 
-def _same(ts):
+def _same(ts: Sequence[T.Type]) -> T.Type:
     return ts[0] if ts else T.ANY
 
 
-def _minmax(ts):
+def _minmax(ts: Sequence[T.Type]) -> T.Type:
     if len(ts) == 1:
         return T.element(ts[0])
     return T.join_all(ts)
 
 
-def _list_of_elem(ts):
+def _list_of_elem(ts: Sequence[T.Type]) -> T.Type:
     return T.list_of(T.element(ts[0])) if ts else T.list_of(T.ANY)
 
 
-def _map_values(ts):
+def _map_values(ts: Sequence[T.Type]) -> T.Type:
     t = ts[0] if ts else T.ANY
     return T.list_of(t.args[1]) if t.name == "map" and len(t.args) == 2 else T.list_of(T.ANY)
 
 
-def _map_get(ts):
+def _map_get(ts: Sequence[T.Type]) -> T.Type:
     t = ts[0] if ts else T.ANY
     return t.args[1] if t.name == "map" and len(t.args) == 2 else T.ANY
 
 
-def _const(t):
+def _const(t: T.Type) -> Result:
     return lambda ts: t
 
 
-_FUNCTION_ARGS = {'count': (1,), 'any': (1,), 'all': (1,), 'max_by': (1,), 'min_by': (1,), 'sorted': ('key',), 'distance': ('through',), 'reachable': ('through',), 'path_exists': ('through',), 'group': ('where',), 'groups': ('where',), 'line_length': ('where',)}
+_FUNCTION_ARGS: dict[str, tuple[int | str, ...]] = {'count': (1,), 'any': (1,), 'all': (1,), 'max_by': (1,), 'min_by': (1,), 'sorted': ('key',), 'distance': ('through',), 'reachable': ('through',), 'path_exists': ('through',), 'group': ('where',), 'groups': ('where',), 'line_length': ('where',)}
 
 FUNCTIONS = {b.name: b for b in [
     # collections

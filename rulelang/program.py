@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Optional
+from typing import Any, Iterable, Optional
 
 import attrs
 
 from . import ast as A
 from .cache import note as _note_read
-from .diagnostics import ERROR, Source, printable
+from .diagnostics import ERROR, Diagnostic, Source, printable
 from .openflags import open_flags
 from .parser import parse
 
@@ -48,16 +48,16 @@ class Program:
     replaced: list = attrs.Factory(list)  # (old, new) for every `override` applied (read by the lint W315)
     extensions: list = attrs.Factory(list)  # every `extend` applied (read by the lint W315)
 
-    def of_kind(self, kind):
+    def of_kind(self, kind: str) -> list[Any]:
         return [d for d in self.decls.values() if d.kind == kind]
 
 
-def show_path(path) -> str:
+def show_path(path: object) -> str:
     """A path as it may be shown in a message: no control characters, no lone surrogates."""
     return printable(path)
 
 
-def bad_name(path) -> str:
+def bad_name(path: str) -> str:
     """Why ``path`` cannot be a file name at all (a NUL byte, a lone surrogate), or ``""``."""
     if "\x00" in path:
         return "the path contains a NUL character"
@@ -129,7 +129,7 @@ def within(path: str, root: str) -> bool:
         return False
 
 
-def read_source(path: str, real: Optional[str] = None):
+def read_source(path: str, real: Optional[str] = None) -> tuple[Optional[str], Optional[Diagnostic]]:
     """Read a rule file as text (from ``real``, its resolved path, when given: not following a
     symbolic link swapped in since). Returns (text, diagnostic-or-None)."""
     src = Source("", path)
@@ -167,21 +167,22 @@ def _rules_before(text: str, line: int) -> bool:
 
 
 class Merger:
-    def __init__(self, root=None):
-        self.diags = []
-        self.sources = {}
+    def __init__(self, root: str):
+        self.diags: list[Diagnostic] = []
+        self.sources: dict[str, Source] = {}
         self.root = root  # the folder every `extends` must stay inside (set by build_program)
-        self.included = {}  # real path of every file taken in -> the path of the file that named it first
+        self.included: dict[str, str] = {}  # real path of every file taken in -> the path of the file that named it first
         self.total_bytes = 0  # text taken in so far, every file together (at most MAX_TOTAL_BYTES)
 
-    def err(self, node, code, message, hint="", severity=ERROR):
+    def err(self, node: Any, code: str, message: str, hint: str = "", severity: str = ERROR) -> None:
         span = node.span
         src = self.sources.get(span.path) or Source("", span.path)
         self.diags.append(src.diag(code, message, span.line, span.column, severity=severity, hint=hint,
                                    end_line=span.end_line, end_column=span.end_column))
 
     # -------------------------------------------------------------- files
-    def load_file(self, path, text=None, depth=0, chain=(), via=None):
+    def load_file(self, path: str, text: Optional[str] = None, depth: int = 0, chain: tuple[str, ...] = (),
+                  via: Optional[A.ExtendsDecl] = None) -> list[Any]:
         """Return the list of items of a file with its `extends` parents expanded (parents first).
         ``via`` is the `extends` declaration naming this file (None for the top file)."""
         if text is None:
@@ -193,6 +194,7 @@ class Merger:
                     self.err(via, d.code, f"the base rule file '{show_path(via.path)}' cannot be used: {d.message}",
                              hint=d.hint)
                 return []
+            assert text is not None  # (read_source gives the text or a diagnostic)
         elif len(text) > MAX_FILE_BYTES:
             self.diags.append(Source("", path).diag(
                 "E010", f"the rules are too large ({len(text)} characters; the limit is {MAX_FILE_BYTES})", 1, 1))
@@ -216,7 +218,7 @@ class Merger:
         self.diags.extend(diags)
         if module is None:
             return []
-        items = []
+        items: list[Any] = []
         here = os.path.realpath(path)
         for item in module.items:
             if isinstance(item, A.ExtendsDecl):
@@ -248,7 +250,7 @@ class Merger:
                 items.append(item)
         return items
 
-    def resolve_extends(self, item, path):
+    def resolve_extends(self, item: A.ExtendsDecl, path: str) -> Optional[str]:
         """The path of the file an `extends` names, or None (with a diagnostic) if it may not be read."""
         raw = item.path
         shown = show_path(raw)
@@ -279,7 +281,7 @@ class Merger:
         return base
 
     # -------------------------------------------------------------- merge
-    def add(self, prog: Program, item, origin: str):
+    def add(self, prog: Program, item: Any, origin: str) -> None:
         item.origin = origin
         if isinstance(item, A.ExtendsDecl):
             self.err(item, "E104", "'extends' names the base file of a house-rule file; it cannot stand in a variant",
@@ -374,7 +376,9 @@ class Merger:
                 return
             prog.extensions.append(item)
             target = prog.decls.get(item.target)
+            assert item.body is not None  # (the parser gives every `extend` a body, and every procedure)
             if isinstance(target, A.ProcDecl):
+                assert target.body is not None
                 target.body = A.Block(stmts=list(target.body.stmts) + list(item.body.stmts), span=target.body.span)
             elif isinstance(target, A.ActionDecl):
                 if target.effect is None:
@@ -410,7 +414,7 @@ class Merger:
         prog.order.append(item.name)
         self._add_members(prog, item)
 
-    def _add_trigger(self, prog: Program, item):
+    def _add_trigger(self, prog: Program, item: A.TriggerDecl) -> None:
         """Triggers are kept in order; one with a label (`when "LABEL": EVENT(...)`) can be overridden by
         that label, in its place. An unlabelled one has nothing to name it by, so it cannot."""
         if item.mode == "override":
@@ -437,13 +441,13 @@ class Merger:
                     return
         prog.triggers.append(item)
 
-    def _members_of(self, item):
+    def _members_of(self, item: Any) -> list[tuple[str, A.Span]]:
         if isinstance(item, A.EnumDecl):
             return list(zip(item.members, item.member_spans))
         if isinstance(item, A.TableDecl):
             return [(r.name, r.span) for r in item.rows]
         if isinstance(item, A.BoardDecl) and item.spec is None:
-            names = {}
+            names: dict[str, A.Span] = {}
             for chain in item.edges:
                 for n in chain:
                     names.setdefault(n, item.span)
@@ -453,14 +457,14 @@ class Merger:
             return list(names.items())
         return []
 
-    def _forget_members(self, prog, item):
+    def _forget_members(self, prog: Program, item: Any) -> None:
         for name, _ in self._members_of(item):
             prog.members.pop(name, None)
 
-    def _add_members(self, prog, item):
+    def _add_members(self, prog: Program, item: Any) -> None:
         for name, span in self._members_of(item):
             if name in prog.decls or name in prog.members:
-                other = prog.decls.get(name) or prog.members.get(name)
+                other = prog.decls.get(name) or prog.members[name]
                 src = self.sources.get(span.path) or Source("", span.path)
                 self.diags.append(src.diag("E101", f"'{name}' is declared twice", span.line, span.column,
                                            hint=f"the first is at {other.span.where()}; enum members, table rows and graph "
@@ -474,7 +478,8 @@ def default_root(path: str) -> str:
     return os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
 
 
-def build_program(path: str, text: Optional[str] = None, variants=(), root=None):
+def build_program(path: str, text: Optional[str] = None, variants: Iterable[str] = (),
+                  root: Optional[str] = None) -> tuple[Optional[Program], list[Diagnostic]]:
     """Parse a file (and its `extends` chain), apply variants. Returns (Program or None, diagnostics).
 
     ``root`` is the folder that `extends` (and, when given, `rulebook`) paths must stay inside; by
@@ -486,7 +491,7 @@ def build_program(path: str, text: Optional[str] = None, variants=(), root=None)
         return None, m.diags
     for item in items:
         m.add(prog, item, origin=os.path.basename(path))
-    active = []
+    active: list[str] = []
     for v in variants:
         decl = prog.variants.get(v)
         if decl is None:
@@ -510,13 +515,14 @@ def build_program(path: str, text: Optional[str] = None, variants=(), root=None)
 MAX_RULEBOOK_BYTES = MAX_FILE_BYTES
 
 
-def read_rulebook(prog: Program):
+def read_rulebook(prog: Program) -> tuple[Optional[str], Optional[str]]:
     """The text of the header's rulebook, for the citation lint only: (text, None) or (None, why not).
 
     Only a regular Markdown file (name ending in .md, at most 1 MB of UTF-8 text) named by a path
     relative to the top file is read; with an explicit root it must lie inside it. Nothing of its
     text but the section ids of its headings is ever shown."""
     game = prog.game
+    assert game is not None  # (only a header names a rulebook)
     raw = game.rulebook
     problem = bad_name(raw)
     if problem:
