@@ -18,8 +18,7 @@ from typing import Any, Sequence
 
 import click
 
-from rulelang.commands.common import EXIT_FAIL, EXIT_INTERNAL, Fail, first_line
-from rulelang.diagnostics import printable
+from rulelang.commands.common import EXIT_FAIL, EXIT_INTERNAL, Fail, first_line, printable
 
 # Each command's name and its module in rulelang/commands/ (whose ``command`` it is). Only the module of the
 # command being run is imported (click's lazily loaded subcommands), so a command starts no slower for the

@@ -41,6 +41,17 @@ def test_running_a_command_loads_no_other_command():
     assert r.stderr.strip() == "['rulelang.commands.common', 'rulelang.commands.graph']"
 
 
+def test_the_help_loads_nothing_heavy():
+    # every command's module is imported for its line of help, and none imports the rules machinery at the top
+    probe = ("import sys\nfrom rulelang.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('attrs', 'lark', 'networkx', 'rich', 'interpreter') if m in sys.modules), "
+             "file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 0, r.stderr
+    assert "simulate" in r.stdout and r.stderr.strip() == "[]"
+
+
 def test_nothing_below_the_commands_imports_them():
     grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (pip install -e '.[test]')")
     graph = grimp.build_graph("rulelang", "interpreter", cache_dir=None)

@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import click
 
-from rulelang.diagnostics import ERROR, NOTE, WARNING, Diagnostic, printable
-
-from .common import EXIT_FAIL, Fail, api, plural, root_kw, root_option, rule_error_type, rule_files_below, \
-    unknown_variants, unreadable, variant_option
+from .common import EXIT_FAIL, Fail, api, plural, printable, root_kw, root_option, rule_error_type, \
+    rule_files_below, unknown_variants, unreadable, variant_option
 
 if TYPE_CHECKING:
     from rulelang.api import Placeholder
+    from rulelang.diagnostics import Diagnostic
 
 
 @click.command("check")
@@ -42,6 +41,8 @@ def command(ctx: click.Context, files: tuple[str, ...], variants: tuple[str, ...
 
 def _check_files(ctx: click.Context, files: Sequence[str], variants: Sequence[str], root: str | None,
                  as_json: bool, placeholders: bool, explore: int) -> None:
+    from rulelang.diagnostics import ERROR, NOTE, WARNING
+
     items: list[dict[str, Any]] = []
     failed = False
     for path in _rule_files(files):
@@ -97,6 +98,8 @@ def _check_one(path: str, variants: Sequence[str], want_placeholders: bool,
     """(diagnostics, placeholders) of one file.  For an unreadable file the first diagnostic is
     about that (the core's own ``E011``-style one, else an ``E000`` made here) and its
     ``severity`` is an error; ``unreadable(path)`` tells the caller to print one line instead."""
+    from rulelang.diagnostics import ERROR, Diagnostic
+
     try:
         diags = list(api().check(path, variants=tuple(variants), every_variant=True, **root_kw(root)))
     except OSError as exc:
@@ -118,5 +121,7 @@ def _check_one(path: str, variants: Sequence[str], want_placeholders: bool,
 
 
 def _placeholder_dict(p: Placeholder) -> dict[str, Any]:
+    from rulelang.diagnostics import NOTE
+
     return {"path": p.path, "line": p.line, "column": p.column, "end_line": p.line, "end_column": p.column,
             "code": "placeholder", "severity": NOTE, "message": f"placeholder: {p.what}", "hint": ""}

@@ -1,7 +1,8 @@
 """What several commands share: ``Fail`` and the exit codes, loading a rule file for a command, the player
 count, the game's error types, the log file's helpers (interpreter/gamelog.py), and the common options.
 
-Everything heavy (the API, the runtime) is imported inside the functions: ``rulelang --help`` stays quick.
+Everything heavy (the API, the runtime, even attrs) is imported inside the functions: ``rulelang --help``
+stays quick.
 """
 from __future__ import annotations
 
@@ -10,14 +11,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import click
 
-from rulelang.diagnostics import Diagnostic, printable
-
 if TYPE_CHECKING:
     from types import ModuleType
 
     from interpreter.game import Game
     from interpreter.ruleset import Ruleset
-    from rulelang.diagnostics import RuleError
+    from rulelang.diagnostics import Diagnostic, RuleError
 
 LOG_FORMAT = "rulelang-log"  # (interpreter/gamelog.py's, here for the commands that write logs)
 LOG_VERSION = 1
@@ -198,6 +197,13 @@ def write_text_or_fail(path: str, text: str, what: str) -> None:
         write_text_atomic(path, text)
     except OSError as e:
         raise Fail(f"{path}: cannot write {what}: {e.strerror or e}") from None
+
+
+def printable(text: object) -> str:
+    """``text`` safe to print on any terminal (rulelang.diagnostics.printable, imported when first used)."""
+    from rulelang.diagnostics import printable as safe
+
+    return safe(text)
 
 
 def plural(n: int, word: str) -> str:

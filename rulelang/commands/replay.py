@@ -7,10 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rulelang.diagnostics import printable
-
 from .common import Fail, first_line, game_error_types, load_rules, log_entries, log_entry, outcome, plural, \
-    read_log, root_option, same_error
+    printable, read_log, root_option, same_error
 
 if TYPE_CHECKING:
     from interpreter.game import Game

@@ -8,9 +8,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from rulelang.diagnostics import printable
-
-from .common import EXIT_FAIL, EXIT_USAGE, Fail, api, first_line, load_rules, player_count, plural, \
+from .common import EXIT_FAIL, EXIT_USAGE, Fail, api, first_line, load_rules, player_count, plural, printable, \
     root_option, variant_option
 
 

@@ -5,9 +5,8 @@ import os
 
 import click
 
-from rulelang.diagnostics import printable
-
-from .common import EXIT_FAIL, Fail, first_line, game_error_types, rule_error_type, rule_files_below, unreadable
+from .common import EXIT_FAIL, Fail, first_line, game_error_types, printable, rule_error_type, rule_files_below, \
+    unreadable
 
 
 @click.command("test")
