@@ -48,6 +48,7 @@ from rulelang import ast as A
 from rulelang import types as T
 
 from . import tree as X
+from .inline import _new_failing_fold, expand_in_budget, rename_binders, substitute
 
 NONEMPTY = "nonempty"
 EMPTY = "empty"
@@ -223,7 +224,6 @@ def _exists_in_call(e, span, ctx, depth):
         return None
     if X.size(form, MAX_EXPANDED) > MAX_EXPANDED:
         return None
-    from .inline import expand_in_budget
     return expand_in_budget(params, form, args, attrs.evolve(e, ty=T.BOOL), ctx, depth)
 
 
@@ -231,7 +231,6 @@ MAX_EXPANDED = 160  # the largest any() of a function's body written in place of
 
 
 def _failing_constant(e):
-    from .inline import _new_failing_fold
     return _new_failing_fold(e, {id(x) for x in A.walk(e)})
 
 
@@ -294,7 +293,6 @@ def _with_test(kind, c, test, call, ctx):
     x = c.names[0]
     if not (isinstance(c.element, A.Name) and c.element.ref == "local" and c.element.ident == x):
         return None
-    from .inline import rename_binders, substitute
     fresh = ctx.fresh(x.lstrip("%").rstrip("0123456789") or "x")
     cond = substitute(rename_binders(c.condition, ctx, {}), {x: fresh}) if c.condition is not None else None
     p = substitute(rename_binders(test.body, ctx, {}), {test.param: fresh})

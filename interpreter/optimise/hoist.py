@@ -22,7 +22,6 @@ import attrs
 from rulelang import ast as A
 
 from . import tree as X
-from .inline import _constant_shaped
 
 # built-ins whose function argument is called at the place of the call (not kept for later)
 _TAKES_FUNCTION = frozenset({"count", "any", "all", "max_by", "min_by", "sorted", "distance", "reachable",
@@ -72,28 +71,9 @@ def _wrap(found, body):
     return body
 
 
-def _worth(e):
-    """Not a plain name or literal, and not a constant the compiler computes when loading anyway."""
-    if X.is_atomic(e) or isinstance(e, (A.Lambda, A.EmptyLit)):
-        return False
-    return _cost(e) >= 5  # `not x` or `a != b` costs less than the let
-
-
-def _cost(e, limit=5):
-    """Nodes left to compute once the compiler has folded the constant parts (counted up to limit)."""
-    if _constant_shaped(e):
-        return 1
-    n = 1
-    for c in X.children(e):
-        n += _cost(c, limit - n)
-        if n >= limit:
-            break
-    return n
-
-
 def _take(e, bound, found, ctx):
     """e with its outermost hoistable parts replaced by hidden names (appended to found)."""
-    if _worth(e) and X.cannot_fail(e) and not (X.free_locals(e) & bound) and not _binds_inside(e):
+    if X.worth_a_let(e) and X.cannot_fail(e) and not (X.free_locals(e) & bound) and not _binds_inside(e):
         hidden = ctx.fresh("h")
         found.append((hidden, e))
         ctx.count("hoist")

@@ -156,7 +156,7 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     uses = _uses(body, params)  # p -> (count, inside a loop, occurrences' (parent, node))
     kinds = []
     for a in args:
-        if bind_constants and _constant_shaped(a):
+        if bind_constants and X.constant_shaped(a):
             kinds.append("bound")
         elif X.is_atomic(a, ctx) or (_pure_constant(a) and uses[params[len(kinds)]][0] > 0):
             kinds.append("atomic")  # a constant made of literals is computed when loading: free to repeat
@@ -170,7 +170,7 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     for i, (p, a) in enumerate(zip(params, args)):
         n, in_loop, parents = uses[p]
         kind = kinds[i]
-        if bind_constants and _constant_shaped(a):
+        if bind_constants and X.constant_shaped(a):
             binds.append((ctx.fresh("a"), a, p))
         elif kind == "atomic":
             if _folds_here(a, parents):
@@ -199,9 +199,9 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     for hidden, _, p in binds:
         subst[p] = hidden
     out = substitute(body, subst)
-    if not bind_constants and any(_constant_shaped(subst[p]) for p in subst if not isinstance(subst[p], str)):
+    if not bind_constants and any(X.constant_shaped(subst[p]) for p in subst if not isinstance(subst[p], str)):
         made = {id(x) for x in A.walk(out)} - {id(x) for x in A.walk(body)}
-        if _new_failing_fold(out, made) or _constant_shaped(out):
+        if _new_failing_fold(out, made) or X.constant_shaped(out):
             # constants met where the compiler would fold them (and the fold may fail), or a result that
             # is a constant itself (what holds the call may then be folded): bind them all
             return expand(params, body0, args, call, ctx, bind_constants=True)
@@ -225,7 +225,7 @@ def _new_failing_fold(e, made):
         kids = [walk(c) for c in X.children(x)]
         if any(k is True for k in kids):
             return True
-        const = (_is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder))
+        const = (X.is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder))
                  or (isinstance(x, A.Binary) and x.op not in ("and", "or")))
         const = const and all(k[0] for k in kids)
         has_made = id(x) in made or any(k[1] for k in kids)
@@ -241,14 +241,9 @@ def _new_failing_fold(e, made):
 def _drop_cheap_lets(e):
     """A let made by hoisting whose value, now that the arguments are in, is cheaper than the let
     (`let %h = human == gold or human == human in ...`: folded when loading) is put back in place."""
-    from .hoist import _worth
-    if isinstance(e, A.Bind) and e.name.startswith("%h") and X.cannot_fail(e.value) and not _worth(e.value):
+    if isinstance(e, A.Bind) and e.name.startswith("%h") and X.cannot_fail(e.value) and not X.worth_a_let(e.value):
         return _drop_cheap_lets(substitute(e.body, {e.name: e.value}))
     return X.map_children(e, _drop_cheap_lets)
-
-
-def _is_constant_name(a):
-    return isinstance(a, A.Literal) or (isinstance(a, A.Name) and a.ref in ("member", "enum_values", "const"))
 
 
 def _is_piece(ty):
@@ -259,7 +254,7 @@ def _pure_constant(a):
     """A small constant made of literals: free to repeat (each copy is folded, and counted against the
     fixed data limit, when loading; a range or a long list is not repeated)."""
     nodes = [x for x in A.walk(a) if isinstance(x, A.Expr)]
-    return (len(nodes) <= 10 and _constant_shaped(a)
+    return (len(nodes) <= 10 and X.constant_shaped(a)
             and not any((isinstance(x, A.Name) and x.ref == "const") or (isinstance(x, A.Binary) and x.op == "..")
                         for x in nodes))
 
@@ -274,31 +269,17 @@ def _folding(use):
         if parent.op not in _FOLDING_FAIL_OPS:
             return False
         other = parent.right if parent.left is occ else parent.left
-        return _constant_shaped(other)
+        return X.constant_shaped(other)
     if isinstance(parent, A.Unary):
         return parent.op == "-"
     if isinstance(parent, (A.TupleLit, A.ListLit, A.SetLit)):
-        return all(_constant_shaped(x) for x in parent.items if x is not occ)
+        return all(X.constant_shaped(x) for x in parent.items if x is not occ)
     return isinstance(parent, A.Placeholder)
-
-
-def _constant_shaped(a):
-    """Whether the compiler takes this expression for a constant (literals and fixed names under
-    operators and brackets): it folds it, and what holds it, when loading."""
-    for x in A.walk(a):
-        if not isinstance(x, A.Expr):
-            continue
-        if _is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder)):
-            continue
-        if isinstance(x, A.Binary) and x.op not in ("and", "or"):
-            continue
-        return False
-    return True
 
 
 def _folds_here(a, parents):
     """An argument the compiler takes for a constant, under an operator that would then be folded."""
-    return any(_folding(use) for use in parents) and _constant_shaped(a)
+    return any(_folding(use) for use in parents) and X.constant_shaped(a)
 
 
 def _uses(body, params):

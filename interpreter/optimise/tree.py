@@ -1,5 +1,6 @@
 """Helpers the optimiser passes share: copying rebuilds of the checked AST, the names an expression
-reads, fresh hidden names, a size measure, which expressions cannot fail, and a readable printer.
+reads, fresh hidden names, a size measure, which expressions cannot fail, which ones the compiler folds
+into constants when loading (and so which are worth a hidden let), and a readable printer.
 
 Nothing here mutates a node: a rebuild copies the nodes on the path to a change (`attrs.evolve`,
 which keeps `span`, `ty` and `ref`) and shares everything else.
@@ -437,6 +438,45 @@ def surely_bool(e):
     if is_builtin_call(e, "any", "all", "adjacent", "path_exists", "is_eliminated"):
         return True
     return False
+
+
+# ---------------------------------------------------------------------------- what the compiler folds
+def is_constant_name(a):
+    """A literal, an enum member, the members of an enum, or a constant: a fixed value."""
+    return isinstance(a, A.Literal) or (isinstance(a, A.Name) and a.ref in ("member", "enum_values", "const"))
+
+
+def constant_shaped(a):
+    """Whether the compiler takes this expression for a constant (literals and fixed names under
+    operators and brackets): it folds it, and what holds it, when loading."""
+    for x in A.walk(a):
+        if not isinstance(x, A.Expr):
+            continue
+        if is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder)):
+            continue
+        if isinstance(x, A.Binary) and x.op not in ("and", "or"):
+            continue
+        return False
+    return True
+
+
+def worth_a_let(e):
+    """Not a plain name or literal, and not a constant the compiler computes when loading anyway."""
+    if is_atomic(e) or isinstance(e, (A.Lambda, A.EmptyLit)):
+        return False
+    return _folded_cost(e) >= 5  # `not x` or `a != b` costs less than the let
+
+
+def _folded_cost(e, limit=5):
+    """Nodes left to compute once the compiler has folded the constant parts (counted up to limit)."""
+    if constant_shaped(e):
+        return 1
+    n = 1
+    for c in children(e):
+        n += _folded_cost(c, limit - n)
+        if n >= limit:
+            break
+    return n
 
 
 # ---------------------------------------------------------------------------- printing
