@@ -19,6 +19,7 @@ from .checker_pieces import PieceChecks
 from .checker_statements import StatementChecks
 from .scopes import Context, Scope, _loose  # noqa: F401  (_loose: checked by its tests)
 from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUES, VALUES
+from .lints import run_lints
 
 MAX_SUGGESTIONS = 100  # did-you-mean hints computed per file; later unknown names get the plain hint
 MAX_SUGGESTED_NAME = 100  # longer names get no did-you-mean hint
@@ -875,8 +876,6 @@ def _stack_room():
 
 def check_program(prog):
     """Run the checker and the lints. Returns the Checker (diagnostics in .diags)."""
-    from .lints import run_lints
-
     c = Checker(prog).run()
     run_lints(c)
     return c

@@ -1,28 +1,25 @@
 """Lints: warnings about rules that are legal but probably not what the author meant.
 
-Each lint is a function registered with @lint(code); it receives the finished Checker and reports
-through checker.warn / checker.err. Add a lint by writing one function here.
+Each lint is a function registered with @lint(code) (rulelang/lint_registry.py); it receives the finished
+Checker and reports through checker.warn / checker.err. Add a lint by writing one function here. The
+deeper static checks are in lints_static.py and lints_flow.py; LINTS below runs all of them in order.
 """
 from __future__ import annotations
 
 import re
 
 from . import ast as A
+from . import lints_flow, lints_static
 from .diagnostics import NOTE
+from .lint_registry import registry
+from .lints_static import _game_nodes, _nodes, _scenario_nodes
+from .program import read_rulebook
+from .suppress import without_allowed
 
-LINTS = []
-
-
-def lint(code):
-    def deco(fn):
-        LINTS.append((code, fn))
-        return fn
-    return deco
+BASIC_LINTS, lint = registry()  # the lints of this module
 
 
 def run_lints(checker):
-    from .suppress import without_allowed
-
     for code, fn in LINTS:
         fn(checker, code)
     checker.diags = without_allowed(checker.diags)  # `# allow: CODE` on a warning's line hides it
@@ -122,8 +119,6 @@ SECTION_RE = re.compile(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", re.M)
 
 def rulebook_sections(c):
     """The section ids of the header's rulebook, or why it was not read (see program.read_rulebook)."""
-    from .program import read_rulebook
-
     text, problem = read_rulebook(c.prog)
     return (None, problem) if text is None else (set(SECTION_RE.findall(text)), None)
 
@@ -156,8 +151,6 @@ def unknown_citations(c, code):
 def _cited_nodes(c):
     """Every node that cites rulebook sections: the game's rules (the node list the static checks walk
     once per check) and then invariants, scenarios and variants."""
-    from .lints_static import _game_nodes, _nodes, _scenario_nodes
-
     game = _game_nodes(c)
     prog = c.prog
     # the nodes of invariants, scenarios and variants, each once, in that order: the scenarios' are
@@ -174,4 +167,6 @@ def _cited_nodes(c):
             yield n
 
 
-from . import lints_static  # noqa: E402,F401  (registers the deeper checks W310-W316)
+# every lint, in the order `rulelang check` runs them: this module's, the deeper static checks (W310-W315),
+# then W316
+LINTS = BASIC_LINTS + lints_static.LINTS + lints_flow.LINTS

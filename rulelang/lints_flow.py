@@ -1,16 +1,18 @@
 """W316, variables read before anything assigned them: a flow analysis over setup, the flow, actions and
-triggers (registered with the other deeper checks of rulelang/lints_static.py)."""
+triggers (run after the other deeper checks, those of rulelang/lints_static.py: see lints.py)."""
 from __future__ import annotations
 
 import attrs
 from . import ast as A
-from .lints import lint
+from .lint_registry import registry
 from .lints_static import _game_nodes, _runs, _scalar_type, _sccs, _var_root, _where
 
 
 # ---------------------------------------------------------------------------------------------- W316
 NONE_DEFAULT = ("str", "player", "node", "tuple", "any")
 ARITH = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", ".."}
+
+LINTS, lint = registry()  # W316
 
 
 class _ReadFlow:

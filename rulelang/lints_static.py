@@ -1,11 +1,11 @@
 """Deeper static checks (`rulelang check`): rules that can never hold, triggers that can never fire or
 that set each other off, variants that change nothing, and variables read before anything set them.
 
-Each check is one lint registered with @lint(code) (see lints.py) and documented in docs/checks.md.
-All of them are warnings and all are conservative: a finding means the rule file certainly has the
-problem (on some path of play), never that it merely might. Every walk here is over the checked tree
-once (procedures and functions are followed at most once per path, never recursively), so the checks
-take time in proportion to the size of the rule file.
+Each check is one lint registered with @lint(code) (see lint_registry.py; lints.py runs them) and
+documented in docs/checks.md. All of them are warnings and all are conservative: a finding means the rule
+file certainly has the problem (on some path of play), never that it merely might. Every walk here is over
+the checked tree once (procedures and functions are followed at most once per path, never recursively), so
+the checks take time in proportion to the size of the rule file.
 """
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ import operator
 
 
 from . import ast as A
-from .lints import lint
+from .lint_registry import registry
 
 ORDER_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 IGNORED_FIELDS = {"span", "ty", "ref", "mode", "origin", "text_span", "member_spans"}
 NOT_CONST = object()
 MAX_CONST_DEPTH = 20
+
+LINTS, lint = registry()  # the deeper checks W310-W315 (W316: lints_flow.py)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -872,5 +874,3 @@ def _empty_house_rule(c, code):
 def _mentioned(e):
     return {n.ident for n in A.walk(e) if isinstance(n, A.Name) and n.ref == "var"} if e is not None else set()
 
-
-from . import lints_flow  # noqa: E402,F401  (registers W316)
