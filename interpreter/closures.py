@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from rulelang import ast as A
 
+from . import pieces as P
 from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, _cost_of, _items, charge,
                        check_items, check_value, deep_cost, over)
 from .runtime import (END, MAX_FIXED_ITEMS, MAX_FUNCTION_DEPTH, RETURN, ChooseOp, Code, Located,
-                      OfferOp, Place, RandomOp, _arith, _builtin_error, _check_map, _check_root, _contains,
+                      OfferOp, RandomOp, _arith, _builtin_error, _check_map, _check_root, _contains,
                       _equal, _expr_text, _get, _size, add_item, loose_check, remove_item, sorting_cost,
                       span_of)
 from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
@@ -175,8 +176,7 @@ class ExprCompiler:
         if ref == "scenario":
             return lambda G, L: G.scenario_value(n)
         if ref == "pieces":
-            from .pieces import live
-            return lambda G, L: live(G, n)
+            return lambda G, L: P.live(G, n)
         raise RuleRuntimeError(f"cannot compile name '{n}' ({ref or 'unresolved'})")
 
     def x_Unary(self, e):
@@ -367,8 +367,7 @@ class ExprCompiler:
         tf = self.compile(e.target)
         name = e.name
         if e.target.ty is not None and e.target.ty.kind == "piece":
-            from .pieces import read_field
-            return lambda G, L: read_field(G, tf(G, L), name)
+            return lambda G, L: P.read_field(G, tf(G, L), name)
         rows = self.rs.row_fields
 
         by_row = {}  # row -> this field's value, filled on first use (tables are complete by then)
@@ -382,8 +381,7 @@ class ExprCompiler:
             except TypeError:
                 raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
             if v.__class__ is Piece:  # a piece reached through a value of type any
-                from .pieces import read_field
-                return read_field(G, v, name)
+                return P.read_field(G, v, name)
             try:
                 value = by_row[v] = rows[v][name]
             except (KeyError, TypeError):
@@ -611,11 +609,10 @@ class StmtCompiler:
             return
         if isinstance(v, A.Draw):
             c.emit(RandomOp(name, None, self.xc.compile(v.count) if v.count is not None else None, True,
-                            Place(self.xc, v.pile), v.span), s.span)
+                            P.place(self.xc, v.pile), v.span), s.span)
             return
         if isinstance(v, A.New):
-            from .pieces import compile_new
-            f = compile_new(self.xc, v)
+            f = P.compile_new(self.xc, v)
         else:
             f = self.xc.compile(v)
 
@@ -624,11 +621,10 @@ class StmtCompiler:
         c.emit(let, s.span)
 
     def s_Destroy(self, c, s):
-        from .pieces import compile_destroy
-        c.emit(compile_destroy(self.xc, s), s.span)
+        c.emit(P.compile_destroy(self.xc, s), s.span)
 
     def s_Assign(self, c, s):
-        place = Place(self.xc, s.target)
+        place = P.place(self.xc, s.target)
         f = self.xc.compile(s.value)
         loose = getattr(s, "loose_type", None)
         if loose is not None and s.op == "=":  # a value the checker could not vouch for: checked as stored
@@ -880,9 +876,9 @@ class StmtCompiler:
             c.ops[skip] = _jump(len(c.ops))
 
     def s_Shuffle(self, c, s):
-        place = Place(self.xc, s.pile)
+        place = P.place(self.xc, s.pile)
         if s.source is not None:
-            self._shuffle_into(c, s, place, Place(self.xc, s.source))
+            self._shuffle_into(c, s, place, P.place(self.xc, s.source))
             return
 
         def shuffle(G, L):
@@ -898,8 +894,8 @@ class StmtCompiler:
         # most one item), then every drawn item is added to the target as by `add`
         drawn = self.hidden("items")
         count = self.xc.compile(s.count) if s.count is not None else (lambda G, L: 1)
-        c.emit(RandomOp(drawn, None, count, True, Place(self.xc, s.pile), s.span), s.span)
-        place = Place(self.xc, s.target)
+        c.emit(RandomOp(drawn, None, count, True, P.place(self.xc, s.pile), s.span), s.span)
+        place = P.place(self.xc, s.target)
 
         def add_drawn(G, L):
             for x in L.pop(drawn):
@@ -909,7 +905,7 @@ class StmtCompiler:
         c.emit(add_drawn, s.span)
 
     def s_Add(self, c, s):
-        place = Place(self.xc, s.target)
+        place = P.place(self.xc, s.target)
         f = self.xc.compile(s.item)
 
         def add(G, L):
@@ -948,13 +944,13 @@ class StmtCompiler:
         c.emit(shuffle_into, s.span)
 
     def s_Remove(self, c, s):
-        place = Place(self.xc, s.source)
+        place = P.place(self.xc, s.source)
         f = self.xc.compile(s.item)
         c.emit(lambda G, L: place.set(G, L, remove_item(place.get(G, L), f(G, L), G)), s.span)
 
     def s_Move(self, c, s):
-        src = Place(self.xc, s.source)
-        dst = Place(self.xc, s.target)
+        src = P.place(self.xc, s.source)
+        dst = P.place(self.xc, s.target)
         f = self.xc.compile(s.item)
 
         def move(G, L):
@@ -966,7 +962,7 @@ class StmtCompiler:
         c.emit(move, s.span)
 
     def s_Reveal(self, c, s):
-        place = Place(self.xc, s.item)  # the checker made sure it is a place in a hidden variable
+        place = P.place(self.xc, s.item)  # the checker made sure it is a place in a hidden variable
         name = place.name
         if isinstance(s.to, A.Name) and s.to.ref == "all":
             c.emit(lambda G, L: G.reveal(name, place.keys_now(G, L), None), s.span)

@@ -53,7 +53,7 @@ import random
 
 from . import rng as R
 from .errors import GameError
-from .values import Pile, skey
+from .values import Pile, default_value, skey
 
 __all__ = ["determinize", "hidden_count", "DeterminizeError"]
 
@@ -254,7 +254,6 @@ def _free_values(game, walk, idx, ty, rng, dealt):
     sample is the same whatever they are. A set's items are drawn without repeats. A type without a
     short list of values (int, str) gets its default value: declare a range or an enum to let search
     guess among the possible values."""
-    from .game import _default
 
     domain = _domain(game, ty)
     groups = {}
@@ -266,7 +265,7 @@ def _free_values(game, walk, idx, ty, rng, dealt):
         if walk.slots[i][2] is not None:
             continue
         if domain is None:
-            dealt[i] = _default(ty) if ty is not None else None
+            dealt[i] = default_value(ty) if ty is not None else None
         else:
             options = domain + [None] if walk.slots[i][1] else domain
             dealt[i] = options[rng.randrange(len(options))]

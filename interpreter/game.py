@@ -13,18 +13,17 @@ from rulelang import ast as A
 from . import pieces as P
 from . import rng as R
 from . import saves as _saves
+from .determinize import determinize
+from .hidden import hidden_form, shown_value
 from .builtins import RuleRuntimeError, TIME_CHECK_EVERY, charge, check_time, start_work
 from .errors import GameError, IllegalAction
-from .runtime import END, Located, NO_LOCALS, OfferOp, RETURN, SUSPEND, _DONE, _get
-from .values import Pile, decode, encode, fmt, readable, skey, to_plain
+from .runtime import END, MAX_FRAMES, Frame, Located, NO_LOCALS, OfferOp, RETURN, SUSPEND, _DONE, _get
+from .saves import MAX_NOTE_CHARS, MAX_NOTES, SAVE_FORMAT  # the limits of a save, which the game keeps to
+from .values import Pile, default_value, encode, fmt, readable, skey, to_plain
 
 
-SAVE_FORMAT = "rulelang/game-1"
 DEFAULT_STEP_BUDGET = 2_000_000
 DEFAULT_CASCADE_DEPTH = 64
-MAX_FRAMES = 400
-MAX_NOTES = 500
-MAX_NOTE_CHARS = 10_000  # a longer log line is cut there
 TIME_CHECK_STEPS = 1024  # steps between two looks at the clock in _run
 MAX_CACHED_ACTIONS = 20_000  # Action objects kept for reuse by a ruleset (the cache starts again when full)
 MAX_SHOWN_VALUE = 200  # characters of a variable's value shown when an invariant does not hold
@@ -35,16 +34,6 @@ BACKENDS = ("generated", "closures")  # how expressions run: generated Python so
 _STOPS = (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError,
           OverflowError, Located, RecursionError)  # what _run reports as the game's error (see Game._stopped)
 _ACTIVE = {}  # eliminated flags (a tuple of bools) -> the seats still in the game, for active_players
-
-
-class Frame:
-    __slots__ = ("code", "pc", "locals", "depth")
-
-    def __init__(self, code, pc, locals, depth):
-        self.code = code
-        self.pc = pc
-        self.locals = locals
-        self.depth = depth
 
 
 class Action:
@@ -75,27 +64,6 @@ class Action:
 
     def __hash__(self):
         return hash((self.id, self.player))
-
-
-def _default(ty):
-    if ty.kind == "range":
-        return ty.low
-    n = ty.name
-    if n == "int":
-        return 0
-    if n == "bool":
-        return False
-    if n in ("list", "tuple"):
-        return ()
-    if n == "set":
-        return frozenset()
-    if n == "map":
-        return {}
-    if n == "deck":
-        return Pile("deck")
-    if n == "bag":
-        return Pile("bag")
-    return None
 
 
 def _coerce(ty, v):
@@ -164,7 +132,7 @@ class Game:
             for name, f in rs.consts:
                 self.consts[name] = f(self, {})
             for name, per, f, ty, _ in rs.vars:
-                v = _coerce(ty, f(self, {})) if f is not None else _default(ty)
+                v = _coerce(ty, f(self, {})) if f is not None else default_value(ty)
                 if ty.kind == "range" and isinstance(v, int) and not ty.low <= v <= ty.high:
                     raise RuleRuntimeError(f"the start value {v} of '{name}' is outside {ty.low}..{ty.high}")
                 if ty.name == "player" and v is not None and (v.__class__ is not int or not 0 <= v < self.n):
@@ -909,7 +877,6 @@ class Game:
     def determinize(self, seat, rng=None):
         """A copy in which every value hidden from `seat` is dealt out again at random (`rng`: a
         random.Random or a seed); see interpreter/determinize.py."""
-        from .determinize import determinize
         return determinize(self, seat, rng)
 
     # ------------------------------------------------------------------ views
@@ -950,11 +917,11 @@ class Game:
         if vis == "all":
             return to_plain(value)
         if vis == "none":
-            return [_hidden(v) for v in value] if per else _hidden(value)
+            return [hidden_form(v) for v in value] if per else hidden_form(value)
         seen, inner = self._known_to(name, player)  # owner / known: one's own seat, and revealed places
         if per:
-            return [to_plain(v) if q == player else _shown(v, (q,), seen, inner) for q, v in enumerate(value)]
-        return _shown(value, (), seen, inner)
+            return [to_plain(v) if q == player else shown_value(v, (q,), seen, inner) for q, v in enumerate(value)]
+        return shown_value(value, (), seen, inner)
 
     # ------------------------------------------------------------------ save / load
     def to_dict(self):
@@ -1030,58 +997,3 @@ def _small(v, limit):
 
 def _choice_text(v):
     return "done" if v is _DONE else readable(v)
-
-
-def _shown(v, path, seen, inner):
-    """A value of a hidden variable at `path`, as a viewer who knows the places `seen` sees it."""
-    if path in seen:
-        return to_plain(v)
-    if path not in inner:
-        return _hidden(v)
-    if v.__class__ is tuple:  # positions are public: unknown items show as "?"
-        return [_shown(x, path + (i,), seen, inner) for i, x in enumerate(v)]
-    if v.__class__ is dict:  # keys are not: unknown entries are only counted
-        shown = {}
-        hidden = 0
-        for k in sorted(v, key=skey):
-            p = path + (k,)
-            if p in seen or p in inner:
-                shown[fmt(k)] = _shown(v[k], p, seen, inner)
-            else:
-                hidden += 1
-        return {"known": shown, "hidden": hidden}
-    return _hidden(v)
-
-
-def _load_known(rs, g, raw, what):
-    """The "known" field of a save: [[variable, [key, ...], [seat, ...]], ...], each a place that exists."""
-    if not isinstance(raw, list):
-        raise GameError(f"{what}: known is not a list")
-    vis = rs.visibility
-    out = {}
-    for entry in raw:
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
-                and isinstance(entry[1], list) and isinstance(entry[2], list)):
-            raise GameError(f"{what}: known holds {str(entry)[:40]}, not [variable, [keys], [seats]]")
-        name, keys, seats = entry
-        if vis.get(name) not in ("known", "owner") and not P.known_place_ok(rs, name, entry[1]):
-            raise GameError(f"{what}: known names {name!r}, which is not a variable visible to known or owner")
-        if not seats or any(s.__class__ is not int or not -1 <= s < g.n for s in seats):
-            raise GameError(f"{what}: known seats of {name} must be seats of this game or -1, not {seats[:5]}")
-        path = tuple(decode(k, rs.boards) for k in keys)
-        c = g.data[name]
-        try:
-            for k in path:
-                if c.__class__ is dict and k not in c:
-                    raise RuleRuntimeError("no such key")
-                c = _get(c, k)
-        except (RuleRuntimeError, TypeError):
-            raise GameError(f"{what}: known names a place of {name} that does not exist") from None
-        out.setdefault(name, {})[path] = frozenset({-1}) if -1 in seats else frozenset(seats)
-    return out
-
-
-def _hidden(v):
-    if isinstance(v, (tuple, frozenset, dict, Pile)):
-        return {"hidden": len(v)}
-    return "?"

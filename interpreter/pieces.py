@@ -15,7 +15,9 @@ from rulelang import ast as A
 from .builtins import RuleRuntimeError
 from .builtins import charge, over
 from .runtime import Place, _get, _set_path, index_chain, range_check
-from .values import Pile, Piece, fmt, to_plain
+from .errors import GameError
+from .hidden import hidden_form, shown_value
+from .values import Pile, Piece, default_value, fmt, to_plain
 
 MAX_PIECES = 100_000  # live pieces in one game (all kinds together)
 
@@ -82,11 +84,6 @@ def _coerce(ty, v):
     if ty is not None and ty.name == "set" and v.__class__ is dict and not v:
         return frozenset()
     return v
-
-
-def _default(ty):
-    from .game import _default as d
-    return d(ty)
 
 
 def row_of(G, ref, kind=None):
@@ -160,7 +157,7 @@ def compile_new(xc, e):
         values = []
         for i, (f, _) in enumerate(makers):
             ty = kind.types[i]
-            v = _coerce(ty, f(G, L) if f is not None else _default(ty))
+            v = _coerce(ty, f(G, L) if f is not None else default_value(ty))
             if kind.checks[i] is not None:
                 kind.checks[i](v)
             values.append(v)
@@ -189,6 +186,11 @@ def is_piece_place(target):
     while isinstance(root, A.Index):
         root = root.target
     return isinstance(root, A.Field) and root.target.ty is not None and root.target.ty.kind == "piece"
+
+
+def place(xc, target):
+    """The place an assignment's target names: a PieceFieldPlace for a field of a piece, else a Place."""
+    return PieceFieldPlace(xc, target) if is_piece_place(target) else Place(xc, target)
 
 
 class PieceFieldPlace(Place):
@@ -262,7 +264,6 @@ class PieceFieldPlace(Place):
 def view_pieces(G, player):
     """view()["pieces"]: per kind, the live pieces in id order as {"id": n, field: value, ...}; a
     piece's existence, id and public fields are public, hidden fields show as for variables."""
-    from .game import _hidden, _shown
     out = {}
     for k in G.rs.pieces.values():
         rows = G.data[k.key]
@@ -279,9 +280,9 @@ def view_pieces(G, player):
                 elif vis == "all" or (vis == "owner" and k.owner is not None and row[k.owner] == player):
                     d[f] = to_plain(v)
                 elif vis == "none":
-                    d[f] = _hidden(v)
+                    d[f] = hidden_form(v)
                 else:
-                    d[f] = _shown(v, (pid, i), seen, inner)
+                    d[f] = shown_value(v, (pid, i), seen, inner)
             items.append(d)
         out[k.name] = items
     return out
@@ -292,7 +293,6 @@ def load_pieces(rs, data, what):
     """Check the pieces of a loaded save (`data`: G.data decoded). Raises GameError naming the problem:
     unknown kinds in piece references, ids from 1 below the next id, one value per field, range types
     kept, piece references to kinds of these rules."""
-    from .errors import GameError
     total = 0
     for k in rs.pieces.values():
         rows, nxt = data.get(k.key), data.get(k.next_key)
@@ -327,7 +327,6 @@ def check_refs(rs, g, what):
     rules and made before (a reference to a destroyed piece may stay)."""
     if not rs.pieces:
         return
-    from .errors import GameError
     vals = [v for f in g.frames for v in f.locals.values()]
     p = g.pending
     if p is not None:

@@ -16,7 +16,7 @@ from .codegen.helpers import GenerationFailed
 from .codegen.statements import make_stmt_generator
 from .errors import GameError
 from .game import BACKENDS, DEFAULT_CASCADE_DEPTH, DEFAULT_STEP_BUDGET, Game, _vars_read
-from .runtime import Code, CompiledAction, CompiledFunction, Located, MAX_ACTION_CHOICES, Place, RETURN, _Fixed
+from .runtime import Code, CompiledAction, CompiledFunction, Located, MAX_ACTION_CHOICES, RETURN, _Fixed
 
 
 # ============================================================================ ruleset
@@ -300,7 +300,7 @@ class Ruleset:
         if d.params and None not in sizes:
             xc.charge(choices, d.span, "choices listed when the rules load")
         requires = [(xc.compile(r.test), r.span) for r in d.requires]
-        costs = [(Place(xc, c.target), xc.compile(c.amount)) for c in d.costs]
+        costs = [(P.place(xc, c.target), xc.compile(c.amount)) for c in d.costs]
         name = d.name
 
         def epilogue(code):

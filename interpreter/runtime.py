@@ -22,7 +22,8 @@ from rulelang import ast as A
 
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, measure, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
-from .values import MAX_SIZE, Pile, fmt, ordered_pile, readable, skey
+from .value_check import Bad, ValueTypes
+from .values import MAX_SIZE, Pile, decode, encode, fmt, ordered_pile, readable, skey
 
 SUSPEND = "suspend"
 # the locals of code that has none (an ending's condition): shared, read-only (an expression never writes its
@@ -38,6 +39,19 @@ MAX_ITEMS = 1_000_000  # the longest list, range or text a rule may build
 MAX_FIXED_ITEMS = 4_000_000  # items of all the values computed when the rules load (constants, literal ranges)
 MAX_ACTION_CHOICES = 100_000  # candidate choices of one action: the product of its parameter domains
 MAX_ACTION_ID = 300  # characters of one action id, such as "place(0,1)"
+MAX_FRAMES = 400  # procedures and triggers running at once (each a Frame on the game's stack)
+
+
+class Frame:
+    """A running procedure: its code, the position in it, its locals and how deep it was called."""
+
+    __slots__ = ("code", "pc", "locals", "depth")
+
+    def __init__(self, code, pc, locals, depth):
+        self.code = code
+        self.pc = pc
+        self.locals = locals
+        self.depth = depth
 
 
 class Code:
@@ -239,14 +253,7 @@ def index_chain(xc, target):
 
 class Place:
     """Something assignable: a variable or local, with an optional chain of [index] steps (a field of a
-    piece is a PieceFieldPlace, see pieces.py)."""
-
-    def __new__(cls, xc, target):
-        if cls is Place:
-            from .pieces import PieceFieldPlace, is_piece_place
-            if is_piece_place(target):
-                cls = PieceFieldPlace
-        return object.__new__(cls)
+    piece is a PieceFieldPlace: pieces.place makes the one a target needs)."""
 
     def __init__(self, xc, target):
         self.keys, root = index_chain(xc, target)
@@ -326,7 +333,7 @@ class Place:
 def loose_check(ty, text):
     """A function (G, value) -> value that stops a value that is not of the declared type `ty`, for an
     assignment the checker could vouch for only loosely (checker._loose): a value of unknown type, a
-    number stored as a player, a node as a number. The value is checked as a save's is (saves._Types),
+    number stored as a player, a node as a number. The value is checked as a save's is (value_check.py),
     its walk charged as work."""
     def check(G, v):
         if v is None:
@@ -335,9 +342,7 @@ def loose_check(ty, text):
             charge(G, measure(v)[0])
         types = G.rs.__dict__.get("_value_types")
         if types is None or types.n != G.n:
-            from .saves import _Types
-            types = G.rs._value_types = _Types(G.rs, G.n)
-        from .saves import Bad
+            types = G.rs._value_types = ValueTypes(G.rs, G.n)
         try:
             types.check(ty, v, text)
         except Bad as e:
@@ -536,7 +541,6 @@ class Pending:
         return p
 
     def to_dict(self):
-        from .values import encode
         return {
             "kind": self.kind, "player": self.player, "prompt": self.prompt, "target": self.target,
             "options": [[i, {"$done": True} if v is _DONE else encode(v)] for i, v in self.options],
@@ -549,7 +553,6 @@ class Pending:
     def from_dict(cls, d, boards=None):
         """A Pending from its saved dict; the fields must already have their JSON kinds (interpreter/saves.py
         checks them): anything else raises ValueError, never a half-built decision."""
-        from .values import decode
         if not isinstance(d, dict) or d.get("kind") not in ("action", "choose", "chance"):
             raise ValueError("a pending decision is an object with kind action, choose or chance")
         for key in ("player", "need", "low", "start"):

@@ -265,3 +265,25 @@ def to_plain(v, full=False):
     if v.__class__ is Piece:
         return f"{v.kind}#{v.id}"
     return str(v)
+
+
+def default_value(ty):
+    """The value a variable of type `ty` holds before anything sets it."""
+    if ty.kind == "range":
+        return ty.low
+    n = ty.name
+    if n == "int":
+        return 0
+    if n == "bool":
+        return False
+    if n in ("list", "tuple"):
+        return ()
+    if n == "set":
+        return frozenset()
+    if n == "map":
+        return {}
+    if n == "deck":
+        return Pile("deck")
+    if n == "bag":
+        return Pile("bag")
+    return None

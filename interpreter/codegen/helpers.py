@@ -11,6 +11,8 @@ import attrs
 from rulelang import ast as A
 from ..boards import Board
 from ..builtins import (CONTAINERS, RuleRuntimeError, _cost_of, _items, charge, check_items, check_value, deep_cost, over, sum_of_values)
+from .. import runtime as C
+from ..pieces import live, read_field
 from ..runtime import span_of
 from ..values import Piece, fmt, skey
 
@@ -47,7 +49,6 @@ def field_slow(G, v, name, by_row, rows):
     except TypeError:
         raise RuleRuntimeError(f"{fmt(v)} has no field '{name}'") from None
     if v.__class__ is Piece:
-        from ..pieces import read_field
         return read_field(G, v, name)
     try:
         value = by_row[v] = rows[v][name]
@@ -218,8 +219,6 @@ UNSET = Unset()
 
 
 def _runtime_names():
-    from .. import runtime as C
-    from ..pieces import live, read_field
     return {
         "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,

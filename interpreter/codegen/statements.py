@@ -5,6 +5,7 @@ from __future__ import annotations
 from rulelang import ast as A
 from ..builtins import CONTAINERS, MAX_INT, RuleRuntimeError
 from ..closures import StmtCompiler, jump_target
+from ..runtime import END, MAX_FRAMES, RETURN, Located, _expr_text, loose_check, range_check
 from ..values import fmt
 from .expressions import ExprGenerator
 from .helpers import Scalar, _blocks
@@ -15,7 +16,6 @@ from .module import Fn
 def relocate(err, span, where):
     """An error inside a fused op, as the engine reports it for the statement that raised it (`where`: the
     procedure, action or trigger the op belongs to, which need not be the running frame's)."""
-    from ..runtime import Located
     if isinstance(err, RuleRuntimeError):
         return Located(str(err), span, where=where)
     if isinstance(err, KeyError):
@@ -36,7 +36,6 @@ def called_from(err, code, L, pc):
 
 
 def too_deep():
-    from ..engine import MAX_FRAMES
     return RuleRuntimeError(f"procedures call each other more than {MAX_FRAMES} deep")
 
 
@@ -45,8 +44,6 @@ def repeat_error(n):
 
 
 def _statement_names():
-    from ..runtime import END, RETURN, Located
-    from ..engine import MAX_FRAMES
     return {"relocate": relocate, "repeat_error": repeat_error, "Located": Located, "END": END,
             "too_deep": too_deep, "MAX_FRAMES": MAX_FRAMES, "called_from": called_from,
             "RETURN": RETURN, "Exception": Exception}
@@ -496,12 +493,10 @@ class StmtGenerator(StmtCompiler):
             loose = getattr(st, "loose_type", None)
             if loose is None:
                 return v
-            from ..runtime import _expr_text, loose_check
             fn.emit(f"{self.mod.const(loose_check(loose, _expr_text(st.target)))}(G, {v})")
             return v
 
         def range_checked(self, target, v, fn):
-            from ..runtime import _expr_text, range_check
             check = range_check(target.ty, _expr_text(target))
             if check is not None:
                 fn.emit(f"{self.mod.const(check)}({v})")
@@ -566,7 +561,6 @@ class StmtGenerator(StmtCompiler):
             return v
 
         def assign(self, st, fn, ops):
-            from ..runtime import range_check
             k = self.mod.const
             t = st.target
             self.at(fn, st.span)
