@@ -36,6 +36,11 @@ import os
 import random
 import sys
 
+from .agent_protocol import CHANCE, Agent, AgentError, _legal, _sample_chance, seat_name
+from .heuristic import HeuristicAgent
+from .mcts import DEFAULT_PLAYOUTS, MAX_PLAYOUTS, MCTSAgent
+from .render import seat_boards_text
+
 __all__ = [
     "AgentError",
     "UndoRequest",
@@ -53,13 +58,6 @@ __all__ = [
     "seat_name",
 ]
 
-CHANCE = -1
-
-
-class AgentError(Exception):
-    """An agent could not take a decision (no legal action, end of input, the player quit)."""
-
-
 class UndoRequest(AgentError):
     """A person typed `undo`: the loop of interpreter/narrate.py takes it back (a loop that cannot,
     such as simulate.play_game, ends the game with this one-line message)."""
@@ -70,30 +68,6 @@ def agent_seed(seed: int, seat) -> int:
     played with ``seed``.  Stable across processes and Python versions (it does not use ``hash``)."""
     digest = hashlib.sha256(f"rulelang-agent:{seed}:{seat}".encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-def seat_name(seat: int) -> str:
-    """``P0``, ``P1``... for seats 0, 1... (the numbers the rules and the API use); ``chance`` for chance."""
-    return "chance" if seat == CHANCE else f"P{seat}"
-
-
-def _legal(game) -> list:
-    actions = list(game.legal_actions())
-    if not actions:
-        raise AgentError(f"{seat_name(game.current_player)} has no legal action")
-    return actions
-
-
-class Agent:
-    """Base class. Subclasses implement ``choose(game, seat)``; ``name`` is what the narration shows."""
-
-    name = "agent"
-
-    def choose(self, game, seat=None):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
 
 class RandomAgent(Agent):
@@ -141,15 +115,13 @@ class ChanceAgent(Agent):
         return f"ChanceAgent(seed={self.seed!r})"
 
 
-def _sample_chance(game, rng: random.Random):
-    outcomes = list(game.chance_outcomes() or [])
-    if not outcomes:
-        return rng.choice(_legal(game))
-    actions = [a for a, _ in outcomes]
-    weights = [float(p) for _, p in outcomes]
-    if sum(weights) <= 0:
-        return rng.choice(actions)
-    return rng.choices(actions, weights=weights, k=1)[0]
+HELP = """commands:
+  NUMBER or ACTION-ID  take that action (e.g. 3, or place(1,2))
+  board                draw the board(s) again, as you see them
+  undo                 take back your previous decision (only while nothing hidden came out since:
+                       no die rolled, no card drawn, nothing revealed to you)
+  help                 this list
+  quit                 stop the game"""
 
 
 class HumanAgent(Agent):
@@ -196,12 +168,10 @@ class HumanAgent(Agent):
             text = line.strip()
             if text.lower() in ("q", "quit", "exit"):
                 raise AgentError(f"{seat_name(seat)} quit the game")
-            if text.lower() in ("help", "?", "h", "board", "undo"):  # commands: interpreter/narrate.py
-                from .narrate import HELP, _boards
-
+            if text.lower() in ("help", "?", "h", "board", "undo"):  # commands: HELP
                 if text.lower() == "undo":
                     raise UndoRequest(f"{seat_name(seat)}: undo is not possible here")
-                self._write(HELP if text.lower() != "board" else (_boards(game, seat) or "(no board)"))
+                self._write(HELP if text.lower() != "board" else (seat_boards_text(game, seat) or "(no board)"))
                 continue
             picked = self._match(text, actions)
             if picked is not None:
@@ -235,9 +205,7 @@ class HumanAgent(Agent):
             if view is not None:
                 self._write(f"  {view}")
             return
-        from .narrate import _boards  # the boards as this seat sees them (interpreter/render.py)
-
-        drawn = _boards(game, seat)
+        drawn = seat_boards_text(game, seat)  # the boards as this seat sees them
         if drawn:
             self._write(drawn)
         for key, value in view.get("vars", {}).items():
@@ -257,7 +225,7 @@ AGENTS = {
     "random": RandomAgent,
     "first": FirstAgent,
     "human": HumanAgent,
-    "mcts": None,  # interpreter.mcts.MCTSAgent, imported when asked for
+    "mcts": None,  # interpreter.mcts.MCTSAgent, made by _known_agent
     "ismcts": None,  # the same agent: information-set MCTS (determinizing) is what "mcts" does
     "heuristic": None,  # interpreter.heuristic.HeuristicAgent: one move of lookahead on `heuristic p = EXPR`
 }
@@ -295,8 +263,6 @@ def _split(spec):
 def _known_agent(head, parts, spec, seed, options):
     args = parts[1:]
     if head in ("mcts", "ismcts"):
-        from .mcts import DEFAULT_PLAYOUTS, MAX_PLAYOUTS, MCTSAgent
-
         if len(args) > 1:
             raise _bad(spec, f"{head} takes one number, the playouts per decision ({head}:400)")
         playouts = DEFAULT_PLAYOUTS
@@ -309,8 +275,6 @@ def _known_agent(head, parts, spec, seed, options):
         agent.name = head if not args else f"{head}:{playouts}"
         return agent
     if head == "heuristic":
-        from .heuristic import HeuristicAgent
-
         if len(args) > 1 or (args and not (args[0].isascii() and args[0].isdigit() and 0 <= int(args[0]) <= 100)):
             raise _bad(spec, "heuristic takes one whole percentage from 0 to 100, the share of random decisions "
                              "(heuristic:10)")

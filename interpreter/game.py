@@ -920,7 +920,8 @@ class Game:
             return [hidden_form(v) for v in value] if per else hidden_form(value)
         seen, inner = self._known_to(name, player)  # owner / known: one's own seat, and revealed places
         if per:
-            return [to_plain(v) if q == player else shown_value(v, (q,), seen, inner) for q, v in enumerate(value)]
+            return [to_plain(v) if q == player else shown_value(v, (q,), seen, inner)
+                    for q, v in enumerate(value)]
         return shown_value(value, (), seen, inner)
 
     # ------------------------------------------------------------------ save / load

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from .agents import CHANCE, Agent, _legal, _sample_chance
+from .agent_protocol import CHANCE, Agent, _legal, _sample_chance
 from .errors import GameError
 
 MAX_CANDIDATES = 64  # legal actions looked at per decision (a random sample of more)

@@ -46,7 +46,7 @@ import math
 import random
 import time
 
-from .agents import Agent, AgentError, seat_name
+from .agent_protocol import Agent, AgentError, seat_name
 from .errors import GameError, IllegalAction
 
 __all__ = ["MCTSAgent", "DEFAULT_PLAYOUTS", "DEFAULT_MAX_NODES", "DEFAULT_MAX_ROLLOUT", "EXPLORATION",

@@ -22,14 +22,8 @@ on top of it:
 from __future__ import annotations
 
 from .agents import CHANCE, AgentError, HumanAgent, UndoRequest, seat_name
-
-HELP = """commands:
-  NUMBER or ACTION-ID  take that action (e.g. 3, or place(1,2))
-  board                draw the board(s) again, as you see them
-  undo                 take back your previous decision (only while nothing hidden came out since:
-                       no die rolled, no card drawn, nothing revealed to you)
-  help                 this list
-  quit                 stop the game"""
+from .render import seat_boards_text
+from .simulate import DecisionLimitExceeded
 
 
 def narrate_chance(prompt, action, hidden):
@@ -69,15 +63,6 @@ def revealed_since(old, new, seat):
     return None
 
 
-def _boards(game, seat):
-    try:
-        from .render import board_names, boards_text
-
-        return boards_text(game, seat) if board_names(game) else ""
-    except Exception:  # a drawing is a courtesy (a game object without boards, a fake in tests)
-        return ""
-
-
 class Session:
     """One game played by `agents` (one per seat) with narration; `game` is the current state (a new
     object after an undo). `boards`: None (no drawings), "human" (the one human's view) or "all"."""
@@ -100,8 +85,6 @@ class Session:
         return self.humans[0] if len(self.humans) == 1 else False
 
     def run(self):
-        from .simulate import DecisionLimitExceeded
-
         game = self.game
         while not game.is_over():
             if self.applied >= self.max_decisions:
@@ -186,6 +169,6 @@ class Session:
         if self.boards != "all" and not game.is_over() and game.current_player in self.humans:
             return  # the human decides next: their prompt draws the boards
         self._flush()
-        text = _boards(game, view)
+        text = seat_boards_text(game, view)
         if text:
             say(text)

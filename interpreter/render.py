@@ -392,3 +392,12 @@ def _document(drawings):
 def boards_svg(game, seat):
     """Every board of the game as one SVG document, one under the other."""
     return _document([board_svg(game, seat, name, standalone=False) for name in board_names(game)])
+
+
+def seat_boards_text(game, seat):
+    """The boards as `seat` sees them (None: the whole state), as text; "" when the game has none or they
+    cannot be drawn (a drawing is a courtesy: a game object without boards, a fake in tests)."""
+    try:
+        return boards_text(game, seat) if board_names(game) else ""
+    except Exception:
+        return ""

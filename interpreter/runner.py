@@ -53,6 +53,9 @@ import threading
 import time
 from typing import NamedTuple
 
+from interpreter.agents import AgentError, ChanceAgent, agent_seed, make_agent
+from interpreter.errors import GameError, IllegalAction
+
 __all__ = [
     "DecisionLimitExceeded",
     "Job",
@@ -173,8 +176,6 @@ class RestrictedAgent:
         action = self.inner.choose(_Offered(game, allowed), seat)
         aid = getattr(action, "id", action)
         if isinstance(aid, str) and action_name(aid) in names:
-            from interpreter.agents import AgentError
-
             raise AgentError(f"the agent {getattr(self.inner, 'name', 'agent')!r} took '{aid}', which it may not take")
         return action
 
@@ -186,9 +187,6 @@ class RestrictedAgent:
 
 def _known_errors() -> tuple:
     """The exception types that mean "this game failed", as opposed to a bug."""
-    from interpreter.agents import AgentError
-    from interpreter.errors import GameError, IllegalAction
-
     return (AgentError, DecisionLimitExceeded, GameError, IllegalAction)
 
 
@@ -207,8 +205,6 @@ def play_row(ruleset, index: int, job: Job) -> dict:
     without any); ``rounds`` the most turns any one seat took, counting the turns (``turn`` blocks of
     the flow) in which a decision was taken (None when the game has no turns).  For a failed game these
     count the game up to its error."""
-    from interpreter.agents import ChanceAgent, agent_seed, make_agent
-
     players = job.players
     gseed = game_seed(job.seed, index)
     restricted = index % players if job.restrict is not None else None
@@ -254,8 +250,6 @@ def play_row(ruleset, index: int, job: Job) -> dict:
                     name = aid.partition("(")[0] if aid.__class__ is str else str(aid)  # action_name, inline
                     counts[name] = counts.get(name, 0) + 1
             else:
-                from interpreter.agents import AgentError
-
                 raise AgentError(f"the game is not over but its current player is {seat!r}")
             apply(action)
             applied += 1
@@ -296,8 +290,6 @@ def check_agents(agents, players: int) -> tuple:
     """The agent spec of each seat: one spec for every seat, or one per seat.  Each is tried once
     (``make_agent``), so that an unknown one is a ``ValueError`` before any game runs; an agent that
     asks a person (``human``) cannot play a batch of games."""
-    from interpreter.agents import make_agent
-
     if isinstance(agents, str):
         agents = (agents,)
     specs = tuple(str(a).strip() for a in agents)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import time
 
 from interpreter.agents import CHANCE, AgentError
+from interpreter.results import write_rows
 from interpreter.runner import (  # noqa: F401  (re-exported: the names this module has always had)
-    MAX_WORKERS, DecisionLimitExceeded, Job, RunnerError, WorkerError, check_workers, game_seed, is_draw, iter_games,
-    play_row,
+    MAX_WORKERS, DecisionLimitExceeded, Job, RunnerError, WorkerError, _load, check_workers, game_seed, is_draw,
+    iter_games, play_row, run_metadata,
 )
 
 __all__ = [
@@ -187,8 +188,6 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
     (saves a load).  ``out``: a file the rows are written to as they come (``out_format``: ``jsonl``,
     ``csv`` or ``parquet``; by default from its extension; see ``interpreter.results.write_rows``).
     Loading errors (``RuleError``, ``OSError``) are raised; failing games are counted, not raised."""
-    from interpreter.runner import _load
-
     start = time.perf_counter()
     if ruleset is None:
         ruleset = _load(rules, variants, loader)  # fail early, in this process, on a bad rule file
@@ -206,9 +205,6 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
             yield row
 
     if out is not None:
-        from interpreter.results import write_rows
-        from interpreter.runner import run_metadata
-
         meta = run_metadata(ruleset, rules=rules, players=players, games=games, seed=seed, agents=agents,
                             max_decisions=max_decisions, chance=chance, variants=variants)
         write_rows(counted(), out, out_format, metadata=meta)
