@@ -1,8 +1,10 @@
-"""The layers import only downward (pyproject.toml's [tool.importlinter] contracts, checked by
-import-linter): the language imports neither the runtime nor an application; the runtime and play
-layer imports no application (the command line, the servers, the adapters, the tools)."""
+"""The layers import only downward (pyproject.toml's [tool.importlinter] `layers` contract, checked by
+import-linter): the language, then the runtime, then play and analysis, then the applications (the
+command line, the servers, the adapters, the tools); every module is in one of them; and no module
+imports itself back through others (no import circle)."""
 from __future__ import annotations
 
+import graphlib
 import os
 import shutil
 import subprocess
@@ -32,3 +34,55 @@ def test_the_code_has_no_unused_or_undefined_names():
     r = subprocess.run([exe, "check", "--no-cache", "rulelang", "interpreter"], cwd=ROOT, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def _layers_contract():
+    tomllib = pytest.importorskip("tomllib")
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        config = tomllib.load(fh)["tool"]["importlinter"]
+    [contract] = [c for c in config["contracts"] if c["type"] == "layers"]
+    return config, contract
+
+
+def _layer_modules(layer: str) -> list:
+    """The modules of one layer of the contract: separated by `:` or `|`; `(name)` is optional."""
+    names = layer.replace("|", ":").split(":")
+    return [name.strip().strip("()") for name in names]
+
+
+def _import_graph():
+    grimp = pytest.importorskip("grimp")  # (it comes with import-linter)
+    config, _ = _layers_contract()
+    sys.path.insert(0, str(ROOT))  # this clone's packages, as lint-imports sees them
+    try:
+        return grimp.build_graph(*config["root_packages"], cache_dir=None)
+    finally:
+        sys.path.remove(str(ROOT))
+
+
+def test_every_module_is_in_one_layer():
+    """A new module must be given its place: each module of rulelang/ and interpreter/ (the packages'
+    own __init__ aside) is in exactly one layer, itself or a package holding it."""
+    config, contract = _layers_contract()
+    layers = [_layer_modules(layer) for layer in contract["layers"]]
+    graph = _import_graph()
+    unplaced, twice = [], []
+    for module in sorted(graph.modules):
+        if module in config["root_packages"]:
+            continue
+        holders = [i for i, layer in enumerate(layers) for name in layer
+                   if module == name or module.startswith(name + ".")]
+        if not holders:
+            unplaced.append(module)
+        elif len(holders) > 1:
+            twice.append(module)
+    assert not unplaced, f"modules in no layer of pyproject.toml's [tool.importlinter] contract: {unplaced}"
+    assert not twice, f"modules in more than one layer: {twice}"
+
+
+def test_there_is_no_import_circle():
+    """No module imports itself back through others, at the top or inside a function (grimp sees both):
+    graphlib's topological sort of the import graph finds a circle if there is one."""
+    graph = _import_graph()
+    imports = {module: graph.find_modules_directly_imported_by(module) for module in graph.modules}
+    graphlib.TopologicalSorter(imports).prepare()  # raises CycleError naming a circle
