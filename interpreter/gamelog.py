@@ -16,6 +16,8 @@ import os
 import re
 import stat
 
+from .errors import GameError
+
 __all__ = ["LOG_FORMAT", "LOG_VERSION", "LogError", "read_log", "entry", "entries", "outcome", "state_hash",
            "jsonable", "dumps_record", "write_record", "same_error"]
 
@@ -66,8 +68,6 @@ def outcome(game, stopped=None) -> dict:
     and no final state. A score, tiebreak or payoff that fails at the end is the game's error as well (a
     rules error, positioned), with the end reason and the final state kept. A game that is not over (the
     decision limit, an agent that could not decide) is ``unfinished``: no outcome, but its state's hash."""
-    from .errors import GameError
-
     out = {"end_reason": None, "scores": None, "winners": [], "returns": None, "final_sha256": None,
            "error": stopped, "unfinished": False}
     if stopped is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 
 from .agent_protocol import CHANCE, Agent, _legal, _sample_chance
+from .determinize import determinize, hidden_count
 from .errors import GameError
 
 MAX_CANDIDATES = 64  # legal actions looked at per decision (a random sample of more)
@@ -63,8 +64,6 @@ class HeuristicAgent(Agent):
 
     def _sample(self, game, seat):
         """The state as the seat knows it (the game itself when nothing is hidden from it)."""
-        from .determinize import determinize, hidden_count
-
         if not game.is_over() and game.current_player == seat and hidden_count(game, seat):
             return determinize(game, seat, self.rng)
         return game

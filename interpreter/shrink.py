@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import time
 
+from . import gamelog
 from .errors import GameError, IllegalAction
 
 DEFAULT_MAX_REPLAYS = 2_000
@@ -287,8 +288,6 @@ def write_log(path, ruleset, players, seed, variants, log, *, chance=None, error
     that `rulelang replay` accepts a log that ends before the game does. `rules` is the rule file's
     path as written in the log (default: the path the ruleset was loaded from). Agents are recorded as
     "shrunk". Returns the record written."""
-    from . import gamelog
-
     entries, chance = _inputs(ruleset, variants, log, chance)
     game_error = None
     try:

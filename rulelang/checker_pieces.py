@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import ast as A
 from . import types as T
+from .scopes import Context, Scope
 
 RESERVED_FIELDS = {"id"}
 
@@ -18,7 +19,6 @@ class PieceChecks:
     def check_piece_decl(self, d):
         seen = set()
         names = {f.name for f in d.fields}
-        from .scopes import Context, Scope
         for f in d.fields:
             if f.name in seen:
                 self.err(f.span, "E101", f"field '{f.name}' is declared twice in piece '{d.name}'")

@@ -7,6 +7,7 @@ import types
 from rulelang import ast as A
 from ..builtins import CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, deep_cost
 from ..reuse_names import reuse_names
+from ..runtime import MAX_ACTION_ID
 from .helpers import (GenerationFailed, MAX_KEPT_IDS, MAX_MASKED, SMALL_INT, Scalar, _FALLBACK, _LAZY, _PLAIN_COMPARISON, _calls, _item_kind, _loop_call, _size_of, _values_call)
 from .hoisting import Hoisting
 from .loops import Loops
@@ -205,7 +206,6 @@ class ExprGenerator(Hoisting, Loops):
         ("players", None) (a seat) or ("fn", a function of (G, L) that ignores L). costs: (target AST, amount
         AST). order: "require" or "cost" per test, the order they are tested in (None: the requires, then the
         costs)."""
-        from ..runtime import MAX_ACTION_ID
         name = self.mod.name("legal")
         fn = Fn(self.mod, False, {"me": "who"})
         fn.known["who"] = int  # the seat an offer is made to (OfferOp checks it is one)
