@@ -31,6 +31,7 @@ import json
 import os
 import stat
 
+from rulelang.atomic import open_atomic
 from interpreter.runner import ROW_KEYS
 
 __all__ = ["FORMATS", "METADATA_COLUMNS", "MissingDependency", "OutputError", "check_target", "output_format", "write_rows", "PARQUET_BATCH"]
@@ -119,7 +120,6 @@ def write_rows(rows, path, format=None, extra=(), metadata=None) -> int:
 
 
 def _write_jsonl(rows, path, keys=ROW_KEYS) -> int:
-    from rulelang.atomic import open_atomic
 
     n = 0
     with open_atomic(path, "w", newline="\n") as fh:
@@ -145,7 +145,6 @@ def _csv_cell(key, value):
 
 
 def _write_csv(rows, path, keys=ROW_KEYS) -> int:
-    from rulelang.atomic import open_atomic
 
     n = 0
     with open_atomic(path, "w", newline="") as fh:
@@ -178,7 +177,6 @@ def _row_fields(pa, score):
 
 
 def _write_parquet(rows, path, keys=ROW_KEYS, metadata=None) -> int:
-    from rulelang.atomic import open_atomic
 
     pa, pq = _pyarrow()
     n = 0

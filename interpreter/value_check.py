@@ -12,7 +12,8 @@ from .values import Pile, fmt
 
 
 class Bad(Exception):
-    """A field of the save is wrong: `path` names it, `message` says what is wrong."""
+    """A value is wrong (a field of a save, or a value the rules store): `path` names it, `message` says
+    what is wrong."""
 
     def __init__(self, path, message):
         super().__init__(f"{path} {message}" if path else message)

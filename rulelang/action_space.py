@@ -38,6 +38,9 @@ from __future__ import annotations
 
 import itertools
 
+from interpreter.game import Game
+from interpreter.values import Piece, Pile, fmt, skey
+
 from . import ast as A
 from . import types as T
 
@@ -56,7 +59,6 @@ class ActionSpace:
     """The stable numbering of a ruleset's decisions. Build once per ruleset; ask per game state."""
 
     def __init__(self, ruleset, int_range=DEFAULT_INT_RANGE, max_piece_id=DEFAULT_MAX_PIECE_ID):
-        from interpreter.values import skey
         lo, hi = int_range
         if not (isinstance(lo, int) and isinstance(hi, int) and lo <= hi):
             raise ActionSpaceError(f"int_range is (low, high) with low <= high, not {int_range!r}")
@@ -165,7 +167,6 @@ class ActionSpace:
         """Every value of a basic kind that has an id: none, bools, the int window, every string the program
         can name, every board node, every piece id."""
         if self._atoms_cache is None:
-            from interpreter.values import Piece
             rs, prog = self.rs, self._prog
             out = [None, False, True]
             out += range(self.int_range[0], self.int_range[1] + 1)
@@ -210,7 +211,6 @@ class ActionSpace:
         return T.ANY
 
     def _universe(self, t, depth=0):
-        from interpreter.values import Piece
         if t.kind == "range":
             return tuple(range(t.low, t.high + 1))
         name = t.name
@@ -263,7 +263,6 @@ class ActionSpace:
         return self.values[i - self.value_base]
 
     def _no_id(self, v, what=""):
-        from interpreter.values import fmt
         return ActionSpaceError(
             f"the value {fmt(v)[:60]} has no {what}id in {self.rs.name} (ints have ids from "
             f"{self.int_range[0]} to {self.int_range[1]} unless the rules say which can occur, piece ids up to "
@@ -278,7 +277,6 @@ class ActionSpace:
         for v, idx, u in zip(args, index, universes):
             k = idx.get(self._skey(v))
             if k is None:
-                from interpreter.values import fmt
                 raise ActionSpaceError(f"{name}: the parameter value {fmt(v)[:60]} is outside the parameter's "
                                        f"domain of {len(u)} values known when the rules load")
             i = i * len(u) + k
@@ -384,7 +382,6 @@ class ActionSpace:
     def describe_outcome(self, i):
         """A readable text of a chance outcome id."""
         import operator
-        from interpreter.values import fmt
         try:
             i = operator.index(i)
         except TypeError:
@@ -396,7 +393,6 @@ class ActionSpace:
     def describe(self, i):
         """A readable text of a player id (the same in every state)."""
         import operator
-        from interpreter.values import fmt
         try:
             i = operator.index(i)  # an int, or a NumPy integer from a mask
         except TypeError:
@@ -474,7 +470,6 @@ class _Domains:
     def _starts(self):
         """(constants, [the variables' start values at each player count])."""
         if self._start is None:
-            from interpreter.game import Game
             consts, datas = {}, []
             for n in self.rs.player_counts:
                 g = Game(self.rs, n, 0, "explicit")
@@ -559,7 +554,6 @@ class _Domains:
         raise _Unknown
 
     def _items(self, v):
-        from interpreter.values import Pile
         if v.__class__ is Pile:
             v = v.items()
         elif v.__class__ is dict:

@@ -45,6 +45,8 @@ import json
 
 import numpy as np
 
+from interpreter.values import Piece, fmt, to_plain
+
 from . import ast as A
 from . import types as T
 
@@ -89,7 +91,6 @@ class _OneHot(_Part):
     """One of a finite set of values: [value..., other (+ hashed slots), unknown]."""
 
     def __init__(self, values, hashed=False):
-        from interpreter.values import to_plain
         self.index = {}
         for v in values:
             self.index.setdefault(_plain_key(to_plain(v)), len(self.index))
@@ -209,7 +210,6 @@ class _Map(_Part):
     """A map with keys of a finite type: [value part per key..., hidden entries, size]."""
 
     def __init__(self, keys, value):
-        from interpreter.values import fmt
         self.keys = {fmt(k): i for i, k in enumerate(keys)}
         self.value = value
         self.size = len(self.keys) * value.size + 2
@@ -352,7 +352,6 @@ class ViewEncoder:
 
     def _domain(self, t, depth=0):
         """The values of a finite type, or None."""
-        from interpreter.values import Piece
         if t.kind == "range":
             return list(range(t.low, t.high + 1))
         name = t.name
