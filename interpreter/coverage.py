@@ -35,6 +35,7 @@ import json
 import re
 
 from rulelang import ast as A
+from rulelang.program import read_rulebook
 
 from .ruleset import Ruleset
 from .errors import GameError
@@ -372,7 +373,6 @@ class Coverage:
         prog = self.program
         if prog.game is None or not prog.game.rulebook:
             return None
-        from rulelang.program import read_rulebook
         try:
             text, _ = read_rulebook(prog)
         except Exception:  # noqa: BLE001 - a rulebook that cannot be read: cited ids in first-cited order

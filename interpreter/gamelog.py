@@ -16,6 +16,7 @@ import os
 import re
 import stat
 
+from rulelang.atomic import write_text_atomic
 from .errors import GameError
 
 __all__ = ["LOG_FORMAT", "LOG_VERSION", "LogError", "read_log", "entry", "entries", "outcome", "state_hash",
@@ -103,7 +104,6 @@ def dumps_record(data: dict) -> str:
 
 def write_record(path: str, data) -> None:
     """Write ``data`` as a log record to ``path``, whole or not at all (rulelang/atomic.py)."""
-    from rulelang.atomic import write_text_atomic
 
     write_text_atomic(path, dumps_record(data))
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from xml.sax.saxutils import escape, quoteattr
 
+from .boards import _nx
 from .values import fmt, skey
 
 MAX_CELL = 12  # characters of a cell in a square text grid (longer contents are listed under the grid)
@@ -289,8 +290,6 @@ def _positions(game, b, kind):
     declared = {n: (b.attr(n, "x"), b.attr(n, "y")) for n in b.nodes}
     if all(isinstance(x, (int, float)) and isinstance(y, (int, float)) for x, y in declared.values()):
         return {n: (x * 3 * NODE_R, y * 3 * NODE_R) for n, (x, y) in declared.items()}, "circle"
-    from .boards import _nx
-
     nx = _nx()
     if len(b.nodes) <= 1:
         pos = {n: (0.0, 0.0) for n in b.nodes}

@@ -15,6 +15,10 @@ from __future__ import annotations
 import html
 import json
 
+from rulelang.atomic import write_text_atomic
+
+from interpreter.compare import MissingAnalysis
+
 __all__ = ["tables", "render_html", "write_report", "MAX_ACTIONS", "COLOURS"]
 
 MAX_ACTIONS = 20  # actions shown per table and figure (the most significant, then the most frequent)
@@ -200,8 +204,6 @@ def _plotly():
         import plotly.io as pio
         import plotly.offline
     except ImportError as exc:
-        from interpreter.compare import MissingAnalysis
-
         raise MissingAnalysis(f"the HTML report needs plotly ({exc.name or exc} is not installed): "
                               f"pip install 'rulelang[analysis]'") from None
     return go, pio, plotly.offline
@@ -407,6 +409,5 @@ def render_html(comparison, *, title: str | None = None, command: str | None = N
 
 def write_report(comparison, path, **kwargs) -> None:
     """``render_html`` written to ``path`` whole or not at all."""
-    from rulelang.atomic import write_text_atomic
 
     write_text_atomic(str(path), render_html(comparison, **kwargs))

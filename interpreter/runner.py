@@ -53,6 +53,7 @@ import threading
 import time
 from typing import NamedTuple
 
+import rulelang
 from interpreter.agents import AgentError, ChanceAgent, agent_seed, make_agent
 from interpreter.errors import GameError, IllegalAction
 
@@ -343,8 +344,6 @@ def _load(rules, variants, loader):
     """A Ruleset from a path (with ``loader``, default ``rulelang.load``) or the object itself."""
     if isinstance(rules, (str, os.PathLike)):
         if loader is None:
-            import rulelang
-
             loader = rulelang.load
         return loader(os.fspath(rules), variants=tuple(variants))
     return rules
@@ -368,8 +367,6 @@ def run_metadata(ruleset, *, rules=None, players, games, seed, agents, max_decis
     the rulelang version, the game, the rule file's path, the SHA-256 of every file the rules were read
     from and one digest of them all (``rules_digest``), the variants, players, run seed, number of games,
     agents, decision limit and chance mode.  Plain JSON values."""
-    import rulelang
-
     files = rules_digest(ruleset, rules)
     specs = check_agents(agents, players) if players else tuple(agents)
     return {
@@ -619,8 +616,6 @@ def _worker_ruleset(bundle, variants, loader=None):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
-        import rulelang
-
         top = os.path.join(folder, bundle["top"])
         try:
             ruleset = rulelang.load(top, variants=tuple(variants), root=os.path.normpath(os.path.join(folder, bundle["root"])))

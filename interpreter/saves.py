@@ -18,6 +18,7 @@ import weakref
 
 from rulelang import ast as A
 from rulelang import types as T
+from rulelang.library import BUILTIN_EVENTS
 from rulelang.types import PLAYER
 
 from . import pieces as P
@@ -218,7 +219,6 @@ class _Layout:
         return f"%{what}{self.counter}"
 
     def build(self):
-        from rulelang.library import BUILTIN_EVENTS
         rs = self.rs
         prog = rs.program
         checker = rs.checker

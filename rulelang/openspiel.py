@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
+from interpreter.values import decode, encode, fmt
+
 from .action_space import DEFAULT_INT_RANGE, DEFAULT_MAX_PIECE_ID, ActionSpace, ActionSpaceError
 from .openspiel_common import DEFAULT_MAX_POSITIONS, walk_facts
 from . import ast as A
@@ -360,7 +362,6 @@ class RulelangState(pyspiel.State):
             view = self._g.g.view(player)
             text = json.dumps(view, sort_keys=True, separators=(",", ":"), default=str)
             if self._partial and self.current_player() == player:
-                from interpreter.values import fmt
                 text += " picks:" + ",".join(fmt(p) for p in self._partial)
             self._views[player] = text
         return text
@@ -403,13 +404,11 @@ class RulelangState(pyspiel.State):
         return self.clone()
 
     def serialize(self):
-        from interpreter.values import encode
         return json.dumps({"save": self._g.g.to_json(), "picks": [encode(p) for p in self._partial],
                            "length": self._length, "truncated": self._truncated})
 
     @classmethod
     def from_text(cls, game, text):
-        from interpreter.values import decode
         try:
             d = json.loads(text)
             rgame = game.spec.ruleset.load_game(d["save"])
