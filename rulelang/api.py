@@ -27,6 +27,8 @@ def _compile(path: str, text: Optional[str], variants: Iterable[str], root: Opti
     the optimiser's passes: `check` does, since they never change a diagnostic (docs/optimiser.md).
     ``seen``, a dict, receives the merged "program" and the "checker" as far as they were made (the
     language server's symbol index reads them: rulelang/symbols.py)."""
+    # imported on first use, here and below: `rulelang check` answered from the cache loads neither the
+    # parser and checker nor the runtime, and a file with errors never loads the runtime (tests/test_startup.py)
     from .checker import check_program
     from .program import build_program
 
@@ -115,7 +117,7 @@ def check(path: str | os.PathLike[str], variants: Iterable[str] = (), text: Opti
     changed, and stores the answer otherwise; ``None`` (the default) leaves the choice to the caller
     that turned the cache on (``rulelang check`` does, unless ``--no-cache``); ``False`` never uses it.
     ``RULELANG_NO_CACHE=1`` turns it off in every case. The diagnostics are the same either way."""
-    from . import cache as C
+    from . import cache as C  # (on first use: see _compile)
 
     path = os.fspath(path)
     variants = tuple(variants)
