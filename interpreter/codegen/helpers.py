@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins as _py_builtins
 import re
 import types
+from itertools import compress
 
 import attrs
 
@@ -82,12 +83,15 @@ def field_counts(xs, by_row, name, rows):
 MAX_MASKED = 60  # candidates of a legal function whose listings are kept per set of legal ones
 MAX_KEPT_IDS = 20_000  # (id, value) pairs kept per action whose candidates are computed
 MAX_LISTS = 4096  # listings kept per legal function (the table starts again when full)
+_BIT_BYTES = bytes.maketrans(b"01", b"\0\1")  # the digits of a number written in binary -> bytes 0 and 1
 
 
 def listed(pairs, mask, lists):
     """The (id, value) pairs of the candidates whose bits are set in mask, in order: a list made once per
     mask and kept (lists), handed out again for the same mask."""
-    out = [pair for i, pair in enumerate(pairs) if mask >> i & 1]
+    # (the mask's bits, lowest first, as bytes 0 and 1 picking the pairs: itertools.compress walks them in C,
+    # some 3x quicker than testing each bit of the number in Python for a listing of 49 candidates)
+    out = list(compress(pairs, f"{mask:b}".encode()[::-1].translate(_BIT_BYTES)))
     if len(lists) >= MAX_LISTS:
         lists.clear()
     lists[mask] = out
