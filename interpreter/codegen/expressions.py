@@ -683,6 +683,8 @@ class ExprGenerator(Hoisting, Loops):
             return t
         if self._line_length_loop_call(e):
             return self.line_length_loop(e, fn)
+        if self._group_loop_call(e):
+            return self.group_loop(e, fn)
         if name in ("count", "sum") and len(e.args) == 1 and e.args[0].name is None:
             c = e.args[0].value
             if (isinstance(c, A.Comprehension) and c.kind == "list" and len(c.names) == 1

@@ -162,6 +162,68 @@ class Loops:
         fn.depth -= 1
         return t
 
+    def _group_loop_call(self, e):
+        """group(b, n, where: x => test) with b a board known when the rules load (a Board)."""
+        if not (e.func.ident == "group" and e.func.ref != "func" and len(e.args) == 3
+                and e.args[0].name is None and e.args[1].name is None and e.args[2].name == "where"
+                and isinstance(e.args[2].value, A.Lambda)):
+            return False
+        b = e.args[0].value
+        return (b.__class__ is A.Name and b.ref == "board"
+                and self.rs.boards.get(b.ident).__class__ is Board)
+
+    def group_loop(self, e, fn):
+        """`group(b, n, where: x => test)` as Board.group's walk written here, the test in the loop (no call
+        of a function per node): the same nodes tested in the same order (the node, then breadth first),
+        the same work (1 per test, looked at as the function value charged it; the walk's charge per node
+        taken; the nodes put in board order by Board._in_order), result and errors as the built-in."""
+        k = self.mod.const
+        b = self.expr(e.args[0].value, fn)
+        n = self.expr(e.args[1].value, fn)
+        lam = e.args[2].value
+        t = fn.tmp()
+        adj, seen, queue, near, at = fn.tmp("g"), fn.tmp("g"), fn.tmp("g"), fn.tmp("g"), fn.tmp("x")
+        fn.emit(f"{t} = ()")
+        fn.emit("try:")
+        fn.depth += 1
+        fn.emit(f"{adj} = {b}.adj")
+        fn.emit(f"if {n} in {adj}:")  # (a node that cannot be a key: the built-in's TypeError, said the same)
+        fn.depth += 1
+        self.preload(fn, lam.body)
+        hoisted = self.hoist(fn, [lam.param], lam.body, rounds=3)  # the node, then its group's neighbours
+        saved = fn.env
+        fn.env = dict(saved)
+        x0 = fn.bind(lam.param, "x")  # the node itself is tested first
+        fn.emit(f"{x0} = {n}")
+        fn.charge(1)
+        r = self.expr(lam.body, fn)
+        fn.emit(f"if {r}:")
+        fn.depth += 1
+        fn.emit(f"{seen} = {{{n}}}")
+        fn.emit(f"{queue} = [{n}]")
+        fn.emit(f"for {at} in {queue}:")  # (a list walked as it grows: the deque's order, first in first out)
+        fn.depth += 1
+        fn.emit(f"{near} = {adj}[{at}]")
+        fn.charge(f"len({near}) + 1")
+        x = fn.bind(lam.param, "x")  # a new name: what was remembered about the node is not about the others
+        fn.emit(f"for {x} in {near}:")
+        fn.emit(f"    if {x} in {seen}: continue")
+        fn.depth += 1
+        fn.charge(1)
+        r = self.expr(lam.body, fn)
+        fn.emit(f"if {r}:")
+        fn.emit(f"    {seen}.add({x})")
+        fn.emit(f"    {queue}.append({x})")
+        fn.depth -= 2
+        fn.emit(f"{t} = {b}._in_order({seen}, None, G)")
+        fn.depth -= 2
+        fn.env = saved
+        self.unhoist(fn, hoisted)
+        fn.depth -= 1
+        fn.emit("except BUILTIN_ERRORS as err:")
+        fn.emit(f"    raise builtin_error({k('group')}, ({b}, {n}, ), err) from None")
+        return t
+
     def count_sum_loop(self, name, c, fn):
         """`count([x for x in xs if c])` / `sum([e for x in xs if c])` as one loop that counts or adds
         as it goes, without the list: the same work for the walk of xs, the same result, the same errors
