@@ -218,6 +218,7 @@ class ExprGenerator(Hoisting, Loops):
         if specs:  # what the candidates' tests read, before the loops
             self.preload(fn, *[what for kind, what in specs[1:] if kind == "expr"], *tests)
         pys = []
+        kept = None  # (list, its distinct items): of the next parameter's domain, computed before the loops
         for i, (kind, what) in enumerate(specs):
             d = fn.tmp("items")
             fn.emit("try:")
@@ -228,6 +229,16 @@ class ExprGenerator(Hoisting, Loops):
                 fn.emit(f"{d} = G.active_players()")
             elif kind == "fn":
                 fn.emit(f"{d} = distinct_items({k(what)}(G, {{}}))")
+            elif kept is not None:
+                # a domain that reads none of the parameters before: the same list in every round of their
+                # loops (a list is never changed), so its distinct items are found once and taken again
+                v = self.expr(what, fn)
+                src, got = kept
+                fn.emit(f"if {v} is {src}: {d} = {got}")
+                fn.emit("else:")
+                fn.emit(f"    {d} = distinct_items({v})")
+                fn.emit(f"    {src} = {v}")
+                fn.emit(f"    {got} = {d}")
             else:
                 v = self.expr(what, fn)
                 fn.emit(f"{d} = distinct_items({v})")
@@ -239,6 +250,10 @@ class ExprGenerator(Hoisting, Loops):
             # what the tests compute alike for every value of this parameter and the next ones
             self.hoist(fn, act.param_names[i:], *[w for kind, w in specs[i + 1:] if kind == "expr"], *tests,
                        searches=True)
+            kept = None
+            if i + 1 < len(specs) and specs[i + 1][0] == "expr" and id(specs[i + 1][1]) in fn.hoisted:
+                kept = (fn.tmp("r"), fn.tmp("r"))
+                fn.emit(f"{kept[0]} = {kept[1]} = UNSET")
             if pys:
                 self._skip_failed_start(fn, requires, order)
             p = fn.bind(act.param_names[i], "p")
