@@ -412,20 +412,28 @@ class ExprGenerator(Hoisting, Loops):
             return self.local(n, fn)
         if ref == "var":
             return self.read_var(n, fn)
-        t = fn.tmp()
         if ref == "const":
             if self.cl.const_is_fixed(n):
                 return k(self.cl.const_value(n)(None, {}))
+            # (a constant's value never changes once the game has it: read once, as a variable is within a
+            # statement, so that `next_cell[x]` written three times is one look-up)
+            got = fn.cached(("const", n))
+            if got is not None:
+                return got
+            t = fn.tmp()
             fn.emit(f"{t} = G.consts[{k(n)}]")
-        elif ref == "member":
+            fn.remember(("const", n), t)
+            return t
+        if ref == "member":
             return k(n)
-        elif ref == "enum_values":
+        if ref == "enum_values":
             return k(tuple(self.rs.program.decls[n].members))
         elif ref == "table":
             return k(self.rs.table_rows[n])
         elif ref == "board":
             return k(self.rs.boards[n])
-        elif ref == "builtin" and n == "me":
+        t = fn.tmp()
+        if ref == "builtin" and n == "me":
             if "me" in fn.env:
                 return fn.env["me"]
             if not fn.has_L:
