@@ -103,6 +103,16 @@ def line_rays(b, n):
     return b.rays(n) if b.__class__ is Board else None
 
 
+def board_adj(b):
+    """The neighbours of every node of board b (node -> tuple), for group()'s walk written in generated code."""
+    return b.adj
+
+
+def group_order(b, found, G):
+    """The nodes of a group found by that walk (a dict of them), in board order, charged as Board.group."""
+    return b._in_order(found, None, G)
+
+
 def check_list(G, t):
     """A list just built by a comprehension: measured when it holds lists, sets or maps."""
     for x in t:
@@ -227,6 +237,7 @@ def _runtime_names():
         "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
         "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
         "items_of": _items, "skey": skey, "fmt": fmt, "line_rays": line_rays, "listed": listed,
+        "board_adj": board_adj, "group_order": group_order,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
         "field_counts": field_counts,
         "check_list": check_list, "pairs_of": pairs_of, "distinct_items": distinct_items, "depth_error": depth_error,

@@ -186,7 +186,7 @@ class Loops:
         fn.emit(f"{t} = ()")
         fn.emit("try:")
         fn.depth += 1
-        fn.emit(f"{adj} = {b}.adj")
+        fn.emit(f"{adj} = board_adj({b})")
         fn.emit(f"if {n} in {adj}:")  # (a node that cannot be a key: the built-in's TypeError, said the same)
         fn.depth += 1
         self.preload(fn, lam.body)
@@ -199,7 +199,7 @@ class Loops:
         r = self.expr(lam.body, fn)
         fn.emit(f"if {r}:")
         fn.depth += 1
-        fn.emit(f"{seen} = {{{n}}}")
+        fn.emit(f"{seen} = {{{n}: True}}")
         fn.emit(f"{queue} = [{n}]")
         fn.emit(f"for {at} in {queue}:")  # (a list walked as it grows: the deque's order, first in first out)
         fn.depth += 1
@@ -212,10 +212,10 @@ class Loops:
         fn.charge(1)
         r = self.expr(lam.body, fn)
         fn.emit(f"if {r}:")
-        fn.emit(f"    {seen}.add({x})")
+        fn.emit(f"    {seen}[{x}] = True")
         fn.emit(f"    {queue}.append({x})")
         fn.depth -= 2
-        fn.emit(f"{t} = {b}._in_order({seen}, None, G)")
+        fn.emit(f"{t} = group_order({b}, {seen}, G)")
         fn.depth -= 2
         fn.env = saved
         self.unhoist(fn, hoisted)
