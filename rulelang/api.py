@@ -21,19 +21,20 @@ class Placeholder:
 
 
 def _compile(path: str, text: Optional[str], variants: Iterable[str], root: Optional[str] = None,
-             optimise: bool = True,
-             seen: Optional[dict[str, Any]] = None) -> tuple[Optional[Ruleset], list[Diagnostic]]:
+             optimise: bool = True, seen: Optional[dict[str, Any]] = None, parses: Optional[dict] = None,
+             warnings: bool = True) -> tuple[Optional[Ruleset], list[Diagnostic]]:
     """Parse, merge, check and compile. Returns (Ruleset or None, diagnostics). `optimise=False` skips
     the optimiser's passes: `check` does, since they never change a diagnostic (docs/optimiser.md).
     ``seen``, a dict, receives the merged "program" and the "checker" as far as they were made (the
-    language server's symbol index reads them: rulelang/symbols.py)."""
+    language server's symbol index reads them: rulelang/symbols.py). ``parses``: see build_program.
+    ``warnings=False``: for a caller that keeps only the errors (the lints that only warn are not run)."""
     # imported on first use, here and below: `rulelang check` answered from the cache loads neither the
     # parser and checker nor the runtime, and a file with errors never loads the runtime (tests/test_startup.py)
     from .checker import check_program
     from .program import build_program
 
     try:
-        prog, diags = build_program(path, text, tuple(variants), root=root)
+        prog, diags = build_program(path, text, tuple(variants), root=root, parses=parses)
     except RecursionError:
         return None, [Source(text or "", path).diag("E006", "the file is nested too deeply to read", 1, 1)]
     if seen is not None:
@@ -41,7 +42,7 @@ def _compile(path: str, text: Optional[str], variants: Iterable[str], root: Opti
     if prog is None or any(d.severity == ERROR for d in diags):
         return None, diags
     try:
-        checker = check_program(prog)
+        checker = check_program(prog, warnings=warnings)
     except RecursionError:
         return None, diags + [Source(text or "", path).diag("E006", "the rules are nested too deeply to check", 1, 1)]
     if seen is not None:
@@ -140,14 +141,15 @@ def _checked(path: str, text: Optional[str], variants: tuple[str, ...], root: Op
     """The diagnostics of the rules with ``variants``; with ``every``, also the errors that each declared
     variant, applied alone, adds to those of the base."""
     seen: dict[str, Any] = {}
-    _, diags = _compile(path, text, variants, root, optimise=False, seen=seen)
+    parses: dict = {}  # each file is parsed once, for the base rules and every variant
+    _, diags = _compile(path, text, variants, root, optimise=False, seen=seen, parses=parses)
     prog = seen.get("program")
     if not every or prog is None or not prog.variants:
         return diags
     known = {(d.path, d.line, d.column, d.code, d.message) for d in diags}
     out = list(diags)
     for name in sorted(prog.variants):
-        _, more = _compile(path, text, (name,), root, optimise=False)
+        _, more = _compile(path, text, (name,), root, optimise=False, parses=parses, warnings=False)
         for d in more:
             if d.severity == ERROR and (d.path, d.line, d.column, d.code, d.message) not in known:
                 known.add((d.path, d.line, d.column, d.code, d.message))

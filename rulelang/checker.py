@@ -874,8 +874,9 @@ def _stack_room():
     return sys.getrecursionlimit() - depth
 
 
-def check_program(prog):
-    """Run the checker and the lints. Returns the Checker (diagnostics in .diags)."""
+def check_program(prog, warnings=True):
+    """Run the checker and the lints. Returns the Checker (diagnostics in .diags). ``warnings=False``
+    leaves out the lints that only warn (those with a W code), for a caller that keeps only errors."""
     c = Checker(prog).run()
-    run_lints(c)
+    run_lints(c, warnings=warnings)
     return c

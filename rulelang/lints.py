@@ -3,6 +3,8 @@
 Each lint is a function registered with @lint(code) (rulelang/lint_registry.py); it receives the finished
 Checker and reports through checker.warn / checker.err. Add a lint by writing one function here. The
 deeper static checks are in lints_static.py and lints_flow.py; LINTS below runs all of them in order.
+A lint with a W code reports no errors (warnings and notes only): a check that keeps only errors leaves
+it out.
 """
 from __future__ import annotations
 
@@ -19,9 +21,11 @@ from .suppress import without_allowed
 BASIC_LINTS, lint = registry()  # the lints of this module
 
 
-def run_lints(checker):
+def run_lints(checker, warnings=True):
+    """Run every lint on the finished checker; ``warnings=False``: only those that may report an error."""
     for code, fn in LINTS:
-        fn(checker, code)
+        if warnings or not code.startswith("W"):
+            fn(checker, code)
     checker.diags = without_allowed(checker.diags)  # `# allow: CODE` on a warning's line hides it
 
 

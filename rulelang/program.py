@@ -167,8 +167,11 @@ def _rules_before(text: str, line: int) -> bool:
 
 
 class Merger:
-    def __init__(self, root: str):
+    def __init__(self, root: str, parses: Optional[dict] = None):
         self.diags: list[Diagnostic] = []
+        # (path, text) -> parse's result, shared by the builds of one check (the base rules and each
+        # variant): the parsed nodes are never changed here (see the `extend` below), so one parse serves all
+        self.parses = parses
         self.sources: dict[str, Source] = {}
         self.root = root  # the folder every `extends` must stay inside (set by build_program)
         self.included: dict[str, str] = {}  # real path of every file taken in -> the path of the file that named it first
@@ -205,7 +208,12 @@ class Merger:
                                   f"{MAX_TOTAL_BYTES:,} characters)",
                      hint="extend fewer or smaller files")
             return []
-        module, diags = parse(text, path)
+        parsed = None if self.parses is None else self.parses.get((path, text))
+        if parsed is None:
+            parsed = parse(text, path)
+            if self.parses is not None:
+                self.parses[(path, text)] = parsed
+        module, diags = parsed
         if via is not None:
             errors = [d for d in diags if d.severity == ERROR]
             if (module is None or errors) and not _rules_before(text, min((d.line for d in errors), default=1)):
@@ -377,15 +385,14 @@ class Merger:
             prog.extensions.append(item)
             target = prog.decls.get(item.target)
             assert item.body is not None  # (the parser gives every `extend` a body, and every procedure)
+            # a new declaration in the old one's place: the parsed one may serve other builds (Merger.parses)
             if isinstance(target, A.ProcDecl):
                 assert target.body is not None
-                target.body = A.Block(stmts=list(target.body.stmts) + list(item.body.stmts), span=target.body.span)
+                prog.decls[item.target] = attrs.evolve(target, body=A.Block(
+                    stmts=list(target.body.stmts) + list(item.body.stmts), span=target.body.span))
             elif isinstance(target, A.ActionDecl):
-                if target.effect is None:
-                    target.effect = item.body
-                else:
-                    target.effect = A.Block(stmts=list(target.effect.stmts) + list(item.body.stmts),
-                                            span=target.effect.span)
+                prog.decls[item.target] = attrs.evolve(target, effect=item.body if target.effect is None else A.Block(
+                    stmts=list(target.effect.stmts) + list(item.body.stmts), span=target.effect.span))
             else:
                 what = "not declared" if target is None else f"a {target.kind}"
                 self.err(item, "E103", f"cannot extend '{item.target}': it is {what}",
@@ -479,12 +486,14 @@ def default_root(path: str) -> str:
 
 
 def build_program(path: str, text: Optional[str] = None, variants: Iterable[str] = (),
-                  root: Optional[str] = None) -> tuple[Optional[Program], list[Diagnostic]]:
+                  root: Optional[str] = None,
+                  parses: Optional[dict] = None) -> tuple[Optional[Program], list[Diagnostic]]:
     """Parse a file (and its `extends` chain), apply variants. Returns (Program or None, diagnostics).
+    ``parses``: a dict that keeps each file's parse for the next build given the same dict.
 
     ``root`` is the folder that `extends` (and, when given, `rulebook`) paths must stay inside; by
     default the top file's folder (see "Files and paths" in docs/language.md)."""
-    m = Merger(os.path.abspath(os.fspath(root)) if root is not None else default_root(path))
+    m = Merger(os.path.abspath(os.fspath(root)) if root is not None else default_root(path), parses)
     items = m.load_file(path, text)
     prog = Program(path=path, sources=m.sources, root=m.root, rulebook_root=m.root if root is not None else None)
     if not items and any(d.severity == ERROR for d in m.diags):
