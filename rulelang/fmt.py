@@ -84,57 +84,43 @@ class FormatError(Exception):
 
 
 # ------------------------------------------------------------------------------------------ parsing
+class _Tree:
+    """A node of the concrete syntax tree: the rule's name and every child, tokens included."""
+    __slots__ = ("data", "children")
+
+    def __init__(self, data, children):
+        self.data, self.children = data, children
+
+
 @functools.lru_cache(maxsize=1)
-def _cst_callbacks() -> dict:
-    """For each rule of the language's parse table (rulelang/parser.py keeps it built in the user's cache),
-    a callback that builds a tree node holding every token, as Lark's ``keep_all_tokens`` would: rules
-    whose name starts with '_' (Lark's own, for repetitions) are inlined, a '?rule' with one child is that
-    child."""
-    from lark import Tree
-    from lark.grammar import Rule
+def _cst_loop():
+    """The language's parser (rulelang/grammar_tables.py, run by rulelang/lalr_loop.py) with, for each
+    rule, a callback that builds a tree node holding every token, as Lark's ``keep_all_tokens`` would:
+    rules whose name starts with '_' (Lark's own, for repetitions) are inlined, a '?rule' with one child
+    is that child."""
+    from .grammar_tables import TABLES
+    from .lalr_loop import Loop
 
-    from .parser import _frontend
-
-    table = _frontend().parser._parse_table
-    rules = {}
-    for actions in table.states.values():
-        for _, arg in actions.values():
-            if isinstance(arg, Rule):
-                rules.setdefault(id(arg), arg)
-    out = {}
-    for rule in rules.values():
-        name = str(rule.alias or rule.options.template_source or rule.origin.name)
-        expand1 = bool(rule.options.expand1 and not rule.alias)
-
-        def callback(raw, name=name, expand1=expand1):
+    def callback_of(name, expand1):
+        def callback(raw):
             kids = []
             for c in raw:
-                if c.__class__ is Tree and c.data.startswith("_"):
+                if c.__class__ is _Tree and c.data.startswith("_"):
                     kids.extend(c.children)
                 else:
                     kids.append(c)
             if expand1 and len(kids) == 1:
                 return kids[0]
-            return Tree(name, kids)
-        out[rule] = callback
-    return out
+            return _Tree(name, kids)
+        return callback
+    callbacks = [callback_of(name, expand1) for _, _, name, _, _, expand1 in TABLES["rules"]]
+    return Loop(TABLES), callbacks
 
 
 def _cst_parse(text: str):
     """The concrete syntax tree of ``text`` (which rulelang.parser has already accepted)."""
-    import copy
-
-    from lark.parsers.lalr_parser import LALR_Parser, _Parser
-
-    from .parser import _frontend
-
-    frontend = _frontend()
-    lalr = LALR_Parser.__new__(LALR_Parser)
-    lalr._parse_table = frontend.parser._parse_table
-    lalr.parser = _Parser(lalr._parse_table, _cst_callbacks())
-    own = copy.copy(frontend)
-    own.parser = lalr
-    return own.parse(text, None)
+    loop, callbacks = _cst_loop()
+    return loop.parse(text, callbacks, {})
 
 
 class _El:
@@ -153,9 +139,10 @@ def _tokens(text: str, path: str, checked: bool = False):
     """(tokens, groups): the tokens of ``text`` with their roles, and the top-level declarations as a
     group (a list) of (first token, first token after its citations, last token). The tree is walked
     without recursion. Raises FormatError on a syntax error."""
-    from lark import Token, Tree
-
+    from .lalr_loop import Token
     from .parser import parse
+
+    Tree = _Tree
 
     if not checked:
         module, diags = parse(text, path)

@@ -1,9 +1,9 @@
 """Lark's LALR parser for the grammar (its parse table and its contextual lexer) as plain data: what
-rulelang/lalr_loop.py runs without importing Lark.
+rulelang/lalr_loop.py runs. Used only by rulelang/parser_generate.py, which writes the data to
+rulelang/grammar_tables.py from the stand-alone parser Lark's tool made (rulelang/grammar_standalone.py):
+the objects read here are that module's own, so no installed Lark is needed, and none is imported.
 
-Made once from the Lark frontend rulelang/parser.py builds, and kept with it in the cache folder
-(rulelang/cache.py, "parser tables"). Only built-in values (dict, list, tuple, frozenset, str, int,
-bool, None), so that ``marshal`` stores and loads them quickly.
+Only built-in values (dict, list, tuple, frozenset, str, int, bool, None).
 
 The parse table: for each state, {symbol: next state, or ~rule number to reduce by}. The rules: their
 length, the nonterminal they make and ``shape`` (how rulelang/parser.py turns their children into the
@@ -31,24 +31,30 @@ from __future__ import annotations
 FORMAT = 1  # the layout below; stored with the data
 
 
-def rule_shapes(frontend):
-    """The rules of the parse table (the very objects Lark's parser reduces by), each with how its
-    children become a value: (rule, name, children to keep or None, Nones to add at the end, single
-    child passed through), from Lark's own tree-builder settings (child filter, placeholders, inlining)."""
-    from lark.grammar import Rule
-    from lark.parse_tree_builder import maybe_create_child_filter
+def _frontend(standalone):
+    return standalone.Lark_StandAlone().parser
 
-    table = frontend.parser._parse_table
+
+def _rules(standalone, table):
+    """The rules of the parse table (the very objects the parser reduces by), in a stable order."""
     rules = {}
     for actions in table.states.values():
         for _, arg in actions.values():
-            if isinstance(arg, Rule):
+            if isinstance(arg, standalone.Rule):
                 rules.setdefault(id(arg), arg)
+    return list(rules.values())
+
+
+def rule_shapes(standalone, table):
+    """The rules of the parse table, each with how its children become a value: (rule, name, children
+    to keep or None, Nones to add at the end, single child passed through), from Lark's own tree-builder
+    settings (child filter, placeholders, inlining)."""
     shapes = []
-    for rule in rules.values():
+    for rule in _rules(standalone, table):
         opts = rule.options
         name = str(rule.alias or opts.template_source or rule.origin.name)
-        filt = maybe_create_child_filter(rule.expansion, opts.keep_all_tokens, False, opts.empty_indices)
+        filt = standalone.maybe_create_child_filter(rule.expansion, opts.keep_all_tokens, False,
+                                                        opts.empty_indices)
         if filt is None:
             include, nones = None, 0
         elif len(filt.args) == 1:  # no placeholders in this rule
@@ -60,26 +66,25 @@ def rule_shapes(frontend):
     return shapes
 
 
-def from_lark(frontend, shapes, start: str = "start"):
-    """The plain tables of ``frontend`` (a Lark ParsingFrontend, parser "lalr", lexer "contextual") and
-    ``shapes`` (rule_shapes of it), or None when something in it is more than lalr_loop runs."""
+def from_standalone(standalone, start: str = "start"):
+    """The plain tables of the stand-alone parser module ``standalone`` (parser "lalr", lexer
+    "contextual"), or None when something in it is more than lalr_loop runs."""
     import re
 
-    from lark.lexer import ContextualLexer, UnlessCallback
-    from lark.parsers.lalr_analysis import Shift
-
+    frontend = _frontend(standalone)
     table = frontend.parser._parse_table
     lexer = frontend.lexer
     states = table.states
-    if (not isinstance(lexer, ContextualLexer) or set(states) != set(range(len(states)))
+    if (not isinstance(lexer, standalone.ContextualLexer) or set(states) != set(range(len(states)))
             or not isinstance(table.start_states[start], int)):
         return None
+    shapes = rule_shapes(standalone, table)
     number = {id(shape[0]): i for i, shape in enumerate(shapes)}
     rows = []
     for state in range(len(states)):
         row = {}
         for symbol, (action, arg) in states[state].items():
-            row[str(symbol)] = int(arg) if action is Shift else ~number[id(arg)]
+            row[str(symbol)] = int(arg) if action is standalone.Shift else ~number[id(arg)]
         rows.append(row)
     rules = [(len(rule.expansion), str(rule.origin.name), name, include, nones, expand1)
              for rule, name, include, nones, expand1 in shapes]
@@ -99,7 +104,7 @@ def from_lark(frontend, shapes, start: str = "start"):
         basic = lexer.lexers[state]
         if id(basic) not in index:
             index[id(basic)] = len(lexers)
-            lexers.append(_lexer(basic, root_names if shared else frozenset(), UnlessCallback))
+            lexers.append(_lexer(basic, root_names if shared else frozenset(), standalone.UnlessCallback))
         of_state.append(index[id(basic)])
     return {
         "format": FORMAT,

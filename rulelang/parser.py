@@ -1,19 +1,24 @@
-"""Text -> AST. Parses a rule file with the Lark grammar and builds `rulelang.ast` nodes with spans.
+"""Text -> AST. Parses a rule file with the grammar (rulelang/grammar.lark) and builds `rulelang.ast`
+nodes with spans.
 
 Syntax errors become diagnostics (`E001`..`E009`) with the offending line, a caret and a hint; the
 parser recovers and keeps going so that one run reports several errors.
 
-Two runs of the same LALR parser (Lark's tables and lexers, built once and kept in the cache folder),
-with the same callbacks building the AST: first the quick loop of rulelang/lalr_loop.py over the tables
-as plain data (no Lark import); at the first syntax error it gives way and Lark's own parser parses the
-text again, with its error recovery, for the diagnostics.
+The parser is generated from the grammar by Lark's stand-alone tool (`python -m rulelang.parser_generate`,
+see docs/index.md, "How the parser is made"): no Lark is imported at run time. Two runs of the same
+LALR parser, with the same builder (rulelang/ast_builder.py) making the AST:
+
+* the quick loop of rulelang/lalr_loop.py over the parser as plain data (rulelang/grammar_tables.py),
+  for text without errors: the builder's methods are its callbacks, and positions are worked out as
+  Lark's ``propagate_positions`` does, in the same pass;
+* at the first syntax error it gives way to Lark's own parser (rulelang/grammar_standalone.py), through
+  its public API: ``parse(text, on_error=...)`` with its error recovery and messages, a tree with
+  positions, then the builder's methods node by node (see _parse_with_lark).
 """
 from __future__ import annotations
 
-import copy
 import functools
 import re
-from pathlib import Path
 
 from . import ast as A
 from .diagnostics import Source
@@ -32,104 +37,6 @@ TOKEN_WORDS = {
     "STRING": "a string", "DOT": "'.'", "MINUS": "'-'", "PLUS": "'+'", "CMP_OP": "a comparison",
     "$END": "the end of the file", "__ANON_0": "'..'",
 }
-
-
-_OPTIONS = {"parser": "lalr", "propagate_positions": False, "maybe_placeholders": True}
-
-
-def _lark(cache=False):
-    """Lark built from the grammar (~2 s; ``cache=True``: Lark's own cache of its tables, a pickle in the
-    temp folder, used only when the user's cache folder cannot hold them)."""
-    from lark import Lark
-
-    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    try:
-        return Lark(grammar, cache=cache, **_OPTIONS)
-    except OSError:
-        return Lark(grammar, **_OPTIONS)
-
-
-# the modules whose classes make up Lark's parser (nothing else may be in the stored tables)
-_TABLE_MODULES = frozenset({"lark.common", "lark.grammar", "lark.lark", "lark.lexer", "lark.parser_frontends",
-                            "lark.parsers.lalr_analysis", "lark.parsers.lalr_parser",
-                            "lark.parsers.lalr_parser_state", "lark.tree", "lark.utils"})
-
-
-def _lark_version() -> str:
-    """Lark's version, read from its package without importing it (importing Lark takes some 20 ms that a
-    parse from the stored tables does not need)."""
-    import sys
-
-    lark = sys.modules.get("lark")
-    if lark is None:
-        try:
-            import importlib.util
-
-            spec = importlib.util.find_spec("lark")
-            with open(spec.origin, encoding="utf-8") as f:
-                found = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*[\"']([^\"'\n]+)[\"']", f.read(), re.M)
-            if found:
-                return found.group(1)
-        except (OSError, ValueError, AttributeError, TypeError, ImportError):
-            pass
-        import lark
-    return lark.__version__
-
-
-def _tables_key() -> str:
-    """What the stored parser depends on: the grammar, the options, Lark's and Python's versions, the
-    layout of the file (so that versions of rulelang that store it differently keep a file each)."""
-    import sys
-
-    from .cache import TABLES_FORMAT, _sha256  # the built-in SHA-256: hashlib's OpenSSL takes longer to load
-    from .lalr_tables import FORMAT
-
-    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    return _sha256(f"{_lark_version()}\n{sys.version_info[:2]}\n{_OPTIONS}\n{TABLES_FORMAT} {FORMAT}\n"
-                          f"{grammar}".encode()).hexdigest()
-
-
-def _singletons() -> dict:
-    from lark.parsers.lalr_analysis import Reduce, Shift
-
-    return {"Shift": Shift, "Reduce": Reduce}  # the parser tells them apart by identity
-
-
-@functools.lru_cache(maxsize=1)
-def _frontend():
-    """Lark's parser (tables and lexers) for the grammar: from the user's cache folder when it holds the
-    one built for this grammar, Lark and Python version (see rulelang/cache.py, "parser tables"), else
-    built and kept there. No parse tree is built (see _callbacks): positions are worked out by the
-    callbacks that build the AST, in the same pass."""
-    from . import cache
-
-    key, singletons = _tables_key(), _singletons()
-    found = cache.load_tables(key, _TABLE_MODULES, singletons)
-    if found is not None and found.__class__.__name__ == "ParsingFrontend":
-        return found
-    if not cache.tables_usable():
-        return _lark(cache=True).parser
-    frontend = _lark().parser
-    frontend.parser_conf.callbacks = {}  # Lark's tree builder: never used here (see _callbacks)
-    frontend.parser.parser.callbacks = {}
-    pickled = cache.pickle_tables(frontend, singletons)  # before the lexers compile their expressions
-    if pickled is not None:
-        cache.write_tables(key, pickled, _plain_tables(frontend))
-    return frontend
-
-
-def _plain_tables(frontend):
-    """The parser as plain data for the quick loop (rulelang/lalr_tables.py), or None."""
-    from .lalr_tables import from_lark
-
-    return from_lark(frontend, _rule_shapes(frontend))
-
-
-@functools.lru_cache(maxsize=1)
-def _rule_shapes(frontend):
-    from .lalr_tables import rule_shapes
-
-    return rule_shapes(frontend)
 
 
 class _Node:
@@ -206,13 +113,6 @@ def _plans_of(shapes) -> tuple:
     return tuple(plans)
 
 
-@functools.lru_cache(maxsize=1)
-def _plans() -> tuple:
-    """The plans of the rules of Lark's parse table, keyed by the very rule objects its parser looks up."""
-    return _plans_of([(rule, name, include, nones, expand1, len(rule.expansion))
-                      for rule, name, include, nones, expand1 in _rule_shapes(_frontend())])
-
-
 def _passes(plan) -> bool:
     """Whether a rule's value is its only child, unchanged (`?sum_expr: term` and the like)."""
     _, _, _, _, include, _, expand1, length = plan
@@ -286,15 +186,13 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
         for k in raw:  # an inlined child carries the depth of all it holds
             if k.__class__ is _Node and k.depth > depth:
                 depth = k.depth
-        if fn is None:  # an inlined rule (its children go to the parent) or a rule left as a tree
-            value = None
-            if tree_name is not None:
-                from lark import Tree
-
-                value = Tree(tree_name, [k.value if k.__class__ is _Node else k for k in kids])
-            node = _Node(value, kids)
+        if fn is None:  # an inlined rule (its children go to the parent)
+            node = _Node(None, kids)
             node.depth = depth
             _place(node, raw)
+            if tree_name is not None and builder.failed is None:  # (the grammar has none: a rule without a
+                # builder method always passes its lone child on)
+                builder.failed = _BuildFailed(ValueError(f"no builder for the rule {tree_name}"), node.line or 1)
             return node
         node = _Node(None)
         _place(node, raw)
@@ -305,35 +203,20 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
 
 @functools.lru_cache(maxsize=1)
 def _quick():
-    """The quick parser loop (rulelang/lalr_loop.py) and the plans of its rules (by number), over the
-    plain tables kept with Lark's parser in the cache folder; made from Lark's parser when they are not
-    there. None when the loop cannot run this parser."""
-    from . import cache
+    """The quick parser loop (rulelang/lalr_loop.py) over the generated tables, and the plans of its
+    rules (by number)."""
+    from .grammar_tables import TABLES
     from .lalr_loop import Loop
-    from .lalr_tables import FORMAT
 
-    tables = cache.load_plain_tables(_tables_key())
-    if tables is None or tables.get("format") != FORMAT:
-        tables = _plain_tables(_frontend())
-        if tables is None:
-            return None
-    try:
-        plans = _plans_of([(number, name, include, nones, expand1, length)
-                           for number, (length, _, name, include, nones, expand1) in enumerate(tables["rules"])])
-        return Loop(tables, [plan[0] for plan in plans if _passes(plan)]), plans
-    except (KeyError, TypeError, ValueError):  # not the layout lalr_tables.py writes: Lark parses
-        return None
+    plans = _plans_of([(number, name, include, nones, expand1, length)
+                       for number, (length, _, name, include, nones, expand1) in enumerate(TABLES["rules"])])
+    return Loop(TABLES, [plan[0] for plan in plans if _passes(plan)]), plans
 
 
 def _parse_quickly(builder, text):
-    """As _parse_building, for text without syntax errors; raises lalr_loop.NotParsed at the first error
-    (``builder`` may then hold part of a parse: parse again with a new one)."""
-    from .lalr_loop import NotParsed
-
-    quick = _quick()
-    if quick is None:
-        raise NotParsed("no plain tables")
-    loop, plans = quick
+    """The value of the start rule for text without syntax errors, as a _Node; raises lalr_loop.NotParsed
+    at the first error (``builder`` may then hold part of a parse: parse again with a new one)."""
+    loop, plans = _quick()
     callbacks = _callbacks(builder, plans)
     return loop.parse(text, [callbacks[plan[0]] for plan in plans], {"INT": builder.INT, "STRING": builder.STRING})
 
@@ -368,18 +251,46 @@ def _building_callback(builder, fn, with_meta):
     return callback
 
 
-def _parse_building(builder, text, on_error):
-    """Parse ``text`` with the rule callbacks of ``builder`` (a parser of its own: the shared one is
-    never changed, so that parses may run side by side). Returns the value of the start rule."""
-    from lark.parsers.lalr_parser import LALR_Parser, _Parser
+@functools.lru_cache(maxsize=1)
+def _lark():
+    """Lark's stand-alone parser of the grammar (made once: some 60 ms)."""
+    from .grammar_standalone import Lark_StandAlone
 
-    frontend = _frontend()
-    lalr = LALR_Parser.__new__(LALR_Parser)
-    lalr._parse_table = frontend.parser._parse_table
-    lalr.parser = _Parser(lalr._parse_table, _callbacks(builder, _plans()))
-    own = copy.copy(frontend)
-    own.parser = lalr
-    return own.parse(text, None, on_error=on_error)
+    return Lark_StandAlone()
+
+
+def _parse_with_lark(builder, text, on_error):
+    """Parse ``text`` with Lark's own parser and its error recovery (``on_error``, as Lark's
+    ``Lark.parse`` takes it), then build the AST from its tree node by node, bottom up and without
+    recursion, with the builder's methods (as a Lark ``Transformer`` with ``v_args(meta=True)`` on the
+    methods marked ``_meta`` would). Returns the value of the start rule; raises Lark's UnexpectedInput
+    when it cannot recover."""
+    from .grammar_standalone import Token, Tree
+
+    tree = _lark().parse(text, on_error=on_error)
+    tokens = {"INT": builder.INT, "STRING": builder.STRING}
+    done = {}
+    stack = [(tree, False)]
+    while stack:
+        node, ready = stack.pop()
+        if not ready:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node.children if isinstance(c, Tree))
+            continue
+        kids = [done.pop(id(c)) if isinstance(c, Tree) else
+                tokens[c.type](c) if isinstance(c, Token) and c.type in tokens else c for c in node.children]
+        method = getattr(builder, node.data, None)
+        try:
+            if method is None or str(node.data).startswith("_"):
+                raise ValueError(f"no builder for the rule {node.data}")
+            done[id(node)] = method(node.meta, kids) if getattr(method, "with_meta", False) else method(kids)
+        except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
+            if builder.failed is None:
+                builder.failed = _BuildFailed(e, getattr(node.meta, "line", 1))
+            done[id(node)] = None
+    # the quick loop reports the findings of tokens as it reads them, in the order of the text
+    builder.diags.sort(key=lambda d: (d.line, d.column))
+    return done[id(tree)]
 
 
 def _code_chars(text: str):
@@ -514,7 +425,7 @@ def _token_text(tok) -> str:
 
 
 def _syntax_diag(source: Source, err):
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+    from .grammar_standalone import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
     line = getattr(err, "line", None) or 1
     col = getattr(err, "column", None) or 1
@@ -592,11 +503,11 @@ def parse(text: str, path: str = "<string>"):
         # the tests, which call _parse_quickly directly): Lark parses it again, with its errors and messages
         builder = None
     if builder is None:
-        from lark.exceptions import UnexpectedInput
+        from .grammar_standalone import UnexpectedInput
 
         builder = _Builder(path, source)
         try:
-            tree = _parse_building(builder, text, on_error)
+            tree = _parse_with_lark(builder, text, on_error)
         except UnexpectedInput as e:
             errors.append(e)
             tree = None

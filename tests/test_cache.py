@@ -6,7 +6,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -31,24 +30,10 @@ score p = total
 HOUSE = 'extends "base.rules"\nphase unused { log 1 }\n'
 
 
-def seed_tables(folder):
-    """Put the parser tables of the test run's cache into ``folder`` (building them takes seconds)."""
-    from rulelang import parser
-
-    parser._frontend()
-    here = os.path.join(os.environ["RULELANG_CACHE_DIR"], "parser", parser._tables_key() + ".pickle")
-    if os.path.exists(here):
-        os.makedirs(os.path.join(folder, "parser"), mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)
-        shutil.copyfile(here, os.path.join(folder, "parser", os.path.basename(here)))
-        os.chmod(os.path.join(folder, "parser", os.path.basename(here)), 0o600)
-
-
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """A private cache folder; returns a function listing its entry files."""
     folder = tmp_path / "cache"
-    seed_tables(str(folder))
     monkeypatch.setenv("RULELANG_CACHE_DIR", str(folder))
     monkeypatch.delenv("RULELANG_NO_CACHE", raising=False)
 
@@ -285,7 +270,6 @@ EDITS = st.lists(st.tuples(st.floats(0, 1), st.sampled_from(["flip", "cut", "ins
 def test_any_damage_to_an_entry_gives_the_fresh_answer(tmp_path_factory, edits):
     tmp = tmp_path_factory.mktemp("fuzz")
     before = os.environ["RULELANG_CACHE_DIR"]
-    seed_tables(str(tmp / "cache"))
     os.environ["RULELANG_CACHE_DIR"] = str(tmp / "cache")
     try:
         path = rules(tmp)
@@ -371,68 +355,3 @@ def test_entries_are_private_and_writes_leave_no_temporary_files(tmp_path, store
     assert os.stat(folder).st_mode & 0o077 == 0
     assert os.stat(entry).st_mode & 0o077 == 0
     assert [f for f in glob.glob(os.path.join(folder, "**", "*"), recursive=True) if f.endswith(".tmp")] == []
-
-
-# --- the parser's tables ----------------------------------------------------------------------------
-
-TABLES = """
-import os, sys
-from rulelang import parser
-if os.environ.get("NO_BUILD"):
-    parser._lark = lambda *a, **k: sys.exit("built again")
-m, d = parser.parse(open(os.path.join(sys.argv[1], "games", "examples", "tictactoe.rules")).read(), "t.rules")
-print("parsed", m is not None and not d)
-"""
-
-
-def tables(env):
-    r = subprocess.run([sys.executable, "-c", TABLES, ROOT], capture_output=True, text=True, env=env, timeout=120,
-                       cwd=ROOT)
-    return r.returncode, r.stdout.strip(), r.stderr
-
-
-def tables_file(folder):
-    from rulelang import parser
-
-    return os.path.join(folder, "parser", parser._tables_key() + ".pickle")
-
-
-def test_the_parser_tables_are_kept_privately_and_loaded(tmp_path):
-    folder = str(tmp_path / "c")
-    env = dict(os.environ, RULELANG_CACHE_DIR=folder)
-    assert tables(env)[:2] == (0, "parsed True")  # built (seconds) and kept
-    file = tables_file(folder)
-    assert os.stat(file).st_mode & 0o077 == 0 and os.stat(os.path.dirname(file)).st_mode & 0o077 == 0
-    assert tables(dict(env, NO_BUILD="1"))[:2] == (0, "parsed True")  # loaded, not built
-
-
-@pytest.mark.parametrize("plant", ["code", "os-through-lark", "others-may-write", "damaged"])
-def test_planted_or_damaged_parser_tables_run_nothing_and_are_built_again(tmp_path, plant):
-    """A pickle can run code when loaded: the stored tables are loaded only from the user's own folder,
-    with a right checksum, and then may hold nothing but Lark's classes."""
-    folder = str(tmp_path / "c")
-    seed_tables(folder)
-    file = tables_file(folder)
-    marker = tmp_path / "ran"
-    env = dict(os.environ, RULELANG_CACHE_DIR=folder)
-    assert tables(dict(env, NO_BUILD="1"))[:2] == (0, "parsed True")
-    if plant == "code":
-        body = b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR."
-    elif plant == "os-through-lark":  # a class that is no class: lark.utils imports os
-        body = b"clark.utils\nos\n."
-    elif plant == "others-may-write":
-        os.chmod(os.path.dirname(file), 0o777)
-        body = None
-    else:
-        body = open(file, "rb").read().partition(b"\n")[2][:-100]
-    if body is not None:
-        from rulelang import cache as C
-
-        open(file, "wb").write(C._header(body, C.TABLES_FORMAT) + b"\n" + body)
-    code, out, err = tables(dict(env, NO_BUILD="1"))
-    assert (code, out) == (1, "") and "built again" in err  # refused: it would have to be built again
-    assert not marker.exists()
-    assert tables(env)[:2] == (0, "parsed True")  # built and parsed all the same
-    assert not marker.exists()
-    if plant != "others-may-write":  # written again (never into a folder others may write)
-        assert tables(dict(env, NO_BUILD="1"))[:2] == (0, "parsed True")

@@ -16,7 +16,8 @@ from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Error, Keyword, Name, Operator
 
 from rulelang import highlight as H
-from rulelang.parser import _frontend, parse
+from rulelang.grammar_standalone import Lark_StandAlone
+from rulelang.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 VSCODE = ROOT / "editors" / "vscode"
@@ -26,7 +27,7 @@ def grammar_words():
     """The words the parser's own lexer knows as keywords: its string terminals, and the words of
     terminals that are alternatives of words (VISIBILITY, CHANCE_MODE)."""
     out = set()
-    for t in _frontend().lexer_conf.terminals:
+    for t in Lark_StandAlone().lexer_conf.terminals:
         if t.pattern.type == "str" and re.fullmatch(r"[A-Za-z_]\w*", t.pattern.value):
             out.add(t.pattern.value)
         elif t.pattern.type == "re" and re.fullmatch(r"\(\?:[A-Za-z_|]+\)", t.pattern.value):
