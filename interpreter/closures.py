@@ -55,9 +55,10 @@ class ExprCompiler:
             self._recursive = found
         return self._recursive
 
+    expr_methods = A.Dispatch("x_")  # x_Binary(e) for a Binary, ... (rulelang/ast.py, Dispatch)
+
     def compile(self, e):
-        m = getattr(self, "x_" + type(e).__name__)
-        f = m(e)
+        f = self.expr_methods[e.__class__](self, e)
         if self.is_constant(e) and not isinstance(e, A.Literal):
             v = self.fold(f, e)
             f = _constant(v)
@@ -562,6 +563,8 @@ class StmtCompiler:
     _plain_turn = None  # (code, start op index, finish op index, start) of the last turn with no event at all
     _whole_loop = None  # (code, op index) where a `loop` whose whole body is one `for` starts
 
+    stmt_methods = A.Dispatch("s_")  # s_Let(code, s) for a Let, ... (rulelang/ast.py, Dispatch)
+
     def __init__(self, rs, xc):
         self.rs = rs
         self.xc = xc
@@ -584,7 +587,7 @@ class StmtCompiler:
         hook = self.on_stmt
         for s in b.stmts:
             start = len(c.ops)
-            getattr(self, "s_" + type(s).__name__)(c, s)
+            self.stmt_methods[s.__class__](self, c, s)
             if hook is not None:
                 hook(c, s, start, len(c.ops))
 

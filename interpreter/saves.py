@@ -208,6 +208,8 @@ class _CodeInfo:
 
 
 class _Layout:
+    stmt_methods = A.Dispatch("s_", fallback="s_other")  # s_Let(code, s) for a Let, ... (rulelang/ast.py)
+
     def __init__(self, rs):
         self.rs = rs
         self.counter = 0
@@ -304,7 +306,7 @@ class _Layout:
 
     def block(self, c, b):
         for s in b.stmts:
-            getattr(self, "s_" + type(s).__name__, self.s_other)(c, s)
+            self.stmt_methods[s.__class__](self, c, s)
 
     # ---- statements (as closures.StmtCompiler lays them out)
     def s_other(self, c, s):

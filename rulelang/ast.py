@@ -681,3 +681,96 @@ def _walk_kind(cls: type) -> tuple[str, ...]:
     if attrs.has(cls):
         return _child_fields(cls)
     return _LEAF
+
+# ---------------------------------------------------------------------------- the one child walk
+child_fields = _child_fields  # the fields of a node class that may hold nodes (not its span nor checker notes)
+
+
+def _kind_of(cls):
+    kind = _WALK_KINDS.get(cls)
+    if kind is None:
+        kind = _WALK_KINDS[cls] = _walk_kind(cls)
+    return kind
+
+
+def iter_child_nodes(node):
+    """The nodes directly below ``node``, in the order of its fields (lists and tuples in them looked
+    through), as Python's ``ast.iter_child_nodes``; ``walk`` goes down the same way."""
+    names = _kind_of(node.__class__)
+    if names is _LEAF:
+        return
+    stack = [node] if names is _SEQUENCE else [getattr(node, name) for name in reversed(names)]
+    while stack:
+        value = stack.pop()
+        kind = _kind_of(value.__class__)
+        if kind is _SEQUENCE:
+            stack.extend(reversed(value))
+        elif kind is not _LEAF:
+            yield value
+
+
+# ---------------------------------------------------------------------------- the one dispatch
+class _Methods(dict):
+    """{node class: the visitor class's method for it (a function: call it with the visitor first)},
+    filled on first use: the method named prefix + the node's class name, or that of its nearest base
+    class that has one, else the fallback."""
+    __slots__ = ("owner", "prefix", "fallback")
+
+    def __missing__(self, node_class):
+        for klass in node_class.__mro__:
+            method = getattr(self.owner, self.prefix + klass.__name__, None)
+            if method is not None:
+                break
+        else:
+            if self.fallback is None:
+                raise AttributeError(f"{self.owner.__name__} has no method {self.prefix}{node_class.__name__}")
+            method = getattr(self.owner, self.fallback)
+        self[node_class] = method
+        return method
+
+
+def methods_of(visitor_class, prefix: str, fallback=None) -> dict:
+    """The dispatch table of ``visitor_class`` for the methods named ``prefix`` + node class name."""
+    tables = visitor_class.__dict__.get("_node_methods")
+    if tables is None:
+        tables = {}
+        setattr(visitor_class, "_node_methods", tables)
+    table = tables.get(prefix)
+    if table is None:
+        table = tables[prefix] = _Methods()
+        table.owner, table.prefix, table.fallback = visitor_class, prefix, fallback
+    return table
+
+
+class Dispatch:
+    """A class attribute naming a family of visitor methods by their prefix: on an instance,
+    ``self.ATTR[node.__class__](self, node, ...)`` calls the method for the node's class (see methods_of):
+    one dictionary look-up, kept per class (a subclass's own methods win) and then on the instance."""
+
+    def __init__(self, prefix: str, fallback=None):
+        self.prefix, self.fallback = prefix, fallback
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner):
+        table = methods_of(owner, self.prefix, self.fallback)
+        if instance is not None:
+            instance.__dict__[self.name] = table  # (not a data descriptor: the instance's own is used next)
+        return table
+
+
+class NodeVisitor:
+    """As Python's ``ast.NodeVisitor`` (and Jinja2's): ``visit(node, *args)`` calls
+    ``self.visit_<NodeClass>(node, *args)`` (or the method of its nearest base class), else
+    ``generic_visit``, which visits the node's children. Visitors with several families of methods (the
+    checker's ``e_``/``s_``, the compilers' ``x_``/``g_``/``s_``) declare each as a ``Dispatch``."""
+
+    visit_methods = Dispatch("visit_", fallback="generic_visit")
+
+    def visit(self, node, *args):
+        return self.visit_methods[node.__class__](self, node, *args)
+
+    def generic_visit(self, node, *args):
+        for child in iter_child_nodes(node):
+            self.visit(child, *args)

@@ -29,7 +29,9 @@ MAX_SUGGEST_WORK = 200_000  # names compared for did-you-mean hints per file (th
 KEYWORD_HINTS = {"true", "false", "none"}
 
 
-class Checker(StatementChecks, PieceChecks):
+class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
+    expr_methods = A.Dispatch("e_")  # e_Binary(e, scope, ctx, expected) for a Binary, ...
+
     def __init__(self, prog):
         self.prog = prog
         self.diags = []
@@ -520,7 +522,7 @@ class Checker(StatementChecks, PieceChecks):
 
     def expr(self, e, scope, ctx, expected=None):
         try:
-            t = getattr(self, "e_" + type(e).__name__)(e, scope, ctx, expected)
+            t = self.expr_methods[e.__class__](self, e, scope, ctx, expected)
         except RecursionError:
             self.err(e.span, "E006", "this expression is nested too deeply")
             t = T.ANY

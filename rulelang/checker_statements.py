@@ -12,6 +12,8 @@ class StatementChecks:
     """The Checker's statements (a mixin: its methods run on the Checker): let, assignment, control
     flow, decisions, collections, events and endings, scenario steps."""
 
+    stmt_methods = A.Dispatch("s_")  # s_Let(s, scope, ctx) for a Let, ... (rulelang/ast.py, Dispatch)
+
     GAME_ONLY = {"Turn": "turn", "Offer": "offer", "Emit": "emit", "EndGame": "end_game",
                  "TriggerEnd": "trigger_end", "Eliminate": "eliminate", "Return": "return", "DrawInto": "draw"}
 
@@ -30,8 +32,7 @@ class StatementChecks:
                      hint="a scenario sets variables (given), takes decisions with play and chance (when), "
                           "and checks with expect (then)")
             return
-        m = getattr(self, "s_" + kind)
-        m(s, scope, ctx)
+        self.stmt_methods[s.__class__](self, s, scope, ctx)
 
     def s_Let(self, s, scope, ctx):
         v = s.value

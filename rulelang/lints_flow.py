@@ -2,7 +2,6 @@
 triggers (run after the other deeper checks, those of rulelang/lints_static.py: see lints.py)."""
 from __future__ import annotations
 
-import attrs
 from . import ast as A
 from .lint_registry import registry
 from .lints_static import _game_nodes, _runs, _scalar_type, _sccs, _var_root, _where
@@ -74,14 +73,14 @@ class _ReadFlow:
             n, ready = todo.pop()
             if ready:
                 m = bit.get(n.ident, 0) if isinstance(n, A.Name) and n.ref == "var" else 0
-                for k in _kids(n):
+                for k in A.iter_child_nodes(n):
                     m |= masks[id(k)]
                 masks[id(n)] = m
                 continue
             if id(n) in masks:
                 continue
             todo.append((n, True))
-            todo.extend((k, False) for k in _kids(n) if id(k) not in masks)
+            todo.extend((k, False) for k in A.iter_child_nodes(n) if id(k) not in masks)
         return masks[id(e)]
 
     def writes(self, root):
@@ -380,19 +379,6 @@ def _children(n):
                     yield item
         elif isinstance(v, A.Expr):
             yield v
-
-
-def _kids(n):
-    """The nodes right below a node (what A.walk goes down into), lists and tuples looked through."""
-    out = []
-    todo = [getattr(n, name) for name in A._child_fields(type(n))]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, (list, tuple)):
-            todo.extend(v)
-        elif attrs.has(type(v)):
-            out.append(v)
-    return out
 
 
 def _root_name(e):

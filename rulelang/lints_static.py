@@ -13,6 +13,7 @@ import operator
 
 
 from . import ast as A
+from .ast_print import to_text
 from .lint_registry import registry
 
 ORDER_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -133,19 +134,8 @@ def _key(e):
 
 
 def _text(e):
-    """Source-like text of a short expression, for messages."""
-    if isinstance(e, A.Name):
-        return e.ident
-    if isinstance(e, A.Index):
-        return f"{_text(e.target)}[{_text(e.index)}]"
-    if isinstance(e, A.Field):
-        return f"{_text(e.target)}.{e.name}"
-    if isinstance(e, A.Literal):
-        return "none" if e.value is None else (str(e.value).lower() if isinstance(e.value, bool) else repr(e.value)
-                                               if isinstance(e.value, str) else str(e.value))
-    if isinstance(e, A.Call) and isinstance(e.func, A.Name):
-        return f"{e.func.ident}(...)"
-    return "..."
+    """Source-like text of a short expression, for messages (rulelang/ast_print.py, the one printer)."""
+    return to_text(e, short=True)
 
 
 def _show(v):

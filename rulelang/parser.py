@@ -393,15 +393,7 @@ def _too_deep(module_items):
             top = top or node
             if depth > MAX_DEPTH + 1:  # (the path's last expression is an operand, not an operator)
                 return top  # reported at the outermost expression, where the long chain starts
-        if isinstance(node, (list, tuple)):
-            stack.extend((x, depth, top) for x in node)
-            continue
-        if not hasattr(node, "__attrs_attrs__") or isinstance(node, A.Span):
-            continue
-        for f in node.__attrs_attrs__:
-            v = getattr(node, f.name)
-            if isinstance(v, (list, tuple)) or hasattr(v, "__attrs_attrs__"):
-                stack.append((v, depth, top))
+        stack.extend((child, depth, top) for child in A.iter_child_nodes(node))
     return None
 
 

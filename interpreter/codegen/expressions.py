@@ -19,6 +19,7 @@ class ExprGenerator(Hoisting, Loops):
     uses for the values computed when the rules load: constant folding stays as it is)."""
 
     backend = "generated"
+    gen_methods = A.Dispatch("g_")  # g_Binary(e, fn) for a Binary, ... (rulelang/ast.py, Dispatch)
 
     def __init__(self, rs, closure_compiler, label="rules"):
         self.rs = rs
@@ -346,7 +347,7 @@ class ExprGenerator(Hoisting, Loops):
             if isinstance(e, A.Literal):
                 return self.mod.const(e.value)
             return self.mod.const(self.cl.compile(e)(None, {}))
-        return getattr(self, "g_" + type(e).__name__)(e, fn)
+        return self.gen_methods[e.__class__](self, e, fn)
 
     def test(self, e, fn):
         """e as the test of an `if`: a Python condition with its truth (`x is None` written in the test

@@ -94,7 +94,7 @@ class StmtGenerator(StmtCompiler):
                 start = len(c.ops)
                 outer = getattr(self, "_made", None)
                 self._made = []
-                getattr(self, "s_" + type(st).__name__)(c, st)
+                self.stmt_methods[st.__class__](self, c, st)
                 self.ranges[id(st)] = (start, len(c.ops), self._made)
                 if outer is not None:
                     outer.extend(self._made)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from rulelang import ast as A
+from rulelang.ast_print import to_text
 from rulelang import types as T
 
 # names whose reading cannot fail (a local is always set where the checker resolved it; `me` is not
@@ -480,91 +481,7 @@ def _folded_cost(e, limit=5):
 
 
 # ---------------------------------------------------------------------------- printing
-_PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "not in": 4,
-         "..": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
-
-
-def _prec(e):
-    if isinstance(e, A.Binary):
-        return _PREC.get(e.op, 4)
-    if isinstance(e, A.Unary):
-        return 3 if e.op == "not" else 8
-    if isinstance(e, (A.Cond, A.Lambda, A.Bind)):
-        return 0
-    return 9
-
-
-def _lit(v):
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if v is None:
-        return "none"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return str(v)
-
-
 def show(e) -> str:
     """An expression written back as rule text (a Bind as `let %x = value in body`): for fixtures,
-    `rulelang check --show-optimised` and error reports."""
-    def sub(x, p, right=False):
-        s = show(x)
-        q = _prec(x)
-        return f"({s})" if q < p or (right and q == p and q < 9) else s
-
-    if e is None:
-        return "?"
-    if isinstance(e, A.Literal):
-        return _lit(e.value)
-    if isinstance(e, A.Name):
-        return e.ident
-    if isinstance(e, A.Placeholder):
-        return "?" + sub(e.inner, 9)
-    if isinstance(e, A.Unary):
-        return ("not " + sub(e.operand, 3)) if e.op == "not" else "-" + sub(e.operand, 8)
-    if isinstance(e, A.Binary):
-        p = _PREC.get(e.op, 4)
-        sep = e.op if e.op == ".." else f" {e.op} "
-        return sub(e.left, p) + sep + sub(e.right, p, right=True)
-    if isinstance(e, A.Cond):
-        return f"if {show(e.test)} then {show(e.then)} else {show(e.orelse)}"
-    if isinstance(e, A.Lambda):
-        return f"{e.param} => {show(e.body)}"
-    if isinstance(e, A.Bind):
-        return f"let {e.name} = {show(e.value)} in {show(e.body)}"
-    if isinstance(e, (A.Call, A.New)):
-        args = ", ".join((f"{a.name}: " if a.name else "") + show(a.value) for a in e.args)
-        head = e.func.ident if isinstance(e, A.Call) and isinstance(e.func, A.Name) else (
-            "new " + e.kind if isinstance(e, A.New) else show(e.func))
-        return f"{head}({args})"
-    if isinstance(e, A.Index):
-        return f"{sub(e.target, 9)}[{show(e.index)}]"
-    if isinstance(e, A.Field):
-        return f"{sub(e.target, 9)}.{e.name}"
-    if isinstance(e, A.TupleLit):
-        inner = ", ".join(show(x) for x in e.items)
-        return f"({inner},)" if len(e.items) == 1 else f"({inner})"
-    if isinstance(e, A.ListLit):
-        return "[" + ", ".join(show(x) for x in e.items) + "]"
-    if isinstance(e, A.SetLit):
-        return "{" + ", ".join(show(x) for x in e.items) + "}"
-    if isinstance(e, A.MapLit):
-        return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in e.entries) + "}"
-    if isinstance(e, A.EmptyLit):
-        return "{}"
-    if isinstance(e, A.Comprehension):
-        tail = f" for {', '.join(e.names)} in {show(e.source)}"
-        if e.condition is not None:
-            tail += f" if {show(e.condition)}"
-        if e.kind == "map":
-            return "{" + f"{show(e.element)}: {show(e.value)}{tail}" + "}"
-        return f"[{show(e.element)}{tail}]"
-    if isinstance(e, A.Choose):
-        return f"choose {show(e.count) if e.count else 'one'} of {show(e.options)}"
-    if isinstance(e, A.Roll):
-        return f"roll {show(e.count) if e.count else 'one'} of {show(e.faces)}"
-    if isinstance(e, A.Draw):
-        return f"draw {show(e.count) if e.count else 'one'} from {show(e.pile)}"
-    return type(e).__name__
+    `rulelang check --show-optimised` and error reports (rulelang/ast_print.py, the one printer)."""
+    return to_text(e)
