@@ -789,18 +789,11 @@ class _Builder:
             if not (isinstance(s.to, A.Name) and s.to.ident == "all"):
                 self.expr(s.to, scope)
             return
-        for name in A._child_fields(type(s)):
-            if name == "cites":
-                continue
-            v = getattr(s, name)
-            if isinstance(v, A.Block):
-                self.block(v, scope)
-            elif isinstance(v, A.Expr):
-                self.expr(v, scope)
-            elif isinstance(v, list):
-                for x in v:
-                    if isinstance(x, A.Expr):
-                        self.expr(x, scope)
+        for child in A.iter_child_nodes(s):  # (citations are text: no nodes)
+            if isinstance(child, A.Block):
+                self.block(child, scope)
+            elif isinstance(child, A.Expr):
+                self.expr(child, scope)
 
     def expr(self, e, scope):
         """Resolve the names of an expression (an explicit stack: expressions may be deep)."""
@@ -854,16 +847,7 @@ class _Builder:
                     stack.append((a.value, scope))
             elif isinstance(e, (A.Choose, A.Roll, A.Draw, A.Placeholder, A.Unary, A.Binary, A.Cond, A.Index,
                                 A.TupleLit, A.ListLit, A.SetLit, A.MapLit, A.Bind)):
-                for name in A._child_fields(type(e)):
-                    v = getattr(e, name)
-                    if isinstance(v, A.Expr):
-                        stack.append((v, scope))
-                    elif isinstance(v, list):
-                        for x in v:
-                            if isinstance(x, A.Expr):
-                                stack.append((x, scope))
-                            elif isinstance(x, tuple):
-                                stack.extend((y, scope) for y in x if isinstance(y, A.Expr))
+                stack.extend((child, scope) for child in A.iter_child_nodes(e))  # (only expressions are read)
         self._flush_fields()
 
     _fields_todo = None
