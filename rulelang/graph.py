@@ -210,10 +210,8 @@ class _Analyser:
                 texts = [n.value for n in A.walk(obj.reason_expr)
                          if isinstance(n, A.Literal) and isinstance(n.value, str)]
                 out.ends.extend((t, what) for t in texts or [""])
-        for name in A._child_fields(type(obj)):
-            val = getattr(obj, name)
-            if isinstance(val, (list, tuple)) or attrs.has(type(val)):
-                self._walk(val, out, in_turn, in_loop)
+        for child in A.iter_child_nodes(obj):
+            self._walk(child, out, in_turn, in_loop)
 
 
 def _closure(start, direct, follow):
