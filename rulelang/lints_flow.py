@@ -365,20 +365,12 @@ class _ReadFlow:
 
 
 def _children(n):
-    for f in type(n).__attrs_attrs__:
-        if f.name in ("span", "ty", "ref", "cites"):
-            continue
-        v = getattr(n, f.name)
-        if isinstance(v, (list, tuple)):
-            for item in v:
-                if isinstance(item, A.Arg):
-                    yield item.value
-                elif isinstance(item, tuple):
-                    yield from (i for i in item if isinstance(i, A.Expr))
-                elif isinstance(item, A.Expr):
-                    yield item
-        elif isinstance(v, A.Expr):
-            yield v
+    """The expressions right below an expression or statement (an argument's value for the argument)."""
+    for child in A.iter_child_nodes(n):
+        if isinstance(child, A.Arg):
+            yield child.value
+        elif isinstance(child, A.Expr):
+            yield child
 
 
 def _root_name(e):
