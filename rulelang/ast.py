@@ -682,18 +682,19 @@ def _walk_kind(cls: type) -> tuple[str, ...]:
         return _child_fields(cls)
     return _LEAF
 
+
 # ---------------------------------------------------------------------------- the one child walk
 child_fields = _child_fields  # the fields of a node class that may hold nodes (not its span nor checker notes)
 
 
-def _kind_of(cls):
+def _kind_of(cls: type) -> tuple[str, ...]:
     kind = _WALK_KINDS.get(cls)
     if kind is None:
         kind = _WALK_KINDS[cls] = _walk_kind(cls)
     return kind
 
 
-def iter_child_nodes(node):
+def iter_child_nodes(node: Any) -> Iterator[Any]:
     """The nodes directly below ``node``, in the order of its fields (lists and tuples in them looked
     through), as Python's ``ast.iter_child_nodes``; ``walk`` goes down the same way."""
     names = _kind_of(node.__class__)
@@ -716,7 +717,11 @@ class _Methods(dict):
     class that has one, else the fallback."""
     __slots__ = ("owner", "prefix", "fallback")
 
-    def __missing__(self, node_class):
+    def __init__(self, owner: type, prefix: str, fallback: Optional[str]) -> None:
+        super().__init__()
+        self.owner, self.prefix, self.fallback = owner, prefix, fallback
+
+    def __missing__(self, node_class: type) -> Any:
         for klass in node_class.__mro__:
             method = getattr(self.owner, self.prefix + klass.__name__, None)
             if method is not None:
@@ -729,7 +734,7 @@ class _Methods(dict):
         return method
 
 
-def methods_of(visitor_class, prefix: str, fallback=None) -> dict:
+def methods_of(visitor_class: type, prefix: str, fallback: Optional[str] = None) -> dict[type, Any]:
     """The dispatch table of ``visitor_class`` for the methods named ``prefix`` + node class name."""
     tables = visitor_class.__dict__.get("_node_methods")
     if tables is None:
@@ -737,8 +742,7 @@ def methods_of(visitor_class, prefix: str, fallback=None) -> dict:
         setattr(visitor_class, "_node_methods", tables)
     table = tables.get(prefix)
     if table is None:
-        table = tables[prefix] = _Methods()
-        table.owner, table.prefix, table.fallback = visitor_class, prefix, fallback
+        table = tables[prefix] = _Methods(visitor_class, prefix, fallback)
     return table
 
 
@@ -747,13 +751,14 @@ class Dispatch:
     ``self.ATTR[node.__class__](self, node, ...)`` calls the method for the node's class (see methods_of):
     one dictionary look-up, kept per class (a subclass's own methods win) and then on the instance."""
 
-    def __init__(self, prefix: str, fallback=None):
+    def __init__(self, prefix: str, fallback: Optional[str] = None) -> None:
         self.prefix, self.fallback = prefix, fallback
+        self.name = ""
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, instance, owner):
+    def __get__(self, instance: Any, owner: type) -> dict[type, Any]:
         table = methods_of(owner, self.prefix, self.fallback)
         if instance is not None:
             instance.__dict__[self.name] = table  # (not a data descriptor: the instance's own is used next)
@@ -768,9 +773,9 @@ class NodeVisitor:
 
     visit_methods = Dispatch("visit_", fallback="generic_visit")
 
-    def visit(self, node, *args):
+    def visit(self, node: Any, *args: Any) -> Any:
         return self.visit_methods[node.__class__](self, node, *args)
 
-    def generic_visit(self, node, *args):
+    def generic_visit(self, node: Any, *args: Any) -> Any:
         for child in iter_child_nodes(node):
             self.visit(child, *args)

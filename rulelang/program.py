@@ -7,6 +7,7 @@ statements to a procedure, phase, setup, flow or an action's effect.
 """
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from typing import Any, Iterable, Optional
@@ -388,11 +389,16 @@ class Merger:
             # a new declaration in the old one's place: the parsed one may serve other builds (Merger.parses)
             if isinstance(target, A.ProcDecl):
                 assert target.body is not None
-                prog.decls[item.target] = attrs.evolve(target, body=A.Block(
-                    stmts=list(target.body.stmts) + list(item.body.stmts), span=target.body.span))
+                body = A.Block(stmts=list(target.body.stmts) + list(item.body.stmts), span=target.body.span)
+                target = prog.decls[item.target] = copy.copy(target)
+                target.body = body
             elif isinstance(target, A.ActionDecl):
-                prog.decls[item.target] = attrs.evolve(target, effect=item.body if target.effect is None else A.Block(
-                    stmts=list(target.effect.stmts) + list(item.body.stmts), span=target.effect.span))
+                target = prog.decls[item.target] = copy.copy(target)
+                if target.effect is None:
+                    target.effect = item.body
+                else:
+                    target.effect = A.Block(stmts=list(target.effect.stmts) + list(item.body.stmts),
+                                            span=target.effect.span)
             else:
                 what = "not declared" if target is None else f"a {target.kind}"
                 self.err(item, "E103", f"cannot extend '{item.target}': it is {what}",
