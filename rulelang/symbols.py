@@ -280,7 +280,7 @@ _DECL_KIND = {
 from .scopes import Scope as _Scope  # noqa: E402  (the checker's nested scopes: names -> what they mean)
 
 
-class _Builder:
+class _Builder(A.NodeVisitor):
     def __init__(self, program, checker, sources):
         self.prog = program
         self.checker = checker
@@ -736,59 +736,66 @@ class _Builder:
             self.stmt(st, s, b)
 
     def stmt(self, s, scope, block):
+        """Index a statement: visit_<Statement>, else generic_visit (its blocks and expressions)."""
+        self.visit(s, scope, block)
+
+    def visit_Let(self, s, scope, block):
         path = s.span.path
-        if isinstance(s, A.Let):
-            self.expr(s.value, scope)
-            t = self.name_token_after(s.span, s.name, limit=3)
-            span = t.span(path) if t else s.span
-            region = A.Span(path, s.span.line, s.span.column, block.span.end_line, block.span.end_column)
-            self.local(s.name, span, region, scope, self.owner, ty=getattr(s.value, "ty", None), decl_span=s.span)
-            return
-        if isinstance(s, A.For):
-            self.expr(s.source, scope)
-            inner = _Scope(scope)
-            start = None
-            for n in s.names:
-                t = self.name_token_after(s.span, n, start=start, limit=4)
-                if t is not None:
-                    start = (t.line, t.end_column)
-                self.local(n, t.span(path) if t else s.span, s.span, inner, self.owner)
-            self.block(s.body, inner, new_scope=False)
-            return
-        if isinstance(s, A.Offer):
-            end = (s.player.span.line, s.player.span.column) if s.player is not None else None
-            start = None
-            for n in s.actions:
-                t = self.name_token_after(s.span, n, start=start)
-                if t is None or (end is not None and (t.line, t.column) > end):
-                    continue
+        self.expr(s.value, scope)
+        t = self.name_token_after(s.span, s.name, limit=3)
+        span = t.span(path) if t else s.span
+        region = A.Span(path, s.span.line, s.span.column, block.span.end_line, block.span.end_column)
+        self.local(s.name, span, region, scope, self.owner, ty=getattr(s.value, "ty", None), decl_span=s.span)
+
+    def visit_For(self, s, scope, block):
+        path = s.span.path
+        self.expr(s.source, scope)
+        inner = _Scope(scope)
+        start = None
+        for n in s.names:
+            t = self.name_token_after(s.span, n, start=start, limit=4)
+            if t is not None:
                 start = (t.line, t.end_column)
-                sym = self.ix.globals.get(n)
-                if sym is not None and sym.kind == "action":
-                    self.ref(t.span(path), sym)
-            if s.player is not None:
-                self.expr(s.player, scope)
-            return
-        if isinstance(s, A.Emit):
-            t = self.name_token_after(s.span, s.event, limit=2)
-            sym = self.ix.globals.get(s.event)
-            if t is not None and sym is not None and sym.kind == "event":
+            self.local(n, t.span(path) if t else s.span, s.span, inner, self.owner)
+        self.block(s.body, inner, new_scope=False)
+
+    def visit_Offer(self, s, scope, block):
+        path = s.span.path
+        end = (s.player.span.line, s.player.span.column) if s.player is not None else None
+        start = None
+        for n in s.actions:
+            t = self.name_token_after(s.span, n, start=start)
+            if t is None or (end is not None and (t.line, t.column) > end):
+                continue
+            start = (t.line, t.end_column)
+            sym = self.ix.globals.get(n)
+            if sym is not None and sym.kind == "action":
                 self.ref(t.span(path), sym)
-            for a in s.args:
-                self.expr(a, scope)
-            return
-        if isinstance(s, A.If):
-            for test, body in s.branches:
-                self.expr(test, scope)
-                self.block(body, scope)
-            if s.orelse is not None:
-                self.block(s.orelse, scope)
-            return
-        if isinstance(s, A.Reveal):
-            self.expr(s.item, scope)
-            if not (isinstance(s.to, A.Name) and s.to.ident == "all"):
-                self.expr(s.to, scope)
-            return
+        if s.player is not None:
+            self.expr(s.player, scope)
+
+    def visit_Emit(self, s, scope, block):
+        path = s.span.path
+        t = self.name_token_after(s.span, s.event, limit=2)
+        sym = self.ix.globals.get(s.event)
+        if t is not None and sym is not None and sym.kind == "event":
+            self.ref(t.span(path), sym)
+        for a in s.args:
+            self.expr(a, scope)
+
+    def visit_If(self, s, scope, block):
+        for test, body in s.branches:
+            self.expr(test, scope)
+            self.block(body, scope)
+        if s.orelse is not None:
+            self.block(s.orelse, scope)
+
+    def visit_Reveal(self, s, scope, block):
+        self.expr(s.item, scope)
+        if not (isinstance(s.to, A.Name) and s.to.ident == "all"):
+            self.expr(s.to, scope)
+
+    def generic_visit(self, s, scope, block):  # any other statement: its blocks and expressions
         for child in A.iter_child_nodes(s):  # (citations are text: no nodes)
             if isinstance(child, A.Block):
                 self.block(child, scope)
