@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import pprint
 import subprocess
 import sys
 
@@ -27,6 +26,21 @@ STANDALONE = os.path.join(HERE, "grammar_standalone.py")
 TABLES = os.path.join(HERE, "grammar_tables.py")
 OPTIONS = ("--maybe_placeholders", "--propagate_positions")
 
+
+
+def _tables_text(tables):
+    """``TABLES = {...}`` with one line per table entry (a parser state's row, a rule, a lexer), so the
+    generated file stays a few hundred lines of data rather than tens of thousands."""
+    lines = ["TABLES = {\n"]
+    for key, value in tables.items():
+        if isinstance(value, list) and any(isinstance(item, (list, tuple, dict)) for item in value):
+            lines.append(f"    {key!r}: [\n")
+            lines.extend(f"        {item!r},\n" for item in value)
+            lines.append("    ],\n")
+        else:
+            lines.append(f"    {key!r}: {value!r},\n")
+    lines.append("}\n")
+    return "".join(lines)
 
 def grammar_sha256(path: str = GRAMMAR) -> str:
     from .cache import _sha256
@@ -78,7 +92,7 @@ def main() -> int:
         f.write(_header("The parser of grammar_standalone.py as plain data (rulelang/lalr_tables.py).",
                         digest, lark.__version__))
         f.write(f"GRAMMAR_SHA256 = {digest!r}\n")
-        f.write(f"TABLES = {pprint.pformat(tables, width=116, sort_dicts=False)}\n")
+        f.write(_tables_text(tables))
     print(f"wrote {os.path.relpath(STANDALONE)} and {os.path.relpath(TABLES)} (grammar {digest[:12]}, Lark "
           f"{lark.__version__})")
     return 0
