@@ -1,19 +1,34 @@
-"""The heuristic agent: one move of lookahead on the rules' own estimate of a position.
+"""The heuristic agent: a greedy lookahead, to the end of the action, on the rules' own estimate of a position.
 
 ``HeuristicAgent(randomness, seed)`` (spec ``heuristic`` or ``heuristic:P``, P percent of decisions
-taken at random) plays the legal action after which its seat stands best, as the rule file's
-``heuristic p = EXPR`` declaration says (docs/agents.md; the ``score`` when the file declares none):
+taken at random among the near-best) plays the legal action after which its seat stands best, as the
+rule file's ``heuristic p = EXPR`` declaration says (docs/agents.md; the ``score`` when the file
+declares none):
 
 * it looks at each legal action (at most ``MAX_CANDIDATES``, a random sample of them when there are
   more) on a sample of the state made from what its seat knows (interpreter/determinize.py), so it
-  never uses what the seat may not see, the drawn cards of the future included;
+  never uses what the seat may not see: a hidden card, a card still to be drawn, a roll still to come
+  (the sample's chance is seeded afresh, from the agent's own generator);
+* it **completes the action** before weighing it: after the candidate, the same seat's further
+  choices inside that action (``Game.decision_kind == "choose"``) are made greedily, each the choice
+  that looks best one decision ahead (at most ``FOLLOW_OPTIONS`` of them looked at), chance sampled,
+  until another seat or an offer of actions is to decide, the game ends, or ``MAX_FOLLOW`` decisions
+  were followed. An action made of a chain of decisions (place, pay, choose how many, choose where)
+  is so weighed by what it achieves, not by its first step's cost;
+* a candidate whose lookahead met chance (a roll or a shuffle drew from the sample's generator, or an
+  explicit chance decision) is weighed by the mean over ``CHANCE_SAMPLES`` samples of that chance;
 * an action that ends the game is worth its return (a win first, a loss last); otherwise its worth is
   the seat's heuristic less the best of the other seats' (a race is won by being ahead, not by
   having much);
-* ties are broken at random, and with probability P% the whole decision is random (a greedy/epsilon
-  mix, so that games vary);
+* ties are broken at random; with probability P% the decision is drawn at random among the
+  near-best candidates (the best third by worth, at least two), so that games vary without throwing
+  away what was built;
 * an action whose lookahead fails (a run-time error in the sample) is taken only if nothing else is
   left.
+
+Bounds: a decision applies at most ``MAX_LOOKS`` decisions to samples in all (each under the rules'
+own step, work and time budgets); when they are spent, the candidates left are weighed one decision
+ahead. Memory: one sample and the clones on the path being followed.
 
 It knows no game: the rule file says what a good position is. Deterministic for a seed.
 """
@@ -21,23 +36,32 @@ from __future__ import annotations
 
 import random
 
+from . import rng as R
 from .agent_protocol import CHANCE, Agent, _legal, _sample_chance
 from .determinize import determinize, hidden_count
 from .errors import GameError
 
 MAX_CANDIDATES = 64  # legal actions looked at per decision (a random sample of more)
+MAX_FOLLOW = 32  # decisions followed after a candidate to complete its action
+FOLLOW_OPTIONS = 12  # options looked at per followed choice (a random sample of more)
+CHANCE_SAMPLES = 3  # samples of the chance a candidate's lookahead met
+MAX_LOOKS = 6000  # decisions applied to samples per decision of the agent, in all
 WIN = 10 ** 12  # the worth of an action that ends the game, times its return
+FAILED = (0, 0)  # the worth of a candidate whose lookahead failed
 
 
 class HeuristicAgent(Agent):
     name = "heuristic"
 
-    def __init__(self, randomness=0, seed=None):
+    def __init__(self, randomness=0, seed=None, follow=MAX_FOLLOW, chance_samples=CHANCE_SAMPLES):
         if isinstance(randomness, bool) or not isinstance(randomness, int) or not 0 <= randomness <= 100:
             raise ValueError(f"the share of random decisions is a whole percentage from 0 to 100, not {randomness!r}")
         self.randomness = randomness
         self.seed = seed
+        self.follow = follow  # 0: one decision ahead, as the first version of this agent
+        self.chance_samples = max(1, chance_samples)
         self.rng = random.Random(seed)
+        self.looks = 0  # decisions applied to samples in the current decision
 
     def __repr__(self) -> str:
         return f"HeuristicAgent(randomness={self.randomness}, seed={self.seed!r})"
@@ -49,36 +73,93 @@ class HeuristicAgent(Agent):
         actions = _legal(game)
         if len(actions) == 1:
             return actions[0]
-        if self.randomness and self.rng.randrange(100) < self.randomness:
-            return self.rng.choice(actions)
+        randomly = bool(self.randomness) and self.rng.randrange(100) < self.randomness
+        self.looks = 0
         sample = self._sample(game, seat)
         candidates = list(actions)
         self.rng.shuffle(candidates)  # ties go to a random one of the best
         candidates = candidates[:MAX_CANDIDATES]
-        best, best_worth = candidates[0], None
-        for action in candidates:
-            worth = self.worth(sample, action, seat)
-            if best_worth is None or worth > best_worth:
-                best, best_worth = action, worth
-        return best
+        rated = [(self.worth(sample, action, seat), k) for k, action in enumerate(candidates)]
+        rated.sort(key=lambda pair: (pair[0], -pair[1]), reverse=True)
+        if randomly:
+            worked = [pair for pair in rated if pair[0][0]] or rated
+            near = worked[:max(2, -(-len(worked) // 3))]
+            return candidates[self.rng.choice(near)[1]]
+        return candidates[rated[0][1]]
 
     def _sample(self, game, seat):
-        """The state as the seat knows it (the game itself when nothing is hidden from it)."""
+        """The state as the seat knows it, with its future chance drawn afresh."""
         if not game.is_over() and game.current_player == seat and hidden_count(game, seat):
             return determinize(game, seat, self.rng)
-        return game
+        sample = game.clone()
+        self._reseed(sample)
+        return sample
+
+    def _reseed(self, game):
+        game.seed = self.rng.getrandbits(63)
+        game.rng = R.seed_state(game.seed)
 
     def worth(self, sample, action, seat):
         """How good `action` looks for `seat`: (whether its lookahead worked, its worth)."""
-        g = sample.clone()
-        try:
-            g.apply(action.id)
-            if g.is_over():
-                return (1, WIN * g.returns()[seat])
-            values = g.heuristics()
-            if values is None:
-                values = g.scores()
-        except GameError:
-            return (0, 0)
+        total = 0
+        for k in range(self.chance_samples):
+            g = sample.clone()
+            if k:
+                self._reseed(g)
+            start = g.rng
+            try:
+                g.apply(action.id)
+                self.looks += 1
+                g, met_chance = self._complete(g, seat)
+                value = self._value(g, seat)
+            except GameError:
+                return FAILED
+            total += value
+            if not met_chance and g.rng == start:  # nothing was left to chance: one sample says it all
+                return (1, value)
+        return (1, total / self.chance_samples)
+
+    def _complete(self, g, seat):
+        """Follow `seat`'s choices inside the action greedily (see the module); returns the game where
+        that stops and whether an explicit chance decision was met on the way."""
+        met_chance = False
+        for _ in range(self.follow):
+            if g.over or self.looks >= MAX_LOOKS:
+                break
+            if g.current_player == CHANCE:
+                g.apply(_sample_chance(g, self.rng).id)
+                self.looks += 1
+                met_chance = True
+                continue
+            if g.current_player != seat or g.decision_kind != "choose":
+                break
+            options = g.legal_actions()
+            if len(options) > FOLLOW_OPTIONS:
+                options = self.rng.sample(options, FOLLOW_OPTIONS)
+            best, best_value = None, None
+            for option in options:
+                after = g.clone()
+                try:
+                    after.apply(option.id)
+                    self.looks += 1
+                    value = self._value(after, seat)
+                except GameError:
+                    continue
+                if best_value is None or value > best_value:
+                    best, best_value = after, value
+            if best is None:
+                raise GameError("no choice inside the action could be followed")
+            g = best
+        return g, met_chance
+
+    @staticmethod
+    def _value(g, seat):
+        """The worth of position `g` for `seat`: its return when the game is over (a win first), else its
+        heuristic less the best other seat's."""
+        if g.is_over():
+            return WIN * g.returns()[seat]
+        values = g.heuristics()
+        if values is None:
+            values = g.scores()
         others = [v for q, v in enumerate(values) if q != seat]
-        return (1, values[seat] - (max(others) if others else 0))
+        return values[seat] - (max(others) if others else 0)
