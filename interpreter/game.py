@@ -543,6 +543,15 @@ class Game:
         p = self.pending
         return None if self.over or p is None else p.kind
 
+    def action_in_progress(self):
+        """The offered action being carried out at the pending decision, as (its place on the stack of
+        running code, its name): the outermost one, so that choices inside procedures and triggers it set off
+        count as its own. None at an offer, in setup and in the flow between actions."""
+        for depth, frame in enumerate(self.frames):
+            if frame.code.id.startswith("action:"):
+                return depth, frame.code.id[7:]
+        return None
+
     def legal_actions(self):
         if self.over or self.pending is None:
             return []

@@ -123,8 +123,9 @@ class HeuristicAgent(Agent):
         """Follow `seat`'s choices inside the action greedily (see the module); returns the game where
         that stops and whether an explicit chance decision was met on the way."""
         met_chance = False
-        for _ in range(self.follow):
-            if g.over or self.looks >= MAX_LOOKS:
+        action = g.action_in_progress()  # (None: the decision was not inside an action, nothing to complete)
+        for _ in range(self.follow if action is not None else 0):
+            if g.over or self.looks >= MAX_LOOKS or g.action_in_progress() != action:
                 break
             if g.current_player == CHANCE:
                 g.apply(_sample_chance(g, self.rng).id)

@@ -1,6 +1,6 @@
 """The heuristic agent (interpreter/heuristic.py, docs/agents.md) and the `heuristic p = EXPR` declaration
-(docs/language.md): one move of lookahead on the rule file's own estimate, knowing only what its seat
-knows; usable by name in play, simulate and compare."""
+(docs/language.md): a greedy lookahead to the end of the action on the rule file's own estimate, knowing
+only what its seat knows; usable by name in play, simulate and compare."""
 from __future__ import annotations
 
 import random
@@ -11,6 +11,7 @@ import pytest
 import rulelang
 from interpreter.agents import make_agent, parse_agent_specs
 from interpreter.determinize import determinize
+from interpreter import heuristic
 from interpreter.heuristic import HeuristicAgent
 from rulelang import RuleError
 
@@ -122,3 +123,95 @@ def test_it_plays_every_game_file(path):
     n = min(rs.player_counts)
     g = play(rs, [make_agent("heuristic:10", 7 + seat) for seat in range(n)], seed=2, limit=150)
     assert len(g.log) > 0 and (g.is_over() or len(g.log) >= 100)
+
+
+# An action made of two decisions: investing costs a gold coin at once, and only its inner choice (how
+# many points) shows what it is worth; pocketing gains the coin. `bet` is decided by a die.
+CHAIN = '''game "Chain" { players 2 }
+per player var vp: int
+per player var gold: int
+action invest { effect { gold[me] -= 1  let k = choose one of 0..3 by me prompt "how many points?"  vp[me] += 2 * k } }
+action pocket { effect { gold[me] += 1 } }
+action bet { effect { let r = roll one of 1..6  if r <= 2 { vp[me] += 1 } else { gold[me] -= 1 } } }
+action wait { effect { } }
+action burn { effect { gold[me] -= 1 } }
+flow { loop { for p in players { turn p { offer [%s] to p } } } }
+ending "points" when any(players, p => vp[p] >= 12)
+score p = vp[p]
+heuristic p = 3 * vp[p] + gold[p]
+'''
+
+
+def chain(*offered):
+    return rulelang.loads(CHAIN % ", ".join(offered))
+
+
+def test_an_action_is_weighed_by_what_it_achieves_not_by_its_first_step():
+    """Investing is a coin for up to 6 points (worth 18 - 1); pocketing a coin is worth 1. One decision
+    ahead only the coin paid shows, and pocketing looks better; completing the action shows the points."""
+    g = chain("pocket", "invest").new_game(2, seed=1)
+    for seed in range(5):
+        assert HeuristicAgent(seed=seed, follow=0).choose(g, 0).id == "pocket"
+        agent = HeuristicAgent(seed=seed)
+        assert agent.choose(g, 0).id == "invest"
+    g.apply("invest")
+    assert HeuristicAgent(seed=1).choose(g, 0).id == "3"
+
+
+def test_it_does_not_see_the_rolls_to_come():
+    """Nothing is hidden in the game, but the next roll is not known to anybody: games that differ only
+    in the state of their generator give the same choice for the same agent seed."""
+    rs = chain("wait", "bet")
+    for seed in range(6):
+        choices = set()
+        for state in range(12):
+            g = rs.new_game(2, seed=1)
+            g.rng = state * 7919
+            choices.add(HeuristicAgent(seed=seed).choose(g, 0).id)
+        assert len(choices) == 1, (seed, choices)
+
+
+def test_a_chance_step_is_weighed_by_its_mean_over_samples():
+    """The bet wins a point (3) one time in three and costs a coin (1) otherwise: worth +1/3 on average,
+    better than waiting (0). One sample of the roll says so one time in three; the mean of three samples
+    says so in most decisions."""
+    rs = chain("wait", "bet")
+    g = rs.new_game(2, seed=1)
+    averaged = sum(HeuristicAgent(seed=seed).choose(g, 0).id == "bet" for seed in range(40))
+    single = sum(HeuristicAgent(seed=seed, chance_samples=1).choose(g, 0).id == "bet" for seed in range(40))
+    assert averaged > 20 > single, (averaged, single)
+
+
+def test_random_decisions_are_drawn_among_the_near_best():
+    """`heuristic:100` decides every time at random, but never burns a coin for nothing: that is the
+    worst of the three actions, outside the best two."""
+    rs = chain("pocket", "wait", "burn")
+    agents = [make_agent("heuristic:100", 3), make_agent("heuristic:100", 4)]
+    g = rs.new_game(2, seed=1)
+    taken = set()
+    for _ in range(60):
+        action = agents[g.current_player].choose(g, g.current_player)
+        taken.add(action.id)
+        g.apply(action.id)
+    assert taken == {"pocket", "wait"}
+
+
+def test_following_an_endless_chain_of_choices_is_bounded():
+    """A hostile file: an action that asks its player again and again, with many options. The agent
+    follows at most MAX_FOLLOW choices per candidate and applies at most about MAX_LOOKS decisions per
+    decision of its own, then decides."""
+    rs = rulelang.loads('''game "Spin" { players 2 }
+per player var n: int
+action spin { effect { loop { let k = choose one of 0..40 by me prompt "again?"  n[me] += k } } }
+action stop { effect { } }
+flow { loop { for p in players { turn p { offer [stop, spin] to p } } } }
+score p = n[p]
+''')
+    g = rs.new_game(2, seed=1)
+    agent = HeuristicAgent(seed=1)
+    assert agent.choose(g, 0).id == "spin"
+    bound = heuristic.MAX_FOLLOW * heuristic.FOLLOW_OPTIONS + 2
+    assert agent.looks <= bound
+    g.apply("spin")
+    assert agent.choose(g, 0).id in {str(k) for k in range(41)}
+    assert agent.looks <= heuristic.MAX_LOOKS + heuristic.FOLLOW_OPTIONS + 41 * heuristic.CHANCE_SAMPLES
