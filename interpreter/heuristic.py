@@ -134,9 +134,8 @@ class HeuristicAgent(Agent):
                 continue
             if g.current_player != seat or g.decision_kind != "choose":
                 break
-            options = g.legal_actions()
-            if len(options) > FOLLOW_OPTIONS:
-                options = self.rng.sample(options, FOLLOW_OPTIONS)
+            options = g.legal_actions()  # (in random order: ties go to a random one of the best)
+            options = self.rng.sample(options, min(len(options), FOLLOW_OPTIONS))
             best, best_value = None, None
             for option in options:
                 after = g.clone()
