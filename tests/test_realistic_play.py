@@ -84,6 +84,7 @@ def vega_game(index: int, players: int = 3) -> dict:
     return row
 
 
+@lru_cache(maxsize=None)
 def station_game(index: int, players: int = 3) -> dict:
     return play("station.rules", players, index)
 
@@ -121,21 +122,20 @@ def test_vega_games_of_heuristic_agents_look_like_the_rulebook():
 def test_station_games_of_heuristic_agents_end_by_a_rulebook_trigger():
     """S-12: a game ends after a turn in which the player reached 40 VP, built his ninth sector or left
     four aliens or fewer in the supply; with one sector per colour and level for every player (S-1.2,
-    S-5) the race to nine sectors is what ends it. Not stalled: far fewer rounds than random play's
-    worst games."""
+    S-5) the race to nine sectors is what ends it. Not stalled: well within the rulebook's length
+    (below), against random play's 34 to 110 rounds."""
     for index in range(3):
         g = station_game(index)
         assert g["end"] in STATION_TRIGGERS, g
         assert g["end"] == "all 9 sectors", g
-        assert g["rounds"] <= 90, g
+        assert g["rounds"] <= 45, g
         assert len(g["winners"]) >= 1
 
 
-@pytest.mark.xfail(strict=True, reason="the one-move agent weighs a ship action before its inner choice "
-                   "(which sector to build, which dice to keep) is made, so it picks ship actions almost "
-                   "blindly: heuristic:10 games last about 50 rounds (docs/games/station.md)")
+@pytest.mark.slow
 def test_station_games_of_heuristic_agents_last_as_long_as_the_rulebook_implies():
     """About 20 to 35 rounds: the ninth sector needs nine build turns, the metal for them and the
-    incomes that pay the ship actions (docs/games/station.md)."""
-    rounds = [station_game(i)["rounds"] for i in range(4)]
+    incomes that pay the ship actions (docs/games/station.md). Six games (about 30 s): the agent weighs
+    a ship action with its inner choices made (which sector, which dice), so it builds when it can."""
+    rounds = [station_game(i)["rounds"] for i in range(6)]
     assert 20 <= statistics.median(rounds) <= 35, rounds
