@@ -215,3 +215,25 @@ score p = n[p]
     g.apply("spin")
     assert agent.choose(g, 0).id in {str(k) for k in range(41)}
     assert agent.looks <= heuristic.MAX_LOOKS + heuristic.FOLLOW_OPTIONS + 41 * heuristic.CHANCE_SAMPLES
+
+
+def test_the_action_in_progress_is_the_offered_action_until_it_is_done():
+    """Game.action_in_progress() (docs/api.md): None at an offer and in setup; the invested action while
+    its inner choice is pending; None again once the choice has completed it."""
+    rs = chain("pocket", "invest")
+    g = rs.new_game(2, seed=1)
+    assert g.decision_kind == "action" and g.action_in_progress() is None
+    g.apply("invest")
+    assert g.decision_kind == "choose"
+    depth, name = g.action_in_progress()
+    assert name == "invest" and depth >= 1
+    g.apply("2")
+    assert g.decision_kind == "action" and g.action_in_progress() is None and g.current_player == 1
+    setup = rulelang.loads('''game "Pick" { players 2 }
+var first: int
+setup { let k = choose one of 1..3 by 0 prompt "which?"  first = k }
+action go { effect { } }
+flow { loop { for p in players { turn p { offer [go] to p } } } }
+score p = first
+''').new_game(2, seed=1)
+    assert setup.decision_kind == "choose" and setup.action_in_progress() is None
