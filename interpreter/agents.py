@@ -19,8 +19,9 @@ also accept ``choose(game)`` (the seat is then ``game.current_player``).
 Agent specs (``--agents`` of the command line): ``parse_agent_specs(text, players)`` splits
 ``"mcts:400,random"`` into one spec per seat, and ``make_agent(spec, seed)`` builds the agent of a
 spec: ``random``, ``first``, ``human``, ``mcts`` / ``mcts:N`` (N playouts per decision),
-``ismcts`` / ``ismcts:N`` (the same agent), ``heuristic`` / ``heuristic:P`` (interpreter/heuristic.py:
-one move of lookahead on the rules' ``heuristic p = EXPR``, P% of decisions random), or ``module:Class`` / ``module:Class:ARG`` (a class
+``ismcts`` / ``ismcts:N`` (the same agent), ``heuristic`` / ``heuristic:P`` / ``heuristic:P:F`` (interpreter/heuristic.py:
+a greedy lookahead to the end of the action on the rules' ``heuristic p = EXPR``, P% of decisions random
+among the near-best, at most F choices followed inside an action), or ``module:Class`` / ``module:Class:ARG`` (a class
 importable from Python, constructed as ``Class([ARG], seed=seed)``; ``seed`` only when it takes
 one). ``agent_seed(seed, seat)`` derives the per-seat seed used by the command line and by the
 simulator, so ``rulelang play --seed S`` replays exactly the game that the simulator played with
@@ -227,11 +228,12 @@ AGENTS = {
     "human": HumanAgent,
     "mcts": None,  # interpreter.mcts.MCTSAgent, made by _known_agent
     "ismcts": None,  # the same agent: information-set MCTS (determinizing) is what "mcts" does
-    "heuristic": None,  # interpreter.heuristic.HeuristicAgent: one move of lookahead on `heuristic p = EXPR`
+    "heuristic": None,  # interpreter.heuristic.HeuristicAgent: lookahead to the end of the action on `heuristic p = EXPR`
 }
 
 #: what each known agent takes after its name, for the messages
 _TAKES = {"mcts": "N", "ismcts": "N", "heuristic": "P"}
+MAX_FOLLOW_SPEC = 64  # heuristic:P:F: at most this many choices followed inside an action
 MAX_SPEC_CHARS = 300
 
 
@@ -275,9 +277,15 @@ def _known_agent(head, parts, spec, seed, options):
         agent.name = head if not args else f"{head}:{playouts}"
         return agent
     if head == "heuristic":
-        if len(args) > 1 or (args and not (args[0].isascii() and args[0].isdigit() and 0 <= int(args[0]) <= 100)):
+        if len(args) > 2 or (args and not (args[0].isascii() and args[0].isdigit() and 0 <= int(args[0]) <= 100)):
             raise _bad(spec, "heuristic takes one whole percentage from 0 to 100, the share of random decisions "
-                             "(heuristic:10)")
+                             "(heuristic:10), and optionally how many choices inside an action it follows "
+                             "(heuristic:10:0)")
+        if len(args) == 2:
+            if not (args[1].isascii() and args[1].isdigit() and int(args[1]) <= MAX_FOLLOW_SPEC):
+                raise _bad(spec, f"the choices followed inside an action are a whole number from 0 to "
+                                 f"{MAX_FOLLOW_SPEC}, not {args[1][:20]!r}")
+            options = {**options, "follow": int(args[1])}
         agent = HeuristicAgent(int(args[0]) if args else 0, seed, **options)
         agent.name = spec.lower() if args else "heuristic"
         return agent

@@ -104,10 +104,18 @@ def test_specs_and_their_errors():
     agent = make_agent("heuristic:15", 1)
     assert isinstance(agent, HeuristicAgent) and agent.randomness == 15
     assert parse_agent_specs("heuristic:10,random", 2) == ["heuristic:10", "random"]
-    for bad in ("heuristic:101", "heuristic:x", "heuristic:1:2", "heuristic:-1"):
+    for bad in ("heuristic:101", "heuristic:x", "heuristic:1:2:3", "heuristic:-1"):
         with pytest.raises(ValueError) as e:
             make_agent(bad, 1)
         assert "\n" not in str(e.value) and "percentage" in str(e.value)
+    assert agent.follow == heuristic.MAX_FOLLOW
+    shallow = make_agent("heuristic:10:0", 1)
+    assert shallow.follow == 0 and shallow.randomness == 10 and shallow.name == "heuristic:10:0"
+    assert parse_agent_specs("heuristic:10:0", 2) == ["heuristic:10:0"] * 2
+    for bad in ("heuristic:10:x", "heuristic:10:65", "heuristic:10:-1"):
+        with pytest.raises(ValueError) as e:
+            make_agent(bad, 1)
+        assert "\n" not in str(e.value) and "followed inside an action" in str(e.value)
 
 
 def test_the_same_seed_gives_the_same_game():
