@@ -15,8 +15,9 @@ declares none):
   until another seat or an offer of actions is to decide, the game ends, or ``MAX_FOLLOW`` decisions
   were followed. An action made of a chain of decisions (place, pay, choose how many, choose where)
   is so weighed by what it achieves, not by its first step's cost;
-* a candidate whose lookahead met chance (a roll or a shuffle drew from the sample's generator, or an
-  explicit chance decision) is weighed by the mean over ``CHANCE_SAMPLES`` samples of that chance;
+* chance in the lookahead is sampled; with ``chance_samples`` above 1 (default ``CHANCE_SAMPLES``, 1) a
+  candidate whose lookahead met chance (a roll or a shuffle drew from the sample's generator, or an
+  explicit chance decision) is weighed by the mean over that many samples of it;
 * an action that ends the game is worth its return (a win first, a loss last); otherwise its worth is
   the seat's heuristic less the best of the other seats' (a race is won by being ahead, not by
   having much);
@@ -44,7 +45,7 @@ from .errors import GameError
 MAX_CANDIDATES = 64  # legal actions looked at per decision (a random sample of more)
 MAX_FOLLOW = 32  # decisions followed after a candidate to complete its action
 FOLLOW_OPTIONS = 12  # options looked at per followed choice (a random sample of more)
-CHANCE_SAMPLES = 3  # samples of the chance a candidate's lookahead met
+CHANCE_SAMPLES = 1  # samples of the chance a candidate's lookahead met (3: its mean over three; see docs/agents.md)
 MAX_LOOKS = 6000  # decisions applied to samples per decision of the agent, in all
 WIN = 10 ** 12  # the worth of an action that ends the game, times its return
 FAILED = (0, 0)  # the worth of a candidate whose lookahead failed

@@ -181,11 +181,11 @@ def test_it_does_not_see_the_rolls_to_come():
 
 def test_a_chance_step_is_weighed_by_its_mean_over_samples():
     """The bet wins a point (3) one time in three and costs a coin (1) otherwise: worth +1/3 on average,
-    better than waiting (0). One sample of the roll says so one time in three; the mean of three samples
-    says so in most decisions."""
+    better than waiting (0). One sample of the roll (the default) says so one time in three; the mean of
+    three samples (`chance_samples=3`) says so in most decisions."""
     rs = chain("wait", "bet")
     g = rs.new_game(2, seed=1)
-    averaged = sum(HeuristicAgent(seed=seed).choose(g, 0).id == "bet" for seed in range(40))
+    averaged = sum(HeuristicAgent(seed=seed, chance_samples=3).choose(g, 0).id == "bet" for seed in range(40))
     single = sum(HeuristicAgent(seed=seed, chance_samples=1).choose(g, 0).id == "bet" for seed in range(40))
     assert averaged > 20 > single, (averaged, single)
 

@@ -5,8 +5,10 @@ games look like", derive the figures and give the measured ones).
 
 The games are seeded (game seed = index, as `rulelang simulate --seed 0` plays them) and played as the
 runner plays them: one heuristic agent per seat, seeded from the game seed and the seat, chance by the
-seeded chance agent. A Vega game takes about ten seconds of CPU, a Station game about one; the runs of
-several Vega games are marked slow.
+seeded chance agent. Station is played by `heuristic:10` (actions weighed once their inner choices are
+made), Vega by `heuristic:10:0` (one decision ahead: the file's heuristic is written for it, and with
+whole actions weighed colonies became rare, docs/games/vega.md). A Vega game takes about fifteen
+seconds of CPU, a Station game about five; the runs of several games are marked slow.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from interpreter.agents import CHANCE, ChanceAgent, agent_seed, make_agent
 from interpreter.runner import game_seed
 
 ROOT = Path(__file__).resolve().parents[1]
-AGENT = "heuristic:10"
+STATION_AGENT = "heuristic:10"
+VEGA_AGENT = "heuristic:10:0"
 VEGA_ENDINGS = {"supply used up twice", "last player left"}  # V-9
 STATION_TRIGGERS = {"40 VP", "all 9 sectors", "alien supply"}  # S-12
 
@@ -31,14 +34,14 @@ def rules(name: str):
     return rulelang.load(str(ROOT / "games" / name))
 
 
-def play(name: str, players: int, index: int, watch=None) -> dict:
-    """Game `index` of `rulelang simulate --seed 0 --agents heuristic:10`, with what the tests look at:
+def play(name: str, players: int, index: int, agent: str, watch=None) -> dict:
+    """Game `index` of `rulelang simulate --seed 0 --agents AGENT`, with what the tests look at:
     rounds as the runner counts them (the most turns one seat took a decision in), the ending, the
     winners, how often each offered action was taken, and `watch(game)`, called at the start of every
     turn and at the end."""
     seed = game_seed(0, index)
     game = rules(name).new_game(players, seed=seed)
-    agents = [make_agent(AGENT, agent_seed(seed, s)) for s in range(players)]
+    agents = [make_agent(agent, agent_seed(seed, s)) for s in range(players)]
     chance = ChanceAgent(agent_seed(seed, "chance"))
     turns_of = [0] * players
     last_turn = 0
@@ -68,6 +71,7 @@ def play(name: str, players: int, index: int, watch=None) -> dict:
             "actions": actions, "eliminated": game.view(None)["eliminated"]}
 
 
+@lru_cache(maxsize=None)
 def vega_game(index: int, players: int = 3) -> dict:
     """A Vega game, with the number of colonies founded in it (V-4.6: finished colony tokens other than
     the first colonies of setup)."""
@@ -79,14 +83,14 @@ def vega_game(index: int, players: int = 3) -> dict:
             first.update(finished)
         founded.update(finished - first)
 
-    row = play("vega.rules", players, index, watch)
+    row = play("vega.rules", players, index, VEGA_AGENT, watch)
     row["founded"] = len(founded)
     return row
 
 
 @lru_cache(maxsize=None)
 def station_game(index: int, players: int = 3) -> dict:
-    return play("station.rules", players, index)
+    return play("station.rules", players, index, STATION_AGENT)
 
 
 def test_both_files_declare_a_heuristic_that_is_a_number_for_every_seat():
@@ -117,6 +121,16 @@ def test_vega_games_of_heuristic_agents_look_like_the_rulebook():
     assert all(g["founded"] >= 1 for g in games), [g["founded"] for g in games]
     assert sum(g["actions"].get("fire", 0) > 0 for g in games) >= 4, [g["actions"].get("fire", 0) for g in games]
     assert sum(len(g["winners"]) == 1 for g in games) >= 4, [g["winners"] for g in games]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="at 2 players the home planets lie far apart on the placeholder board and "
+                   "the agent founds no colony in some games (docs/games/vega.md)")
+def test_two_player_vega_games_found_colonies():
+    """V-9, V-4.1: production, what wins, comes only from colonies, so every real game founds some; at 2
+    players as at 3. Eight games (about 40 s)."""
+    founded = [vega_game(i, players=2)["founded"] for i in range(8)]
+    assert all(n >= 1 for n in founded), founded
 
 
 def test_station_games_of_heuristic_agents_end_by_a_rulebook_trigger():

@@ -1,11 +1,13 @@
-"""Mars played purposefully (issue 32): `heuristic:10` on the file's `heuristic` declaration makes games
-that end by the rulebook's ending (M-15) and much sooner than random ones, with a main action in almost
-every turn. The figures and what the one-move agent does not reach are in docs/games/mars.md ("What
-simulated games look like")."""
+"""Mars played purposefully (issue 32): `heuristic:10:0` (one decision ahead) on the file's `heuristic`
+declaration makes games that end by the rulebook's ending (M-15) and much sooner than random ones, with
+a main action in almost every turn. The figures, why the default `heuristic:10` (whole actions weighed)
+plays Mars worse for now, and what neither reaches are in docs/games/mars.md ("What simulated games
+look like")."""
 from __future__ import annotations
 
 import random
 import statistics
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MARS = ROOT / "games" / "mars.rules"
 SEEDS = range(8)
 ENDINGS = {"missions fulfilled", "colony level 5"}  # M-15
+AGENT = "heuristic:10:0"
 
 
 def play(rs, players, seed, spec, limit=20000):
@@ -49,25 +52,42 @@ def rules():
     return rulelang.load(str(MARS))
 
 
+@lru_cache(maxsize=None)
+def two_player_games(spec):
+    rs = rulelang.load(str(MARS))
+    return [play(rs, 2, s, spec) for s in SEEDS]
+
+
 @pytest.mark.slow
 def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
-    """Two players, seeds 0-7 (about 60 s). Measured when written: heuristic 39-129 rounds (median 63)
-    against random 80-177 (median 129); end_turn without a main action in about 11 % of turns against
+    """Two players, seeds 0-7 (about 60 s). Measured: heuristic:10:0 MEDIAN_PLACEHOLDER
+    against random 80-177 (median 129); end_turn without a main action in IDLE_PLACEHOLDER of turns against
     56 % in random play. The spread is wide (a mission the one-move agent cannot work towards, such as
     the rover's discoveries, holds a game up until the colony level lowers the missions needed), so
     eight seeds and a median."""
-    smart = [play(rules, 2, s, "heuristic:10") for s in SEEDS]
-    rand = [play(rules, 2, s, "random") for s in SEEDS]
+    smart = two_player_games(AGENT)
+    rand = two_player_games("random")
     assert all(r["end"] in ENDINGS for r in smart + rand), [r["end"] for r in smart]
     smart_median = statistics.median(r["rounds"] for r in smart)
     rand_median = statistics.median(r["rounds"] for r in rand)
     # the rulebook's purposeful game is 10-20 rounds (docs/games/mars.md); the one-move agent reaches
-    # a median of about 60: asserted is what it meets, with a margin
+    # a median of about 60: asserted is what it meets, with a margin (the rulebook's length: below)
     assert smart_median <= 80, [r["rounds"] for r in smart]
     assert smart_median * 1.5 <= rand_median, ([r["rounds"] for r in smart], [r["rounds"] for r in rand])
     idle = sum(r["idle"] for r in smart) / sum(r["turns"] for r in smart)
     rand_idle = sum(r["idle"] for r in rand) / sum(r["turns"] for r in rand)
     assert idle <= 0.2 and rand_idle >= 0.4, (idle, rand_idle)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="neither agent works towards a mission only the rover reaches (discoveries, "
+                   "research tiles) nor lets missions count for every seat: games last about 60 rounds "
+                   "(docs/games/mars.md)")
+def test_heuristic_games_last_as_long_as_the_rulebook_implies():
+    """About 10 to 20 rounds (the issue's goal: a median of 10 to 25): nearly every main action contributes
+    to a mission, about one in two to an active one, and two players need about 17 contributions
+    (docs/games/mars.md). The same eight games as above."""
+    assert 10 <= statistics.median(r["rounds"] for r in two_player_games(AGENT)) <= 25
 
 
 def test_the_heuristic_is_declared_and_changes_no_rule(rules):
