@@ -60,8 +60,9 @@ def two_player_games(spec):
 
 @pytest.mark.slow
 def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
-    """Two players, seeds 0-7 (about 60 s). Measured: heuristic:10:0 MEDIAN_PLACEHOLDER
-    against random 80-177 (median 129); end_turn without a main action in IDLE_PLACEHOLDER of turns against
+    """Two players, seeds 0-7 (about 60 s). Measured: heuristic:10:0 47-100 rounds (median 84; 63 with the
+    agent before its random decisions were drawn among the near-best and it stopped seeing the rolls to
+    come) against random 80-177 (median 129); end_turn without a main action in 15 % of turns against
     56 % in random play. The spread is wide (a mission the one-move agent cannot work towards, such as
     the rover's discoveries, holds a game up until the colony level lowers the missions needed), so
     eight seeds and a median."""
@@ -71,8 +72,8 @@ def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
     smart_median = statistics.median(r["rounds"] for r in smart)
     rand_median = statistics.median(r["rounds"] for r in rand)
     # the rulebook's purposeful game is 10-20 rounds (docs/games/mars.md); the one-move agent reaches
-    # a median of about 60: asserted is what it meets, with a margin (the rulebook's length: below)
-    assert smart_median <= 80, [r["rounds"] for r in smart]
+    # a median of about 85: asserted is what it meets, with a margin (the rulebook's length: below)
+    assert smart_median <= 100, [r["rounds"] for r in smart]
     assert smart_median * 1.5 <= rand_median, ([r["rounds"] for r in smart], [r["rounds"] for r in rand])
     idle = sum(r["idle"] for r in smart) / sum(r["turns"] for r in smart)
     rand_idle = sum(r["idle"] for r in rand) / sum(r["turns"] for r in rand)
@@ -81,8 +82,8 @@ def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="neither agent works towards a mission only the rover reaches (discoveries, "
-                   "research tiles) nor lets missions count for every seat: games last about 60 rounds "
-                   "(docs/games/mars.md)")
+                   "research tiles) nor lets missions count for every seat: games last 47 to 100 "
+                   "rounds (docs/games/mars.md)")
 def test_heuristic_games_last_as_long_as_the_rulebook_implies():
     """About 10 to 20 rounds (the issue's goal: a median of 10 to 25): nearly every main action contributes
     to a mission, about one in two to an active one, and two players need about 17 contributions
