@@ -25,7 +25,10 @@ declares none):
   near-best candidates (the best third by worth, at least two), so that games vary without throwing
   away what was built;
 * an action whose lookahead fails (a run-time error in the sample) is taken only if nothing else is
-  left.
+  left;
+* after ``MAX_TURN_DECISIONS`` decisions of its seat in one turn (``Game.turns`` unchanged) it decides
+  at random among all legal actions: a rule file that offers actions until the player ends the step
+  cannot hold a greedy agent in a loop (design, take apart, design again) for ever.
 
 Bounds: a decision applies at most ``MAX_LOOKS`` decisions to samples in all (each under the rules'
 own step, work and time budgets); when they are spent, the candidates left are weighed one decision
@@ -47,6 +50,7 @@ MAX_FOLLOW = 32  # decisions followed after a candidate to complete its action
 FOLLOW_OPTIONS = 12  # options looked at per followed choice (a random sample of more)
 CHANCE_SAMPLES = 1  # samples of the chance a candidate's lookahead met (3: its mean over three; see docs/agents.md)
 MAX_LOOKS = 6000  # decisions applied to samples per decision of the agent, in all
+MAX_TURN_DECISIONS = 300  # decisions of one seat in one turn after which it decides at random among all
 WIN = 10 ** 12  # the worth of an action that ends the game, times its return
 FAILED = (0, 0)  # the worth of a candidate whose lookahead failed
 
@@ -63,6 +67,7 @@ class HeuristicAgent(Agent):
         self.chance_samples = max(1, chance_samples)
         self.rng = random.Random(seed)
         self.looks = 0  # decisions applied to samples in the current decision
+        self.turn, self.in_turn = None, 0  # the turn (game.turns, seat) of the last decision, and how many in it
 
     def __repr__(self) -> str:
         return f"HeuristicAgent(randomness={self.randomness}, seed={self.seed!r})"
@@ -74,6 +79,11 @@ class HeuristicAgent(Agent):
         actions = _legal(game)
         if len(actions) == 1:
             return actions[0]
+        turn = (game.turns, seat)
+        self.in_turn = self.in_turn + 1 if turn == self.turn else 1
+        self.turn = turn
+        if self.in_turn > MAX_TURN_DECISIONS:  # going round in circles (an offer repeated until a way out
+            return self.rng.choice(actions)   # the greedy choice never takes): take any way at random
         randomly = bool(self.randomness) and self.rng.randrange(100) < self.randomness
         self.looks = 0
         sample = self._sample(game, seat)

@@ -245,3 +245,23 @@ flow { loop { for p in players { turn p { offer [go] to p } } } }
 score p = first
 ''').new_game(2, seed=1)
     assert setup.decision_kind == "choose" and setup.action_in_progress() is None
+
+
+def test_it_does_not_go_round_in_circles_for_ever():
+    """An offer repeated until the player stops: polishing always looks a little better than stopping
+    (the heuristic values the shine, not the rounds), so the greedy choice never stops. After
+    MAX_TURN_DECISIONS decisions in one turn the agent takes any way out at random, and the game ends."""
+    rs = rulelang.loads('''game "Polish" { players 2 }
+per player var shine: int
+per player var done: bool
+per player var rounds: int
+action polish { effect { shine[me] += 1 } }
+action stop { effect { done[me] = true  rounds[me] += 1 } }
+flow { loop { for p in players { turn p { done[p] = false  while not done[p] { offer [polish, stop] to p } } } } }
+ending "two rounds" when all(players, p => rounds[p] >= 2)
+score p = rounds[p]
+heuristic p = shine[p]
+''')
+    agents = [HeuristicAgent(seed=5), HeuristicAgent(seed=6)]
+    g = play(rs, agents, seed=1, limit=1400)  # (4 turns of at most 300 decisions, and the way out)
+    assert g.is_over()
