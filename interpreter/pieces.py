@@ -211,9 +211,8 @@ def compile_new(xc: ExprCompiler, e: A.New) -> Callable[[PiecesGame, Locals], Pi
         for i, (f, _) in enumerate(makers):
             ty = kind.types[i]
             v = _coerce(ty, f(G, L) if f is not None else default_value(ty))
-            check = kind.checks[i]
-            if check is not None:
-                check(v)
+            if kind.checks[i] is not None:
+                kind.checks[i](v)  # type: ignore[misc]  # (not None: tested above; mypy does not narrow an item)
             values.append(v)
         pid = G.data[next_key]
         G.data[next_key] = pid + 1
