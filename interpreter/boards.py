@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import count, takewhile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Optional, Sequence
 
-from .builtins import charge, over
-from .values import skey, sort_values
+from .builtins import Func, RunningGame, charge, over
+from .values import Value, skey, sort_values
 
 if TYPE_CHECKING:
     import networkx
@@ -24,8 +24,14 @@ HEX_AXIAL_DIRS = [(1, 0), (0, 1), (1, -1)]  # axial: the six neighbours are +/- 
 DISTANCE_TABLE_ENTRIES = 500_000  # per board: the most remembered distances (some 80 MB at worst)
 MAX_RAY_ITEMS = 200_000  # nodes a board keeps in the rays of line_length (beyond: it walks as before)
 
+Node = Value  # a node of a board: a name, a number or coordinates (a tuple)
+Attrs = dict[str, Value]  # a node's attributes
+# for a walk from a node: node -> (steps, work charged until it is met), and the work of the whole walk
+DistanceTable = tuple[dict[Node, tuple[int, int]], int]
+Rays = tuple[tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]], ...]  # per direction: (ahead, behind)
 
-def _nx():
+
+def _nx() -> Any:  # (the networkx module)
     """networkx, imported on first use: loading it takes longer than checking a rule file, and only
     games with boards need it."""
     import networkx
@@ -34,41 +40,42 @@ def _nx():
 
 
 class Board:
-    def __init__(self, name: str, attrs: dict, edges, directions=()):
+    def __init__(self, name: str, attrs: dict[Node, Attrs], edges: Iterable[tuple[Node, Node]],
+                 directions: Iterable[tuple[int, ...]] = ()) -> None:
         """`attrs`: node -> its attributes, in the order the nodes were made; `edges`: (node, node) pairs,
         each a node of `attrs` (a pair given twice, either way round, is one edge)."""
         self.name = name
         self._attrs = attrs
-        near = {n: set() for n in attrs}
-        self._edges = []
+        near: dict[Node, set[Node]] = {n: set() for n in attrs}
+        self._edges: list[tuple[Node, Node]] = []
         for a, b in edges:
             if b not in near[a]:
                 near[a].add(b)
                 near[b].add(a)
                 self._edges.append((a, b))
-        self._graph = None
+        self._graph: Optional[networkx.Graph] = None
         self.nodes = tuple(sort_values(tuple(attrs)))  # (without skey when Python orders them the same)
         self.adj = {n: tuple(sort_values(near[n])) for n in self.nodes}
         self.directions = tuple(directions)  # coordinate offsets that form straight lines (one per axis)
-        self._distance_tables = {}  # start node -> see _distances_from
+        self._distance_tables: dict[Node, DistanceTable] = {}  # start node -> see _distances_from
         self._distance_entries = 0
-        self.known_rays = {}  # (x, y) node -> its rays, for line_length (see _rays_of; generated code reads it too)
+        self.known_rays: dict[Node, Rays] = {}  # (x, y) node -> its rays, for line_length (see _rays_of; generated code reads it too)
         self._ray_items = 0  # nodes held by known_rays, at most MAX_RAY_ITEMS
         self.row_zero_at_top = False  # how a square grid is drawn (interpreter/render.py): row 0 at the bottom
 
-    def has_node(self, n):
+    def has_node(self, n: Value) -> bool:
         try:
             return n in self._attrs
         except TypeError:  # a value that cannot be a node (a map)
             return False
 
-    def set_attrs(self, n, values):
+    def set_attrs(self, n: Node, values: Attrs) -> None:
         """Set attributes of node n (while the board is built: boards never change in a game)."""
         self._attrs[n].update(values)
         if self._graph is not None:
             self._graph.nodes[n].update(values)
 
-    def attr(self, n, name, default=None):
+    def attr(self, n: Value, name: str, default: Value = None) -> Value:
         if not self.has_node(n):
             return default
         return self._attrs[n].get(name, default)
@@ -83,12 +90,13 @@ class Board:
             self._graph = g
         return self._graph
 
-    def edge_count(self):
+    def edge_count(self) -> int:
         return len(self._edges)
 
     # -------------------------------------------------------------- searches (predicates are callables)
     # G (a game, or None) is charged one unit of work per node visited and per edge followed.
-    def reachable(self, start, steps, through=None, G=None):
+    def reachable(self, start: Node, steps: int, through: Optional[Func] = None,
+                  G: Optional[RunningGame] = None) -> tuple[Node, ...]:
         """Nodes within `steps` moves of start, every node entered passing `through` (start excluded)."""
         if start not in self.adj:
             return ()
@@ -106,7 +114,7 @@ class Board:
                     q.append(m)
         return self._in_order(dist, start, G)
 
-    def _in_order(self, found, leave_out, G):
+    def _in_order(self, found: Collection[Node], leave_out: Optional[Node], G: Optional[RunningGame]) -> tuple[Node, ...]:
         """The nodes in `found` (but leave_out) in board order, by the cheaper of two ways (same result)."""
         n = len(found)
         cost = n * n.bit_length()
@@ -116,7 +124,8 @@ class Board:
         charge(G, len(self.nodes))
         return tuple(x for x in self.nodes if x in found and x != leave_out)
 
-    def distance(self, a, b, through=None, G=None):
+    def distance(self, a: Node, b: Node, through: Optional[Func] = None,
+                 G: Optional[RunningGame] = None) -> Optional[int]:
         """Shortest number of steps from a to b; every node strictly between passes `through`."""
         adj = self.adj
         if a not in adj or b not in adj:
@@ -155,7 +164,7 @@ class Board:
                     push(m)
         return None
 
-    def _distances_from(self, a):
+    def _distances_from(self, a: Node) -> Optional[DistanceTable]:
         """For a walk from `a` with no `through` test: node -> (steps, work the walk in distance() charges
         until it meets that node), and the work of the whole walk (for nodes it never meets). Boards never
         change, so each table is made once; None when the tables of this board already hold
@@ -165,7 +174,7 @@ class Board:
             return table
         adj = self.adj
         steps = {a: 0}
-        found = {}
+        found: dict[Node, tuple[int, int]] = {}
         spent = 0
         q = deque([a])
         while q:  # the walk of distance(), to its end, noting the work spent when each node is met
@@ -181,7 +190,7 @@ class Board:
         self._distance_entries += len(found) + 1
         return table
 
-    def group(self, n, where=None, G=None):
+    def group(self, n: Node, where: Optional[Func] = None, G: Optional[RunningGame] = None) -> tuple[Node, ...]:
         if n not in self.adj or (where is not None and not where(n)):
             return ()
         seen = {n}
@@ -195,14 +204,14 @@ class Board:
                     q.append(m)
         return self._in_order(seen, None, G)
 
-    def groups(self, where=None, G=None):
+    def groups(self, where: Optional[Func] = None, G: Optional[RunningGame] = None) -> tuple[tuple[Node, ...], ...]:
         charge(G, (len(self.nodes) + self.edge_count()) * 2)
         keep = [n for n in self.nodes if where is None or where(n)]
         sub = self.graph.subgraph(keep)
         comps = [tuple(sorted(c, key=skey)) for c in _nx().connected_components(sub)]
         return tuple(sorted(comps, key=lambda c: skey(c[0])))
 
-    def line_length(self, n, where=None, G=None):
+    def line_length(self, n: Node, where: Optional[Func] = None, G: Optional[RunningGame] = None) -> int:
         if n not in self.adj or not self.directions or (where is not None and not where(n)):
             return 0
         if n.__class__ is tuple and len(n) == 2:
@@ -232,7 +241,7 @@ class Board:
         return best
 
 
-    def rays(self, n):
+    def rays(self, n: Node) -> Optional[Rays]:
         """For a node (x, y) of a board with straight lines: per direction, the nodes ahead of n and behind
         it to the edge (listed at the first call); None for other nodes, or when the board keeps no more."""
         if n.__class__ is not tuple or len(n) != 2 or not self.directions:
@@ -242,7 +251,7 @@ class Board:
             rays = self._rays_of(n)
         return rays
 
-    def _line_length_2(self, n, where, G):
+    def _line_length_2(self, n: tuple[int, int], where: Optional[Func], G: Optional[RunningGame]) -> int:
         """line_length on a board of (x, y) nodes: the same walk, the same calls of `where` in the same
         order and the same charge as the general loop, along the node's rays (listed at its first walk)."""
         rays = self.known_rays.get(n)
@@ -269,7 +278,7 @@ class Board:
             charge(G, walked)
         return best
 
-    def _rays_of(self, n):
+    def _rays_of(self, n: tuple[int, int]) -> Optional[Rays]:
         """For each direction, the nodes from `n` onwards (not n itself) and backwards, to the board's edge."""
         on_board = self.adj.__contains__
         r0, c0 = n
@@ -283,7 +292,7 @@ class Board:
         self.known_rays[n] = rays
         return rays
 
-    def _walk_2(self, n, where, G):
+    def _walk_2(self, n: tuple[int, int], where: Optional[Func], G: Optional[RunningGame]) -> int:
         """_line_length_2 without rays: the walk with plain numbers instead of tuples per step."""
         adj = self.adj
         r0, c0 = n
@@ -321,7 +330,7 @@ class Board:
         return best
 
 
-def square_grid(name, rows, cols, diagonals=False, row_zero_at_top=False):
+def square_grid(name: str, rows: int, cols: int, diagonals: bool = False, row_zero_at_top: bool = False) -> Board:
     """`row_zero_at_top` changes only how the board is drawn (row 0 is at the bottom by default)."""
     attrs = {(r, c): {"row": r, "column": c} for r in range(rows) for c in range(cols)}
     dirs = SQUARE_DIAG_DIRS if diagonals else SQUARE_DIRS
@@ -333,8 +342,8 @@ def square_grid(name, rows, cols, diagonals=False, row_zero_at_top=False):
     return board
 
 
-def hex_grid(name, radius):
-    attrs = {}
+def hex_grid(name: str, radius: int) -> Board:
+    attrs: dict[Node, Attrs] = {}
     for q in range(-radius, radius + 1):
         for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
             ring = max(abs(q), abs(r), abs(q + r))
@@ -344,7 +353,7 @@ def hex_grid(name, radius):
     return Board(name, attrs, edges, HEX_AXIAL_DIRS)
 
 
-def hex_rect(name, rows, cols):
+def hex_rect(name: str, rows: int, cols: int) -> Board:
     """Offset rows: odd rows shifted half a hex to the right."""
     attrs = {(r, c): {"row": r, "column": c, "edge": r in (0, rows - 1) or c in (0, cols - 1)}
              for r in range(rows) for c in range(cols)}
@@ -353,7 +362,7 @@ def hex_rect(name, rows, cols):
     return Board(name, attrs, edges, ())
 
 
-def hex_rhombus(name, rows, cols):
+def hex_rhombus(name: str, rows: int, cols: int) -> Board:
     """A rhombus of hexes (the board of Hex): nodes (row, column), each row shifted half a hex to the right
     of the one above; (r, c) touches (r, c - 1), (r, c + 1), (r - 1, c), (r - 1, c + 1), (r + 1, c - 1) and
     (r + 1, c). Straight lines run along the three hex axes."""
@@ -364,15 +373,15 @@ def hex_rhombus(name, rows, cols):
     return Board(name, attrs, edges, [(0, 1), (1, 0), (1, -1)])
 
 
-def line(name, n):
+def line(name: str, n: int) -> Board:
     return Board(name, {i: {} for i in range(n)}, [(i, i + 1) for i in range(n - 1)], ())
 
 
-def from_edges(name, chains, node_attrs):
-    attrs = {}
+def from_edges(name: str, chains: Iterable[Sequence[Node]], node_attrs: Iterable[tuple[Node, Attrs]]) -> Board:
+    attrs: dict[Node, Attrs] = {}
     for nname, more in node_attrs:
         attrs.setdefault(nname, {}).update(more)
-    edges = []
+    edges: list[tuple[Node, Node]] = []
     for chain in chains:
         for a in chain:
             attrs.setdefault(a, {})
@@ -381,7 +390,7 @@ def from_edges(name, chains, node_attrs):
 
 
 # nodes each generator makes, from its arguments (checked before building: see MAX_BOARD_NODES)
-NODE_COUNTS = {
+NODE_COUNTS: dict[str, Callable[..., Any]] = {
     "square_grid": lambda rows, cols, diagonals=False, row_zero_at_top=False: rows * cols,
     "hex_grid": lambda radius: 3 * radius * radius + 3 * radius + 1,
     "hex_rect": lambda rows, cols: rows * cols,
@@ -391,7 +400,7 @@ NODE_COUNTS = {
 MAX_BOARD_NODES = 50_000  # nodes of all the boards of a game together
 
 
-def node_count(kind, args, kwargs):
+def node_count(kind: str, args: Sequence[Value], kwargs: dict[str, Value]) -> Optional[int]:
     """How many nodes `kind(*args, **kwargs)` would make, or None if the arguments do not fit it."""
     try:
         n = NODE_COUNTS[kind](*args, **kwargs)
@@ -400,5 +409,5 @@ def node_count(kind, args, kwargs):
     return n if n.__class__ is int else None
 
 
-GENERATORS = {"square_grid": square_grid, "hex_grid": hex_grid, "hex_rect": hex_rect, "hex_rhombus": hex_rhombus,
+GENERATORS: dict[str, Callable[..., Board]] = {"square_grid": square_grid, "hex_grid": hex_grid, "hex_rect": hex_rect, "hex_rhombus": hex_rhombus,
               "line": line}

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from itertools import chain
+from typing import Any, Callable, Collection, Iterable, Optional, Protocol, Sequence
 
-from .values import MAX_DEPTH, MAX_SIZE, Pile, fmt, readable, skey, sort_values
+from .values import MAX_DEPTH, MAX_SIZE, Pile, Value, fmt, readable, skey, sort_values
 
 WORK_BUDGET = 1_000_000  # units of work (items handled) between two decisions
 TIME_LIMIT = 10.0  # seconds of CPU time between two decisions (Ruleset.time_limit)
@@ -21,20 +22,44 @@ class RuleRuntimeError(Exception):
     """A rule did something impossible at run time; the engine adds where."""
 
 
+class RunningGame(Protocol):
+    """A game while its rules run (interpreter/game.py's Game), as far as the built-ins read it: its work
+    budget and clock, and its seats. (A protocol: the game stands above this module.)"""
+
+    work: int  # units of work since the last decision
+    work_mark: int  # the next count of work at which over() looks at the budget and the clock
+    deadline: Optional[float]  # the CPU time at which the rules stop (None: the clock is not read yet)
+
+    @property
+    def time_limit(self) -> float: ...
+
+    @property
+    def n(self) -> int: ...  # the number of seats
+
+    @property
+    def eliminated(self) -> tuple[bool, ...]: ...  # by seat
+
+    def next_active(self, p: int, step: int) -> int: ...
+
+
+# a function value of the rules (x => ...), as the built-ins receive it
+Func = Callable[..., Value]
+
+
 # ============================================================================ the work budget
 # G.work counts units of work since the last decision; G.work_mark is the next count at which
 # over() looks at the budget and the clock, so charging is one add and one compare.
-def too_much():
+def too_much() -> RuleRuntimeError:
     return RuleRuntimeError(f"more than {WORK_BUDGET:,} steps of computation before one decision, the work "
                             "budget (comprehensions, loops or built-ins over too much, or functions nested too deep?)")
 
 
-def too_slow(G):
+def too_slow(G: RunningGame) -> RuleRuntimeError:
     return RuleRuntimeError(f"the rules computed for more than {G.time_limit:g} seconds of CPU time before one "
                             "decision, the time limit (an endless or very long computation?)")
 
 
-def start_work(G):
+def start_work(G: RunningGame) -> None:
     """Reset the work budget and the clock: called when the rules start running after a decision.
     The clock starts at the first look (a few thousand steps in), so that a quick decision never
     reads it."""
@@ -43,7 +68,7 @@ def start_work(G):
     G.deadline = None
 
 
-def over(G):
+def over(G: RunningGame) -> None:
     """G.work passed G.work_mark: stop if the budget or the time is spent, else set the next mark."""
     if G.work > WORK_BUDGET:
         raise too_much()
@@ -51,7 +76,7 @@ def over(G):
     G.work_mark = min(G.work + TIME_CHECK_EVERY, WORK_BUDGET)
 
 
-def check_time(G):
+def check_time(G: RunningGame) -> None:
     now = time.process_time()
     if G.deadline is None:
         G.deadline = now + G.time_limit
@@ -59,7 +84,7 @@ def check_time(G):
         raise too_slow(G)
 
 
-def charge(G, n):
+def charge(G: Optional[RunningGame], n: int) -> None:
     """Count n units of work (G is None while constants are folded: nothing is counted then)."""
     if G is not None:
         G.work += n
@@ -72,7 +97,7 @@ _CONTAINERS = (tuple, frozenset, dict, Pile)
 CONTAINERS = frozenset(_CONTAINERS)  # `x.__class__ in CONTAINERS` is the quick test
 
 
-def measure(v):
+def measure(v: Value) -> tuple[int, int]:
     """(size, depth) of a value: size counts every item, a part shared n times counted n times; the walk
     is memoised by id() so shared parts are walked once. Stops early past the limits."""
     if v.__class__ not in CONTAINERS:
@@ -86,11 +111,12 @@ def measure(v):
     return _walked(v)
 
 
-def _walked(v):
+def _walked(v: Value) -> tuple[int, int]:
     """measure() of a value that is not flat: every part walked."""
-    memo = {}
+    memo: dict[int, tuple[int, int]] = {}  # id(part) -> its (size, depth)
 
-    def walk(x, d):
+    # (hinted by a type comment: annotations on a nested def cost a bytecode each time _walked runs)
+    def walk(x, d):  # type: (Value, int) -> tuple[int, int]
         if d > MAX_DEPTH:
             raise RuleRuntimeError(f"a value nested more than {MAX_DEPTH} deep, the depth limit (a list "
                                    "holding itself over and over?)")
@@ -134,7 +160,7 @@ def _walked(v):
 _LISTS_OR_SETS = frozenset({tuple, frozenset})
 
 
-def _parts_of_lists(xs):
+def _parts_of_lists(xs: Collection[Value]) -> Optional[tuple[int, bool]]:
     """(items in all, whether one is not empty) of a collection of flat lists and sets, else None.
 
     Bounded by the size limit, never by the items walked: the parts' lengths are added up first (one step
@@ -150,7 +176,7 @@ def _parts_of_lists(xs):
     return n, n > 0
 
 
-def _two_levels(v):
+def _two_levels(v: Value) -> Optional[tuple[int, int]]:
     """measure() of a non-empty list or set of flat lists and sets (coordinates), or of a map whose keys
     and values are each all plain values or all flat lists and sets; None for any other value."""
     c = v.__class__
@@ -175,7 +201,7 @@ def _two_levels(v):
     return None
 
 
-def _flat_size(v):
+def _flat_size(v: Value) -> Optional[int]:
     """The size of a list, set or map that holds no list, set, map or pile (None for any other value):
     what the walk of measure() finds for it, without the walk."""
     c = v.__class__
@@ -188,7 +214,7 @@ def _flat_size(v):
     return None
 
 
-def check_value(G, v):
+def check_value(G: Optional[RunningGame], v: Value) -> Value:
     """Stop a value that breaks the size or depth limit, and charge its size as work."""
     if v.__class__ in CONTAINERS:
         size, _ = measure(v)
@@ -196,7 +222,7 @@ def check_value(G, v):
     return v
 
 
-def check_items(G, items):
+def check_items(G: Optional[RunningGame], items: Value) -> Value:
     """check_value for a freshly built list/set/map given its items: scalars only cost their number."""
     for x in items:
         if x.__class__ in CONTAINERS:
@@ -205,7 +231,7 @@ def check_items(G, items):
     return items
 
 
-def deep_cost(v):
+def deep_cost(v: Value) -> int:
     """The work of reading every part of a value (hashing, comparing, printing it)."""
     c = v.__class__
     if (c is tuple or c is frozenset) and len(v) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, v)):
@@ -217,7 +243,7 @@ def deep_cost(v):
     return 1
 
 
-def _items(xs):
+def _items(xs: Value) -> tuple[Value, ...]:
     c = xs.__class__
     if c is tuple:
         return xs
@@ -238,18 +264,18 @@ def _items(xs):
     raise RuleRuntimeError(f"expected a list but found {fmt(xs)}")
 
 
-def b_count(G, xs, pred=None):
+def b_count(G: RunningGame, xs: Value, pred: Optional[Func] = None) -> int:
     if pred is None:
         return len(xs) if not isinstance(xs, dict) else len(xs)
     return sum(1 for x in _items(xs) if pred(x))
 
 
-def b_count_of(G, xs, x):
+def b_count_of(G: RunningGame, xs: Value, x: Value) -> int:
     # (tuple.count: the same number, as no value of the rules differs from itself: no float is one)
     return _items(xs).count(x)
 
 
-def b_sum(G, xs):
+def b_sum(G: RunningGame, xs: Value) -> int:
     total = 0
     for x in _items(xs):
         if not isinstance(x, int) or x is None:
@@ -263,10 +289,10 @@ def b_sum(G, xs):
 _WHOLE = frozenset({int})
 
 
-_LAST_SUM = (None, 0, 0)  # (map, its sum, the work charged for it): the last map sum_of_values answered
+_LAST_SUM: tuple[Optional[dict[Value, Value]], int, int] = (None, 0, 0)  # (map, its sum, the work charged for it): the last map sum_of_values answered
 
 
-def sum_of_values(G, m, unset):
+def sum_of_values(G: RunningGame, m: Value, unset: Value) -> Value:
     """sum(values(m)) of a map whose values are all whole numbers, none so large that a running total
     could leave the range in any order: the same charges (values(), then sum()) and result as the two
     calls, without sorting the keys (the order cannot change the sum). `unset` for any other value,
@@ -304,7 +330,8 @@ def sum_of_values(G, m, unset):
     return total
 
 
-def _minmax(fn, G, args):
+def _minmax(fn: Callable[..., Value], G: RunningGame, args: Sequence[Value]) -> Value:
+    xs: Sequence[Value]
     if len(args) == 1:
         xs = _items(args[0])
     else:
@@ -317,15 +344,15 @@ def _minmax(fn, G, args):
     return fn(xs, key=skey)
 
 
-def b_max(G, *args):
+def b_max(G: RunningGame, *args: Value) -> Value:
     return _minmax(max, G, args)
 
 
-def b_min(G, *args):
+def b_min(G: RunningGame, *args: Value) -> Value:
     return _minmax(min, G, args)
 
 
-def b_max_by(G, xs, f):
+def b_max_by(G: RunningGame, xs: Value, f: Func) -> Value:
     best = None
     best_k = None
     for x in _items(xs):
@@ -335,7 +362,7 @@ def b_max_by(G, xs, f):
     return best
 
 
-def b_min_by(G, xs, f):
+def b_min_by(G: RunningGame, xs: Value, f: Func) -> Value:
     best = None
     best_k = None
     for x in _items(xs):
@@ -345,56 +372,56 @@ def b_min_by(G, xs, f):
     return best
 
 
-def b_sorted(G, xs, key=None):
+def b_sorted(G: RunningGame, xs: Value, key: Optional[Func] = None) -> tuple[Value, ...]:
     if key is None:
         return tuple(sort_values(_items(xs)))
     return tuple(sorted(_items(xs), key=lambda x: skey(key(x))))
 
 
-def b_reversed(G, xs):
+def b_reversed(G: RunningGame, xs: Value) -> tuple[Value, ...]:
     return tuple(reversed(_items(xs)))
 
 
-def b_any(G, xs, pred=None):
+def b_any(G: RunningGame, xs: Value, pred: Optional[Func] = None) -> bool:
     if pred is None:
         return any(x is True for x in _items(xs))
     return any(pred(x) for x in _items(xs))
 
 
-def b_all(G, xs, pred=None):
+def b_all(G: RunningGame, xs: Value, pred: Optional[Func] = None) -> bool:
     if pred is None:
         return all(x is True for x in _items(xs))
     return all(pred(x) for x in _items(xs))
 
 
-def b_first(G, xs):
+def b_first(G: RunningGame, xs: Value) -> Value:
     it = _items(xs)
     return it[0] if it else None
 
 
-def b_last(G, xs):
+def b_last(G: RunningGame, xs: Value) -> Value:
     it = _items(xs)
     return it[-1] if it else None
 
 
-def b_index_of(G, xs, x):
+def b_index_of(G: RunningGame, xs: Value, x: Value) -> Optional[int]:
     it = _items(xs)
     return it.index(x) if x in it else None
 
 
-def b_keys(G, m):
+def b_keys(G: RunningGame, m: Value) -> tuple[Value, ...]:
     if not isinstance(m, dict):
         raise RuleRuntimeError("keys() needs a map")
     return tuple(sort_values(m))
 
 
-def b_values(G, m):
+def b_values(G: RunningGame, m: Value) -> tuple[Value, ...]:
     if not isinstance(m, dict):
         raise RuleRuntimeError("values() needs a map")
     return tuple([m[k] for k in sort_values(m)])
 
 
-def b_get(G, m, k, default):
+def b_get(G: RunningGame, m: Value, k: Value, default: Value) -> Value:
     if isinstance(m, dict):
         return m.get(k, default)
     if isinstance(m, tuple) and isinstance(k, int) and 0 <= k < len(m):
@@ -402,26 +429,26 @@ def b_get(G, m, k, default):
     return default
 
 
-def b_to_set(G, xs):
+def b_to_set(G: RunningGame, xs: Value) -> frozenset[Value]:
     return frozenset(_items(xs))
 
 
-def b_to_list(G, xs):
+def b_to_list(G: RunningGame, xs: Value) -> tuple[Value, ...]:
     return tuple(_items(xs))
 
 
-def b_copies(G, x, n):
+def b_copies(G: RunningGame, x: Value, n: Value) -> Value:
     if not isinstance(n, int) or n < 0 or n > 100_000:
         raise RuleRuntimeError(f"copies() needs a count from 0 to 100000, not {fmt(n)}")
     return check_value(G, (x,) * n)
 
 
-def b_slice(G, xs, start, end=None):
+def b_slice(G: RunningGame, xs: Value, start: Optional[int], end: Optional[int] = None) -> tuple[Value, ...]:
     return tuple(_items(xs)[start:end])
 
 
-def b_flatten(G, xss):
-    out = []
+def b_flatten(G: RunningGame, xss: Value) -> tuple[Value, ...]:
+    out: list[Value] = []
     for xs in _items(xss):
         if xs.__class__ not in _CONTAINERS:
             raise RuleRuntimeError(f"flatten() needs a list of lists; one of its items is {fmt(xs)}, not a list")
@@ -429,32 +456,32 @@ def b_flatten(G, xss):
     return tuple(out)
 
 
-def b_abs(G, n):
+def b_abs(G: RunningGame, n: int) -> int:
     return abs(n)
 
 
-def b_clamp(G, n, lo, hi):
+def b_clamp(G: RunningGame, n: int, lo: int, hi: int) -> int:
     return max(lo, min(hi, n))
 
 
-def _seat(G, p):
+def _seat(G: RunningGame, p: Value) -> int:
     if p.__class__ is not int or not 0 <= p < G.n:
         raise RuleRuntimeError(f"{fmt(p)} is not a player of this {G.n}-player game")
     return p
 
 
-def b_next_player(G, p):
+def b_next_player(G: RunningGame, p: Value) -> int:
     return G.next_active(_seat(G, p), 1)
 
 
-def b_previous_player(G, p):
+def b_previous_player(G: RunningGame, p: Value) -> int:
     return G.next_active(_seat(G, p), -1)
 
 
-_FROM = {}  # (seat, eliminated flags) -> players_from's answer (few: a game has few seats)
+_FROM: dict[tuple[Value, tuple[bool, ...]], tuple[int, ...]] = {}  # (seat, eliminated flags) -> players_from's answer (few: a game has few seats)
 
 
-def b_players_from(G, p):
+def b_players_from(G: RunningGame, p: Value) -> tuple[int, ...]:
     el = G.eliminated
     got = _FROM.get((p, el)) if p.__class__ is int else None
     if got is None:
@@ -467,61 +494,61 @@ def b_players_from(G, p):
     return got
 
 
-def b_is_eliminated(G, p):
+def b_is_eliminated(G: RunningGame, p: Value) -> bool:
     return bool(G.eliminated[_seat(G, p)])
 
 
-def b_seat(G, p):
+def b_seat(G: RunningGame, p: Value) -> int:
     return _seat(G, p) + 1
 
 
-def _board(G, b):
+def _board(G: RunningGame, b: Value) -> Value:
     if b.__class__.__name__ != "Board":
         raise RuleRuntimeError("expected a board")
     return b
 
 
-def b_nodes(G, b):
+def b_nodes(G: RunningGame, b: Value) -> tuple[Value, ...]:
     return _board(G, b).nodes
 
 
-def b_neighbors(G, b, n):
+def b_neighbors(G: RunningGame, b: Value, n: Value) -> tuple[Value, ...]:
     return _board(G, b).adj.get(n, ())
 
 
-def b_adjacent(G, b, n, m):
+def b_adjacent(G: RunningGame, b: Value, n: Value, m: Value) -> bool:
     return m in _board(G, b).adj.get(n, ())
 
 
-def b_attr(G, b, n, name, default=None):
+def b_attr(G: RunningGame, b: Value, n: Value, name: str, default: Value = None) -> Value:
     return _board(G, b).attr(n, name, default)
 
 
-def b_distance(G, b, n, m, through=None):
+def b_distance(G: RunningGame, b: Value, n: Value, m: Value, through: Optional[Func] = None) -> Optional[int]:
     return _board(G, b).distance(n, m, through, G)
 
 
-def b_reachable(G, b, n, steps, through=None):
+def b_reachable(G: RunningGame, b: Value, n: Value, steps: int, through: Optional[Func] = None) -> tuple[Value, ...]:
     return _board(G, b).reachable(n, steps, through, G)
 
 
-def b_path_exists(G, b, n, m, through=None):
+def b_path_exists(G: RunningGame, b: Value, n: Value, m: Value, through: Optional[Func] = None) -> bool:
     return _board(G, b).distance(n, m, through, G) is not None
 
 
-def b_group(G, b, n, where=None):
+def b_group(G: RunningGame, b: Value, n: Value, where: Optional[Func] = None) -> Value:
     return _board(G, b).group(n, where, G)
 
 
-def b_groups(G, b, where=None):
+def b_groups(G: RunningGame, b: Value, where: Optional[Func] = None) -> Value:
     return _board(G, b).groups(where, G)
 
 
-def b_line_length(G, b, n, where=None):
+def b_line_length(G: RunningGame, b: Value, n: Value, where: Optional[Func] = None) -> int:
     return _board(G, b).line_length(n, where, G)
 
 
-def b_award_by_rank(G, values, prizes, ties="split"):
+def b_award_by_rank(G: RunningGame, values: Value, prizes: Iterable[int], ties: str = "split") -> dict[Value, int]:
     """Prizes by rank. values: map key -> number. Keys with value 0 (or less) win nothing.
 
     ties="split": tied keys share the sum of the prizes of the places they span, each getting the
@@ -558,7 +585,7 @@ def b_award_by_rank(G, values, prizes, ties="split"):
     return out
 
 
-def b_text(G, *args):
+def b_text(G: RunningGame, *args: Value) -> str:
     out = " ".join(x if isinstance(x, str) else readable(x) for x in args)
     charge(G, len(out) // 16)
     if len(out) > 1_000_000:
@@ -566,13 +593,13 @@ def b_text(G, *args):
     return out
 
 
-IMPLS = {name[2:]: fn for name, fn in globals().items() if name.startswith("b_")}
+IMPLS: dict[str, Callable[..., Any]] = {name[2:]: fn for name, fn in globals().items() if name.startswith("b_")}
 
 
 # ============================================================================ what each built-in costs
 # COSTS[name](args) is the work charged before a built-in runs, in proportion to its input; calls of
 # function arguments (x => ...) are charged as they happen, graph searches per node they visit.
-def _cost_of(a):
+def _cost_of(a: Value) -> int:
     """Walking a collection once: a list costs its length; a set or map is sorted (by every part of
     its items) before it is walked."""
     c = a.__class__
@@ -587,14 +614,14 @@ def _cost_of(a):
     return 1
 
 
-def _shallow(args):
+def _shallow(args: Sequence[Value]) -> int:
     n = 0
     for a in args:
         n += _cost_of(a)
     return n
 
 
-def _walked_and_read(a):
+def _walked_and_read(a: Value) -> int:
     """_cost_of(a) + deep_cost(a), with a set's or map's parts measured once (its walk is its sort)."""
     c = a.__class__
     if c is int or c is bool or a is None:  # (the common cases, without the calls)
@@ -611,7 +638,7 @@ def _walked_and_read(a):
     return _cost_of(a) + deep_cost(a)
 
 
-def _deep(args):
+def _deep(args: Sequence[Value]) -> int:
     """Items are hashed, compared or printed: every part of them counts."""
     n = 0
     for a in args:
@@ -619,7 +646,7 @@ def _deep(args):
     return n
 
 
-def _sorting(args):
+def _sorting(args: Sequence[Value]) -> int:
     """Sorting by skey: every part of every item, times log n comparisons."""
     n = 0
     for a in args:
@@ -628,7 +655,7 @@ def _sorting(args):
     return n
 
 
-def _flattening(args):
+def _flattening(args: Sequence[Value]) -> int:
     """Every inner item is copied once (an inner set or map is sorted first)."""
     n = 1
     for outer in args:
@@ -641,11 +668,11 @@ def _flattening(args):
     return n
 
 
-def _boards(args):
+def _boards(args: Sequence[Value]) -> int:
     return 1
 
 
-COSTS = {name: _shallow for name in IMPLS}
+COSTS: dict[str, Callable[[Sequence[Value]], int]] = {name: _shallow for name in IMPLS}
 COSTS.update({name: _deep for name in ("count_of", "index_of", "to_set", "max", "min", "text")})
 COSTS.update({name: _sorting for name in ("sorted", "keys", "values", "award_by_rank")})
 COSTS["count"] = lambda args: 1 if len(args) == 1 else _shallow(args)  # count(xs) is only a length

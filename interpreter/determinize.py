@@ -50,10 +50,20 @@ values are (for components only their multiset per type matters, and that is pub
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING, Any, Collection, Optional, Protocol, Sequence, TypeVar, Union
 
 from . import rng as R
 from .errors import GameError
-from .values import Pile, default_value, skey
+from .hidden import Path
+from .values import Pile, Value, default_value, skey
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from rulelang.program import Program
+    from rulelang.types import Type
+
+    from .pieces import PieceKind
 
 __all__ = ["determinize", "hidden_count", "DeterminizeError"]
 
@@ -62,23 +72,65 @@ MAX_SET_TRIES = 50  # reshuffles tried when a set would receive the same item tw
 MAX_DOMAIN = 1_000  # a range type of at most this many values is drawn from (a larger one: its default)
 
 
+class SampledRules(Protocol):
+    """The compiled rules (interpreter/ruleset.py), as far as a sample reads them."""
+
+    @property
+    def program(self) -> Program: ...
+
+    @property
+    def vars(self) -> Sequence[tuple[str, bool, Any, Type, str]]: ...  # (name, per player, start, type, visibility)
+
+    @property
+    def pieces(self) -> dict[str, PieceKind]: ...
+
+
+class SampledGame(Protocol):
+    """A game (interpreter/game.py's Game), as far as a sample reads and makes one. (A protocol: the game
+    stands above this module.)"""
+
+    data: dict[str, Value]
+    seed: int
+    rng: int  # the state of its random generator (interpreter/rng.py)
+    log: list[dict[str, Any]]
+
+    @property
+    def rs(self) -> SampledRules: ...
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def current_player(self) -> int: ...
+
+    def is_over(self) -> bool: ...
+
+    def clone(self) -> Self: ...
+
+    def _known_to(self, name: str, player: int) -> tuple[Collection[Path], Collection[Path]]: ...
+
+
+GameT = TypeVar("GameT", bound=SampledGame)
+Slot = tuple[str, bool, Optional[int]]  # (pool key, may hold none, the set it is an item of, or None)
+
+
 class DeterminizeError(GameError):
     """No sample could be made (a one-line message): the seat is not the one deciding, or the hidden
     items of a type cannot be dealt out again without giving a set the same item twice."""
 
 
 # ------------------------------------------------------------------------------------------ types
-def _arg(ty, i):
+def _arg(ty: Optional[Type], i: int) -> Optional[Type]:
     args = getattr(ty, "args", ()) if ty is not None else ()
     return args[i] if i < len(args) else None
 
 
-def _key(ty):
+def _key(ty: Optional[Type]) -> str:
     """The pool a value of declared type `ty` goes into."""
     return str(ty) if ty is not None else "any"
 
 
-def _may_hold_pile(ty, depth=0):
+def _may_hold_pile(ty: Optional[Type], depth: int = 0) -> bool:
     """Whether a value of type `ty` can hold a deck or a bag (whose shuffled part is hidden from all)."""
     if ty is None or depth > 50:
         return True
@@ -94,17 +146,18 @@ class _Walk:
     In the collecting pass ``slot`` records the value and gives it back; in the dealing pass it gives
     the value dealt to that slot. Both passes visit the slots in the same order."""
 
-    def __init__(self, game, seat):
+    def __init__(self, game: SampledGame, seat: int) -> None:
         self.game = game
         self.seat = seat
-        self.slots = []  # (pool key, nullable, set group or None)
-        self.items = []  # the value found at each slot (collecting pass)
-        self.dealt = None  # the value dealt to each slot (dealing pass)
+        self.slots: list[Slot] = []  # (pool key, nullable, set group or None)
+        self.items: list[Value] = []  # the value found at each slot (collecting pass)
+        self.dealt: Optional[list[Value]] = None  # the value dealt to each slot (dealing pass)
         self.groups = 0
-        self.types = {}  # pool key -> the declared type of its values
-        self.conserved = set()  # pool keys of components: a pile holds some of them (see _deal)
+        self.types: dict[str, Optional[Type]] = {}  # pool key -> the declared type of its values
+        self.conserved: set[str] = set()  # pool keys of components: a pile holds some of them (see _deal)
 
-    def slot(self, ty, v, nullable, group=None, in_pile=False):
+    def slot(self, ty: Optional[Type], v: Value, nullable: bool, group: Optional[int] = None,
+             in_pile: bool = False) -> Value:
         i = len(self.slots) if self.dealt is None else self._next
         if self.dealt is None:
             key = _key(ty)
@@ -117,13 +170,13 @@ class _Walk:
         self._next += 1
         return self.dealt[i]
 
-    def deal_pass(self, dealt):
+    def deal_pass(self, dealt: list[Value]) -> None:
         self.dealt = dealt
         self._next = 0
         self.groups = 0
 
     # -- values ---------------------------------------------------------------------------------
-    def visible(self, v, ty):
+    def visible(self, v: Value, ty: Optional[Type]) -> Value:
         """A value the seat sees; only the shuffled parts of piles inside it are hidden."""
         c = v.__class__
         if c is Pile:
@@ -141,7 +194,7 @@ class _Walk:
             return {k: self.visible(x, vt) for k, x in v.items()}
         return v  # single values and sets (a set cannot hold a pile)
 
-    def hidden(self, v, ty, nullable):
+    def hidden(self, v: Value, ty: Optional[Type], nullable: bool) -> Value:
         """A value the seat does not see at all: a view shows "?" or {"hidden": size}."""
         c = v.__class__
         if c is tuple:
@@ -164,7 +217,8 @@ class _Walk:
             return Pile(v.kind, known, pool)
         return self.slot(ty, v, nullable)
 
-    def partial(self, v, ty, path, seen, inner, nullable):
+    def partial(self, v: Value, ty: Optional[Type], path: Path, seen: Collection[Path], inner: Collection[Path],
+                nullable: bool) -> Value:
         """A value of a `known`/`owner` place at `path`, of which the seat knows the places `seen`."""
         if path in seen:
             return self.visible(v, ty)
@@ -177,7 +231,7 @@ class _Walk:
                          for i, x in enumerate(v))
         if c is dict:  # a hidden entry shows as nothing but a count: its value moves whole
             vt = _arg(ty, 1)
-            out = {}
+            out: dict[Value, Value] = {}
             for k, x in sorted(v.items(), key=lambda kv: skey(kv[0])):
                 p = path + (k,)
                 out[k] = self.partial(x, vt, p, seen, inner, False) if p in seen or p in inner else \
@@ -186,7 +240,7 @@ class _Walk:
         return self.hidden(v, ty, nullable)
 
     # -- the state ------------------------------------------------------------------------------
-    def state(self, data):
+    def state(self, data: dict[str, Value]) -> dict[str, Value]:
         """The game's data with every hidden value passed through `slot`; returns the new data."""
         g = self.game
         rs = g.rs
@@ -212,10 +266,10 @@ class _Walk:
                 continue
             rows = data[k.key]
             seen, inner = g._known_to(k.key, seat) if k.hidden else ((), ())
-            new_rows = {}
+            new_rows: dict[int, tuple[Value, ...]] = {}
             for pid in sorted(rows):
                 row = rows[pid]
-                fields = []
+                fields: list[Value] = []
                 for i, v in enumerate(row):
                     vis, ty = k.vis[i], k.types[i]
                     if vis == "all" or (vis == "owner" and k.owner is not None and row[k.owner] == seat):
@@ -230,7 +284,7 @@ class _Walk:
 
 
 # ------------------------------------------------------------------------------------------ dealing
-def _domain(game, ty):
+def _domain(game: SampledGame, ty: Optional[Type]) -> Optional[list[Value]]:
     """The possible values of a declared type, in order, when they are few (a range, bool, an enum,
     player); None for a type without such a list (int, str, a record, a list ...)."""
     if ty is None:
@@ -248,7 +302,8 @@ def _domain(game, ty):
     return None
 
 
-def _free_values(game, walk, idx, ty, rng, dealt):
+def _free_values(game: SampledGame, walk: _Walk, idx: list[int], ty: Optional[Type], rng: random.Random,
+                 dealt: list[Value]) -> None:
     """Deal values made up by the rules (no pile holds any of them; not table rows): each slot gets a
     value drawn from the declared type's possible values, without looking at the hidden ones, so the
     sample is the same whatever they are. A set's items are drawn without repeats. A type without a
@@ -256,7 +311,7 @@ def _free_values(game, walk, idx, ty, rng, dealt):
     guess among the possible values."""
 
     domain = _domain(game, ty)
-    groups = {}
+    groups: dict[int, list[int]] = {}  # set -> its slots
     for i in idx:
         g = walk.slots[i][2]
         if g is not None:
@@ -278,15 +333,15 @@ def _free_values(game, walk, idx, ty, rng, dealt):
                 dealt[i] = v
 
 
-def _deal(walk, rng):
+def _deal(walk: _Walk, rng: random.Random) -> list[Value]:
     """The value dealt to each slot. Components (a pool some pile holds items of, or table rows): per
     pool, the hidden values in canonical order, shuffled, then dealt so that `none` only goes to slots
     that may hold it and no set gets an item twice. Values the rules made up (a secret number, a
     hidden roll): drawn afresh from their declared type's values (_free_values)."""
-    pools = {}
-    for i, (key, nullable, group) in enumerate(walk.slots):
+    pools: dict[str, list[int]] = {}  # pool key -> its slots
+    for i, (key, _, _) in enumerate(walk.slots):
         pools.setdefault(key, []).append(i)
-    dealt = [None] * len(walk.slots)
+    dealt: list[Value] = [None] * len(walk.slots)
     for key in sorted(pools):
         idx = pools[key]
         ty = walk.types.get(key)
@@ -299,7 +354,7 @@ def _deal(walk, rng):
         nullable = [i for i in idx if walk.slots[i][1]]
         groups = any(walk.slots[i][2] is not None for i in idx)
         for attempt in range(MAX_SET_TRIES):
-            empty = set(rng.sample(nullable, nones)) if nones else set()
+            empty: set[int] = set(rng.sample(nullable, nones)) if nones else set()
             order = list(things)
             rng.shuffle(order)
             it = iter(order)
@@ -313,8 +368,8 @@ def _deal(walk, rng):
     return dealt
 
 
-def _sets_distinct(walk, idx, dealt):
-    seen = {}
+def _sets_distinct(walk: _Walk, idx: list[int], dealt: list[Value]) -> bool:
+    seen: dict[int, set[Value]] = {}
     for i in idx:
         g = walk.slots[i][2]
         if g is not None:
@@ -325,7 +380,7 @@ def _sets_distinct(walk, idx, dealt):
     return True
 
 
-def determinize(game, seat, rng=None):
+def determinize(game: GameT, seat: int, rng: Union[random.Random, int, None] = None) -> GameT:
     """A copy of `game` with every value hidden from `seat` dealt out again at random (see the module
     docstring); `rng` is a ``random.Random`` (or an int seed), the only source of randomness."""
     if not isinstance(rng, random.Random):
@@ -349,7 +404,7 @@ def determinize(game, seat, rng=None):
     return g
 
 
-def hidden_count(game, seat):
+def hidden_count(game: SampledGame, seat: int) -> int:
     """How many values are hidden from `seat` now (the slots a sample deals out): 0 means the state is
     fully known to the seat apart from future chance."""
     walk = _Walk(game, seat)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import stat
+from typing import Any, Iterable, Optional, Protocol, Sequence, Union
 
 from rulelang.atomic import write_text_atomic
 from .errors import GameError
@@ -33,12 +34,45 @@ class LogError(Exception):
     """A log that cannot be used; ``str()`` is one line saying why."""
 
 
+class Decision(Protocol):
+    """One decision of a game's log (interpreter/game.py's entries): who chose, and the action's id."""
+
+    @property
+    def player(self) -> int: ...
+
+    @property
+    def action(self) -> str: ...
+
+
+class PlayedGame(Protocol):
+    """A game (interpreter/game.py's Game), as far as its log's outcome reads it. (A protocol: the game stands
+    above this module.)"""
+
+    @property
+    def log(self) -> Sequence[Any]: ...  # each a Decision, a dict or a [player, action] pair
+
+    @property
+    def end_reason(self) -> Optional[str]: ...
+
+    def to_json(self) -> str: ...
+
+    def is_over(self) -> bool: ...
+
+    def scores(self) -> Iterable[Any]: ...
+
+    def winners(self) -> Iterable[int]: ...
+
+
+# a decision as entry() accepts it: a dict, a [player, action] pair or an object with player and action
+AnyDecision = Union[dict[str, Any], list[Any], tuple[Any, ...], Decision]
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def entry(e) -> dict:
+def entry(e: AnyDecision) -> dict[str, Any]:
     """A log entry as a plain ``{"player", "action"}`` dict (accepts dicts, ``[player, action]``
     pairs and objects with ``player``/``action`` attributes)."""
     if isinstance(e, dict):
@@ -49,19 +83,19 @@ def entry(e) -> dict:
     return {"player": int(e.player), "action": str(e.action)}
 
 
-def entries(game) -> list:
+def entries(game: PlayedGame) -> list[dict[str, Any]]:
     return [entry(e) for e in game.log]
 
 
-def state_hash(game) -> str:
+def state_hash(game: PlayedGame) -> str:
     return hashlib.sha256(game.to_json().encode("utf-8")).hexdigest()
 
 
-def jsonable(value):
+def jsonable(value: object) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def outcome(game, stopped=None) -> dict:
+def outcome(game: PlayedGame, stopped: Optional[str] = None) -> dict[str, Any]:
     """What a log records of how a game ended (`play --log` writes it, `replay` compares it): ``end_reason``,
     ``scores``, ``winners``, ``returns``, ``final_sha256``, ``error`` and ``unfinished``.
 
@@ -69,7 +103,7 @@ def outcome(game, stopped=None) -> dict:
     and no final state. A score, tiebreak or payoff that fails at the end is the game's error as well (a
     rules error, positioned), with the end reason and the final state kept. A game that is not over (the
     decision limit, an agent that could not decide) is ``unfinished``: no outcome, but its state's hash."""
-    out = {"end_reason": None, "scores": None, "winners": [], "returns": None, "final_sha256": None,
+    out: dict[str, Any] = {"end_reason": None, "scores": None, "winners": [], "returns": None, "final_sha256": None,
            "error": stopped, "unfinished": False}
     if stopped is not None:
         return out
@@ -89,7 +123,7 @@ def outcome(game, stopped=None) -> dict:
     return out
 
 
-def dumps_record(data: dict) -> str:
+def dumps_record(data: dict[str, Any]) -> str:
     """JSON for a log file: one key per line, and one line per decision of the ``log`` list."""
     lines = []
     for key, value in data.items():
@@ -102,7 +136,7 @@ def dumps_record(data: dict) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def write_record(path: str, data) -> None:
+def write_record(path: str, data: dict[str, Any]) -> None:
     """Write ``data`` as a log record to ``path``, whole or not at all (rulelang/atomic.py)."""
 
     write_text_atomic(path, dumps_record(data))
@@ -127,13 +161,13 @@ def _log_number(text: str) -> int:
     return int(text)
 
 
-def _log_float(text: str):
+def _log_float(text: str) -> float:
     if len(text) > 2 * MAX_LOG_DIGITS:
         raise _BadNumber(f"a number with {len(text)} digits")
     return float(text)
 
 
-def _log_constant(text: str):
+def _log_constant(text: str) -> float:
     raise _BadNumber(f"'{text}' is not a JSON number")
 
 
@@ -156,7 +190,7 @@ def unreadable(path: str) -> str:
     return ""
 
 
-def read_log(path: str) -> dict:
+def read_log(path: str) -> dict[str, Any]:
     """A log file written by ``play --log``, checked: every problem is a one-line ``LogError``."""
     from rulelang.program import FileProblem, read_limited
 

@@ -10,20 +10,73 @@ Knowledge by place extends to fields: the place of `s.f[k]` is ("#KIND", (id, fi
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Collection, Optional, Protocol, Sequence
+
 from rulelang import ast as A
 
-from .builtins import RuleRuntimeError
+from .builtins import RuleRuntimeError, RunningGame
 from .builtins import charge, over
-from .runtime import Place, _get, _set_path, index_chain, range_check
+from .runtime import Frame, Pending, Place, _get, _set_path, index_chain, range_check
 from .errors import GameError
-from .hidden import hidden_form, shown_value
-from .values import Pile, Piece, default_value, fmt, to_plain
+from .hidden import Path, hidden_form, shown_value
+from .values import Json, Pile, Piece, Value, default_value, fmt, to_plain
+
+if TYPE_CHECKING:
+    from rulelang.checker import Checker
+    from rulelang.program import Program
+    from rulelang.types import Type
 
 MAX_PIECES = 100_000  # live pieces in one game (all kinds together)
 
+Locals = dict[str, Value]  # the local names of a running procedure
+Closure = Callable[[Any, Locals], Value]  # a compiled expression: (the game, the locals) -> its value
+
+
+# What this module reads of the ruleset, the game and the expression compiler, which all stand above it
+# (interpreter/ruleset.py, game.py, closures.py): protocols, so that it need not import them.
+class PieceRules(Protocol):
+    """The compiled rules' piece kinds."""
+
+    @property
+    def pieces(self) -> dict[str, PieceKind]: ...  # name -> kind
+
+    @property
+    def pieces_by_key(self) -> dict[str, PieceKind]: ...  # its key in the game's data ("#NAME") -> kind
+
+
+class PiecesGame(RunningGame, Protocol):
+    """A running game: its state (variables and pieces), its rules, what each seat knows."""
+
+    data: dict[str, Value]
+
+    @property
+    def rs(self) -> PieceRules: ...
+
+    def forget(self, name: str, keys: tuple[Value, ...]) -> None: ...
+
+    def _known_to(self, name: str, player: int) -> tuple[Collection[Path], Collection[Path]]: ...
+
+
+class LoadedGame(Protocol):
+    """A game read from a save (interpreter/saves.py): its state, running procedures and pending decision."""
+
+    data: dict[str, Value]
+    frames: Sequence[Frame]
+    pending: Optional[Pending]
+
+
+class ExprCompiler(Protocol):
+    """The compiler of expressions into closures (interpreter/closures.py)."""
+
+    @property
+    def rs(self) -> PieceRules: ...
+
+    def compile(self, e: Optional[A.Expr]) -> Closure: ...
+
 
 class PieceKind:
-    def __init__(self, name, fields, types, defaults, vis, checks):
+    def __init__(self, name: str, fields: list[str], types: list[Type], defaults: list[Optional[Closure]],
+                 vis: list[str], checks: list[Optional[Callable[[Value], None]]]) -> None:
         self.name = name
         self.key = "#" + name
         self.next_key = "#" + name + ".next"
@@ -37,9 +90,9 @@ class PieceKind:
         self.hidden = any(v in ("known", "owner") for v in vis)
 
 
-def build_pieces(rs, program, checker, xc):
+def build_pieces(rs: PieceRules, program: Program, checker: Checker, xc: ExprCompiler) -> dict[str, PieceKind]:
     """The piece kinds of a program: name -> PieceKind."""
-    out = {}
+    out: dict[str, PieceKind] = {}
     for d in program.decls.values():
         if isinstance(d, A.PieceDecl):
             names = [f.name for f in d.fields]
@@ -52,28 +105,28 @@ def build_pieces(rs, program, checker, xc):
     return out
 
 
-def state_keys(rs):
+def state_keys(rs: PieceRules) -> set[str]:
     """The keys of G.data that hold pieces."""
-    out = set()
+    out: set[str] = set()
     for k in rs.pieces.values():
         out.add(k.key)
         out.add(k.next_key)
     return out
 
 
-def init_pieces(G):
+def init_pieces(G: PiecesGame) -> None:
     for k in G.rs.pieces.values():
         G.data[k.key] = {}
         G.data[k.next_key] = 1
 
 
-def copy_pieces(G):
+def copy_pieces(G: PiecesGame) -> None:
     """After a shallow copy of G.data: give the copy its own id -> fields maps."""
     for k in G.rs.pieces.values():
         G.data[k.key] = dict(G.data[k.key])
 
 
-def _coerce(ty, v):
+def _coerce(ty: Optional[Type], v: Value) -> Value:
     if v.__class__ is tuple and ty is not None:
         if ty.name == "deck":
             return Pile("deck", v, ())
@@ -86,7 +139,7 @@ def _coerce(ty, v):
     return v
 
 
-def row_of(G, ref, kind=None):
+def row_of(G: PiecesGame, ref: Value, kind: Optional[str] = None) -> tuple[Value, ...]:
     """The field values of a live piece, or a rule error naming it."""
     if ref.__class__ is not Piece:
         raise RuleRuntimeError(f"{fmt(ref)} is not a piece")
@@ -98,7 +151,7 @@ def row_of(G, ref, kind=None):
         raise RuleRuntimeError(f"{fmt(ref)} was destroyed") from None
 
 
-def read_field(G, ref, name):
+def read_field(G: PiecesGame, ref: Value, name: str) -> Value:
     row = row_of(G, ref)
     if name == "id":
         return ref.id
@@ -109,12 +162,12 @@ def read_field(G, ref, name):
     return row[i]
 
 
-_LIVE = {}  # (kind, its live ids in creation order) -> their Pieces (shared: a Piece is never changed)
+_LIVE: dict[tuple[str, tuple[int, ...]], tuple[Piece, ...]] = {}  # (kind, its live ids in creation order) -> their Pieces (shared: a Piece is never changed)
 _LIVE_ITEMS = [0]  # ids held by _LIVE's keys: it starts again past MAX_LIVE_KEPT
 MAX_LIVE_KEPT = 200_000
 
 
-def live(G, name):
+def live(G: PiecesGame, name: str) -> tuple[Piece, ...]:
     """The live pieces of a kind, in creation order; charges the work budget like a list of that size."""
     ids = G.data["#" + name]
     G.work += len(ids) + 1  # charge(G, len(ids) + 1), inline (G is a game here)
@@ -132,15 +185,15 @@ def live(G, name):
     return got
 
 
-def count_live(G):
+def count_live(G: PiecesGame) -> int:
     return sum(len(G.data[k.key]) for k in G.rs.pieces.values())
 
 
-def compile_new(xc, e):
+def compile_new(xc: ExprCompiler, e: A.New) -> Callable[[PiecesGame, Locals], Piece]:
     """`new KIND(field: value, ...)` -> a closure that creates the piece and returns its reference."""
     kind = xc.rs.pieces[e.kind]
     given = {a.name: xc.compile(a.value) for a in e.args}
-    makers = []
+    makers: list[tuple[Optional[Closure], bool]] = []  # per field: how it is made, and whether it is given
     for i, f in enumerate(kind.fields):
         if f in given:
             makers.append((given[f], True))
@@ -150,7 +203,7 @@ def compile_new(xc, e):
             makers.append((None, False))
     key, next_key, name = kind.key, kind.next_key, kind.name
 
-    def new(G, L):
+    def new(G: PiecesGame, L: Locals) -> Piece:
         charge(G, 1 + len(makers))
         if count_live(G) >= MAX_PIECES:
             raise RuleRuntimeError(f"more than {MAX_PIECES:,} pieces at once: destroy pieces that left the game")
@@ -159,7 +212,7 @@ def compile_new(xc, e):
             ty = kind.types[i]
             v = _coerce(ty, f(G, L) if f is not None else default_value(ty))
             if kind.checks[i] is not None:
-                kind.checks[i](v)
+                kind.checks[i](v)  # type: ignore[misc]  # (not None: tested above; mypy does not narrow an item)
             values.append(v)
         pid = G.data[next_key]
         G.data[next_key] = pid + 1
@@ -168,10 +221,10 @@ def compile_new(xc, e):
     return new
 
 
-def compile_destroy(xc, e):
+def compile_destroy(xc: ExprCompiler, e: A.Destroy) -> Callable[[PiecesGame, Locals], None]:
     f = xc.compile(e.piece)
 
-    def destroy(G, L):
+    def destroy(G: PiecesGame, L: Locals) -> None:
         ref = f(G, L)
         row_of(G, ref)
         k = G.rs.pieces[ref.kind]
@@ -181,14 +234,15 @@ def compile_destroy(xc, e):
     return destroy
 
 
-def is_piece_place(target):
-    root = target
+def is_piece_place(target: A.Expr) -> bool:
+    root: Optional[A.Expr] = target
     while isinstance(root, A.Index):
         root = root.target
-    return isinstance(root, A.Field) and root.target.ty is not None and root.target.ty.kind == "piece"
+    return (isinstance(root, A.Field) and root.target is not None and root.target.ty is not None
+            and root.target.ty.kind == "piece")
 
 
-def place(xc, target):
+def place(xc: ExprCompiler, target: A.Expr) -> Place:
     """The place an assignment's target names: a PieceFieldPlace for a field of a piece, else a Place."""
     return PieceFieldPlace(xc, target) if is_piece_place(target) else Place(xc, target)
 
@@ -197,7 +251,7 @@ class PieceFieldPlace(Place):
     """A field of a piece, with an optional chain of [index] steps: `s.f`, `s.f[0]`.
     Its keys (keys_now) are (id, field position, index...), the path of the place in G.data["#KIND"]."""
 
-    def __init__(self, xc, target):
+    def __init__(self, xc: ExprCompiler, target: A.Expr) -> None:
         self.keys, root = index_chain(xc, target)
         self.kind = kind = xc.rs.pieces[root.target.ty.name]
         self.ref = xc.compile(root.target)
@@ -209,7 +263,7 @@ class PieceFieldPlace(Place):
         self.typed(target.ty)
         self.watch = kind.vis[self.fi] in ("known", "owner") if self.fi is not None else False
 
-    def _id(self, G, L):
+    def _id(self, G: PiecesGame, L: Locals) -> int:
         ref = self.ref(G, L)
         if ref is None:
             raise RuleRuntimeError(f"cannot change {self.text}: the piece is none")
@@ -218,25 +272,25 @@ class PieceFieldPlace(Place):
             raise RuleRuntimeError(f"cannot change {self.text}: a piece's id is fixed")
         return ref.id
 
-    def root(self, G, L):
+    def root(self, G: PiecesGame, L: Locals) -> Value:
         return G.data[self.name][self._id(G, L)][self.fi]  # the field's value (the pieces are not copied)
 
-    def get(self, G, L):
+    def get(self, G: PiecesGame, L: Locals) -> Value:
         c = G.data[self.name][self._id(G, L)][self.fi]
         for k in self.keys:
             c = _get(c, k(G, L))
         return c
 
-    def keys_now(self, G, L):
+    def keys_now(self, G: PiecesGame, L: Locals) -> tuple[Value, ...]:
         return (self._id(G, L), self.fi) + tuple(k(G, L) for k in self.keys)
 
-    def set(self, G, L, v):
+    def set(self, G: PiecesGame, L: Locals, v: Value) -> None:
         if self.pile_kind is not None and v.__class__ is tuple:
             k = self.pile_kind
             v = Pile("deck", v, ()) if k == "deck" else (Pile("bag", (), v) if k == "bag" else frozenset(v))
         self.set_at(G, L, self.keys_now(G, L), v)
 
-    def get_at(self, G, L, ks):
+    def get_at(self, G: PiecesGame, L: Locals, ks: Sequence[Value]) -> Value:
         try:
             c = G.data[self.name][ks[0]]
         except KeyError:
@@ -245,7 +299,7 @@ class PieceFieldPlace(Place):
             c = _get(c, k)
         return c
 
-    def set_at(self, G, L, ks, v):
+    def set_at(self, G: PiecesGame, L: Locals, ks: Sequence[Value], v: Value) -> None:
         if self.check is not None:
             self.check(v)
         rows = G.data[self.name]
@@ -261,17 +315,17 @@ class PieceFieldPlace(Place):
 
 
 # ------------------------------------------------------------------------------------ views
-def view_pieces(G, player):
+def view_pieces(G: PiecesGame, player: Optional[int]) -> dict[str, list[dict[str, Json]]]:
     """view()["pieces"]: per kind, the live pieces in id order as {"id": n, field: value, ...}; a
     piece's existence, id and public fields are public, hidden fields show as for variables."""
-    out = {}
+    out: dict[str, list[dict[str, Json]]] = {}
     for k in G.rs.pieces.values():
         rows = G.data[k.key]
         seen, inner = G._known_to(k.key, player) if (k.hidden and player is not None) else ((), ())
-        items = []
+        items: list[dict[str, Json]] = []
         for pid in sorted(rows):
             row = rows[pid]
-            d = {"id": pid}
+            d: dict[str, Json] = {"id": pid}
             for i, f in enumerate(k.fields):
                 v = row[i]
                 vis = k.vis[i]
@@ -289,7 +343,7 @@ def view_pieces(G, player):
 
 
 # ------------------------------------------------------------------------------------ save files
-def load_pieces(rs, data, what):
+def load_pieces(rs: PieceRules, data: dict[str, Value], what: str) -> None:
     """Check the pieces of a loaded save (`data`: G.data decoded). Raises GameError naming the problem:
     unknown kinds in piece references, ids from 1 below the next id, one value per field, range types
     kept, piece references to kinds of these rules."""
@@ -322,7 +376,7 @@ def load_pieces(rs, data, what):
                             "which was never made")
 
 
-def check_refs(rs, g, what):
+def check_refs(rs: PieceRules, g: LoadedGame, what: str) -> None:
     """The pieces named by a loaded save's running procedures and pending decision must be of these
     rules and made before (a reference to a destroyed piece may stay)."""
     if not rs.pieces:
@@ -338,14 +392,14 @@ def check_refs(rs, g, what):
                             "which was never made")
 
 
-def known_place_ok(rs, key, keys):
+def known_place_ok(rs: PieceRules, key: str, keys: Json) -> bool:
     """Whether a `known` entry of a save names a field of a piece that can be revealed: [id, field, ...]."""
     k = rs.pieces_by_key.get(key)
     return (k is not None and isinstance(keys, list) and len(keys) >= 2 and keys[1].__class__ is int
             and 0 <= keys[1] < len(k.fields) and k.vis[keys[1]] in ("known", "owner"))
 
 
-def _fits(rs, ty, v):
+def _fits(rs: PieceRules, ty: Optional[Type], v: Value) -> bool:
     """Whether v is of the plain kind of type ty (only the kinds the save file can tell apart)."""
     if v is None or ty is None:
         return True
@@ -371,7 +425,7 @@ def _fits(rs, ty, v):
     return True
 
 
-def _unknown_piece(rs, data, v, depth=0):
+def _unknown_piece(rs: PieceRules, data: dict[str, Value], v: Value, depth: int = 0) -> Optional[Piece]:
     if v.__class__ is Piece:
         k = rs.pieces.get(v.kind)
         return None if k is not None and v.id < data[k.next_key] else v

@@ -25,10 +25,47 @@ by networkx's Kamada-Kawai layout, which is deterministic).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Literal, Optional, Protocol, Sequence, Union, overload
 from xml.sax.saxutils import escape, quoteattr
 
-from .boards import _nx
-from .values import fmt, skey
+from .boards import Board, Node, _nx
+from .values import Json, fmt, skey
+
+if TYPE_CHECKING:
+    from rulelang.program import Program
+    from rulelang.types import Type
+
+    from .pieces import PieceKind
+
+
+class DrawnRules(Protocol):
+    """The compiled rules (interpreter/ruleset.py), as far as a drawing reads them."""
+
+    @property
+    def program(self) -> Program: ...
+
+    @property
+    def boards(self) -> dict[str, Board]: ...
+
+    @property
+    def vars(self) -> Sequence[tuple[str, bool, Any, Type, str]]: ...  # (name, per player, start, type, visibility)
+
+    @property
+    def pieces(self) -> dict[str, PieceKind]: ...
+
+
+class DrawnGame(Protocol):
+    """A game (interpreter/game.py's Game), as far as a drawing reads it: its rules and a seat's view. (A
+    protocol: the game stands above this module.)"""
+
+    @property
+    def rs(self) -> DrawnRules: ...
+
+    def view(self, player: Optional[int] = None) -> dict[str, Any]: ...
+
+
+Drawing = tuple[str, tuple[float, float, float, float]]  # an SVG <g> element, and its (x0, y0, width, height)
+Labels = list[tuple[str, Optional[int]]]  # what stands on a node: (label, the seat it belongs to, or None)
 
 MAX_CELL = 12  # characters of a cell in a square text grid (longer contents are listed under the grid)
 HEX_CELL = 5  # the same for a hex grid
@@ -39,12 +76,12 @@ PALETTE = ("#e06666", "#6fa8dc", "#93c47d", "#ffd966", "#8e7cc3", "#f6b26b", "#7
 
 
 # ---------------------------------------------------------------------------- what stands where
-def board_names(game):
+def board_names(game: DrawnGame) -> list[str]:
     """The names of the game's boards, in declaration order."""
     return list(game.rs.boards)
 
 
-def _board(game, board):
+def _board(game: DrawnGame, board: Union[str, Board]) -> Board:
     if isinstance(board, str):
         try:
             return game.rs.boards[board]
@@ -54,7 +91,7 @@ def _board(game, board):
     return board
 
 
-def board_kind(game, board):
+def board_kind(game: DrawnGame, board: Union[str, Board]) -> tuple[str, tuple[()]]:
     """("square_grid" | "hex_grid" | "hex_rect" | "line" | "graph", generator arguments)."""
     b = _board(game, board)
     decl = game.rs.program.decls.get(b.name)
@@ -64,7 +101,7 @@ def board_kind(game, board):
     return spec.func.ident, ()
 
 
-def _plain_key(v):
+def _plain_key(v: Json) -> str:
     """The fmt() text of a node given as plain view data (tuples come back as lists)."""
     if isinstance(v, list):
         return "(" + ",".join(_plain_key(x) for x in v) + ")" if len(v) != 1 else "(" + _plain_key(v[0]) + ",)"
@@ -77,7 +114,7 @@ def _plain_key(v):
     return str(v)
 
 
-def _text(v, ty=None):
+def _text(v: Json, ty: Optional[Type] = None) -> str:
     """A value of the view as a short label."""
     if getattr(ty, "name", "") == "player" and isinstance(v, int) and not isinstance(v, bool):
         return f"P{v}"
@@ -97,7 +134,7 @@ def _text(v, ty=None):
     return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 3] + "..."
 
 
-def _is(ty, name):
+def _is(ty: Optional[Type], name: str) -> bool:
     return getattr(ty, "name", None) == name
 
 
@@ -105,28 +142,28 @@ class Contents:
     """What a seat sees on one board: `labels[node] = [(label, seat or None), ...]`, and `hidden`: lines
     such as "secret: 3 hidden entries" for what the view hides."""
 
-    def __init__(self, board):
+    def __init__(self, board: Board) -> None:
         self.board = board
-        self.labels = {}
-        self.hidden = []
-        self.sources = []  # the variables and piece kinds that put something on this board
+        self.labels: dict[Node, Labels] = {}
+        self.hidden: list[str] = []
+        self.sources: list[str] = []  # the variables and piece kinds that put something on this board
 
-    def put(self, node, label, seat=None):
+    def put(self, node: Node, label: str, seat: Optional[int] = None) -> None:
         self.labels.setdefault(node, []).append((label, seat))
 
 
-def board_contents(game, seat, board):
+def board_contents(game: DrawnGame, seat: Optional[int], board: Union[str, Board]) -> Contents:
     """The Contents of `board` as `seat` sees it (None: the whole state)."""
     b = _board(game, board)
     view = game.view(seat)
     by_key = {fmt(n): n for n in b.nodes}
-    found = []  # (source name, node, value text, is a bare mark, seat of the value)
-    hidden = []
+    found: list[tuple[str, Node, str, bool, Optional[int]]] = []  # (source name, node, value text, is a bare mark, seat of the value)
+    hidden: list[str] = []
 
-    def node_of(v):
+    def node_of(v: Json) -> Optional[Node]:
         return by_key.get(_plain_key(v))
 
-    def hidden_count(v):
+    def hidden_count(v: Json) -> int:
         return v.get("hidden", 0) if isinstance(v, dict) else 0
 
     for name, per, _, ty, vis in game.rs.vars:
@@ -183,7 +220,7 @@ def board_contents(game, seat, board):
                 elif node_of(v) is not None:
                     found.append((kind, node_of(v), f"{kind}#{item['id']}", True, owner))
     out = Contents(b)
-    sources = []
+    sources: list[str] = []
     for src, *_ in found:
         if src not in sources:
             sources.append(src)
@@ -198,11 +235,11 @@ def board_contents(game, seat, board):
 
 
 # ---------------------------------------------------------------------------- text
-def _cell(labels):
+def _cell(labels: Optional[Labels]) -> str:
     return ",".join(label for label, _ in labels) if labels else "."
 
 
-def board_text(game, seat, board):
+def board_text(game: DrawnGame, seat: Optional[int], board: Union[str, Board]) -> str:
     """The board as text: what `seat` may see (None: the whole state)."""
     b = _board(game, board)
     kind, _ = board_kind(game, b)
@@ -257,7 +294,7 @@ def board_text(game, seat, board):
     return "\n".join(lines)
 
 
-def boards_text(game, seat):
+def boards_text(game: DrawnGame, seat: Optional[int]) -> str:
     """Every board of the game as text (\"\" when the rules declare none)."""
     return "\n".join(board_text(game, seat, name) for name in board_names(game))
 
@@ -270,7 +307,7 @@ SQUARE = 56.0  # side of a square cell
 NODE_R = 22.0  # radius of a node of a graph board
 
 
-def _positions(game, b, kind):
+def _positions(game: DrawnGame, b: Board, kind: str) -> tuple[dict[Node, tuple[float, float]], str]:
     """Node -> (x, y) centre in pixels, and the shape: "square", "hex" or "circle"."""
     if kind == "square_grid":  # row 0 at the bottom unless the board says row_zero_at_top
         top = max(n[0] for n in b.nodes)
@@ -308,12 +345,20 @@ def _positions(game, b, kind):
     return {n: (float(p[0]) * scale, float(p[1]) * scale) for n, p in pos.items()}, "circle"
 
 
-def _hex_points(x, y, r):
+def _hex_points(x: float, y: float, r: float) -> str:
     return " ".join(f"{x + r * math.cos(math.radians(60 * i - 30)):.1f},{y + r * math.sin(math.radians(60 * i - 30)):.1f}"
                     for i in range(6))
 
 
-def board_svg(game, seat, board, standalone=True):
+@overload
+def board_svg(game: DrawnGame, seat: Optional[int], board: Union[str, Board], standalone: Literal[True] = True) -> str: ...
+
+
+@overload
+def board_svg(game: DrawnGame, seat: Optional[int], board: Union[str, Board], standalone: Literal[False]) -> Drawing: ...
+
+
+def board_svg(game: DrawnGame, seat: Optional[int], board: Union[str, Board], standalone: bool = True) -> Union[str, Drawing]:
     """The board as an SVG document (or, with standalone=False, a <g> element and its size)."""
     b = _board(game, board)
     kind, _ = board_kind(game, b)
@@ -368,7 +413,7 @@ def board_svg(game, seat, board, standalone=True):
     return _document([(body, (x0, y0, width, height))])
 
 
-def _document(drawings):
+def _document(drawings: Sequence[Drawing]) -> str:
     """One SVG document stacking the drawings (each: <g> text, (x0, y0, width, height)) top to bottom."""
     width = max([w for _, (_, _, w, _) in drawings] + [100.0])
     height = sum(h for _, (_, _, _, h) in drawings) or 40.0
@@ -388,12 +433,12 @@ def _document(drawings):
     return "\n".join(out) + "\n"
 
 
-def boards_svg(game, seat):
+def boards_svg(game: DrawnGame, seat: Optional[int]) -> str:
     """Every board of the game as one SVG document, one under the other."""
     return _document([board_svg(game, seat, name, standalone=False) for name in board_names(game)])
 
 
-def seat_boards_text(game, seat):
+def seat_boards_text(game: DrawnGame, seat: Optional[int]) -> str:
     """The boards as `seat` sees them (None: the whole state), as text; "" when the game has none or they
     cannot be drawn (a drawing is a courtesy: a game object without boards, a fake in tests)."""
     try:

@@ -18,6 +18,7 @@ cells shared with the inner function) is left as it is.
 from __future__ import annotations
 
 import re
+from typing import Iterable, Sequence
 
 _NAME = re.compile(r"(?<![.\w])([a-z]+)([0-9]+)\b")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -28,7 +29,7 @@ _NEWLINE = re.compile("\n")
 MIN_NAMES = 12  # a function with fewer temporaries is left as it is (little to gain, quicker to load)
 
 
-def reuse_names(lines, params=()):
+def reuse_names(lines: Sequence[str], params: Iterable[str] = ()) -> list[str]:
     """The lines of one function's body with its temporaries renamed (a new list; `lines` is not changed).
     `params`: the function's parameter names (never renamed)."""
     text = "\n".join(lines)
@@ -38,7 +39,9 @@ def reuse_names(lines, params=()):
     plain = _STRING.sub(lambda m: "'" + " " * (len(m.group(0)) - 2) + "'", text) if ("'" in text or '"' in text) else text
     found = [(m.start(), m.end(), m.group(0), m.group(1)) for m in _NAME.finditer(plain)]
     breaks = [m.start() for m in _NEWLINE.finditer(plain)]
-    first, last, kind_of = {}, {}, {}
+    first: dict[str, int] = {}  # name -> the line of its first use
+    last: dict[str, int] = {}  # name -> the line of its last use
+    kind_of: dict[str, str] = {}
     line_no = 0
     for pos, _, name, kind in found:
         while line_no < len(breaks) and breaks[line_no] < pos:
@@ -58,7 +61,8 @@ def reuse_names(lines, params=()):
             if f < head < last[name] and ends[name] < end:
                 ends[name] = end
     # per kind of name, in order of first use: the first earlier name free by then, else a name of its own
-    rename, free = {}, {}
+    rename: dict[str, str] = {}
+    free: dict[str, list[tuple[str, int]]] = {}  # kind -> (name, line it is in use until)
     for name in sorted(first, key=first.__getitem__):
         slots = free.setdefault(kind_of[name], [])
         for k, (held, until) in enumerate(slots):
@@ -70,7 +74,8 @@ def reuse_names(lines, params=()):
             slots.append((name, ends[name]))
     if not rename:
         return list(lines)
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     for pos, end, name, _ in found:
         new = rename.get(name)
         if new is not None:
@@ -81,7 +86,7 @@ def reuse_names(lines, params=()):
     return "".join(out).split("\n")
 
 
-def _loops(code):
+def _loops(code: Sequence[str]) -> list[tuple[int, int]]:
     """(header line, last line of its body) of every `for` and `while` loop, by indentation."""
     out = []
     for i, line in enumerate(code):

@@ -10,7 +10,7 @@ def seed_state(seed: int) -> int:
     return (int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & MASK
 
 
-def next_u64(state: int):
+def next_u64(state: int) -> tuple[int, int]:
     """Returns (new_state, 64-bit output)."""
     state = (state + 0x9E3779B97F4A7C15) & MASK
     z = state
@@ -19,7 +19,7 @@ def next_u64(state: int):
     return state, z ^ (z >> 31)
 
 
-def below(state: int, n: int):
+def below(state: int, n: int) -> tuple[int, int]:
     """Returns (new_state, a uniform integer in [0, n)), by rejection so that there is no bias."""
     if n <= 0:
         raise ValueError("below() needs n > 0")

@@ -4,22 +4,48 @@ raises Bad, naming where it is and what it should have been."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Collection, Mapping, NoReturn, Optional, Protocol
 
 from rulelang import ast as A
 
 from .builtins import MAX_INT
-from .values import Pile, fmt
+from .values import Pile, Value, fmt
+
+if TYPE_CHECKING:
+    from rulelang.program import Program
+    from rulelang.types import Type
+
+
+class _Nodes(Protocol):
+    """A board (interpreter/boards.py), as far as the checks read it."""
+
+    @property
+    def nodes(self) -> Collection[Value]: ...
+
+
+class CheckedRules(Protocol):
+    """The compiled rules (interpreter/ruleset.py's Ruleset), as far as the checks read them: the declarations,
+    each table's rows, each board's nodes. (A protocol: the ruleset stands above this module.)"""
+
+    @property
+    def program(self) -> Program: ...
+
+    @property
+    def table_rows(self) -> Mapping[str, Collection[str]]: ...
+
+    @property
+    def boards(self) -> Mapping[str, _Nodes]: ...
 
 
 class Bad(Exception):
     """A value is wrong (a field of a save, or a value the rules store): `path` names it, `message` says
     what is wrong."""
 
-    def __init__(self, path, message):
+    def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path} {message}" if path else message)
 
 
-def _show(v):
+def _show(v: object) -> str:
     if isinstance(v, str):
         return json.dumps(v[:40] + ("..." if len(v) > 40 else ""), ensure_ascii=False)
     if v is None:
@@ -38,11 +64,12 @@ def _show(v):
     return fmt(v)[:40]
 
 
-def _bad(path, v, expected):
+def _bad(path: str, v: object, expected: str) -> NoReturn:
     raise Bad(path, f"is {_show(v)}, not {expected}")
 
 
-def _int(path, v, low=None, high=None, expected=None):
+def _int(path: str, v: Value, low: Optional[int] = None, high: Optional[int] = None,
+         expected: Optional[str] = None) -> int:
     if v.__class__ is not int or (low is not None and v < low) or (high is not None and v > high):
         if expected is None:
             if low is None:
@@ -55,7 +82,7 @@ def _int(path, v, low=None, high=None, expected=None):
     return v
 
 
-def _bool(path, v):
+def _bool(path: str, v: Value) -> bool:
     if v is not True and v is not False:
         _bad(path, v, "true or false")
     return v
@@ -66,19 +93,19 @@ class ValueTypes:
 
     lenient = False
 
-    def __init__(self, rs, n):
+    def __init__(self, rs: CheckedRules, n: int) -> None:
         self.rs = rs
         self.n = n
         decls = rs.program.decls
         self.members = {name: frozenset(d.members) for name, d in decls.items() if isinstance(d, A.EnumDecl)}
-        self.rows = {}
+        self.rows: dict[str, set[str]] = {}  # record -> the rows of its tables
         for tname, rows in rs.table_rows.items():
             self.rows.setdefault(decls[tname].record, set()).update(rows)
-        self.nodes = set()
+        self.nodes: set[Value] = set()
         for b in rs.boards.values():
             self.nodes.update(b.nodes)
 
-    def check(self, ty, v, path, lenient=None):
+    def check(self, ty: Type, v: Value, path: str, lenient: Optional[bool] = None) -> None:
         """`lenient`: a player or a range only needs to be a whole number (a local the checker typed so, which
         the rules could have given any number: `let q = if c then p else -1`). None: as the outer call."""
         if lenient is not None:
@@ -135,7 +162,7 @@ class ValueTypes:
                     self.check(ty.args[1], x, f"{path}[{fmt(k)[:40]}]")
         # any, func: every value
 
-    def check_kind(self, ty, v, path):
+    def check_kind(self, ty: Type, v: Value, path: str) -> None:
         """The kind of value `ty` describes (a whole number, a text, a list ...), not what is inside it."""
         if v is None:
             return
@@ -156,7 +183,7 @@ class ValueTypes:
         elif kind in ("enum", "record") or name in ("node", "board"):
             self.check(ty, v, path, lenient=True)
 
-    def _collection(self, ty, v, path):
+    def _collection(self, ty: Type, v: Value, path: str) -> None:
         name = ty.name
         if name == "tuple":
             if not isinstance(v, tuple) or (ty.args and len(v) != len(ty.args)):

@@ -7,6 +7,17 @@ makes a new dict), and Pile (decks and bags). Players are ints (seats, 0-based).
 from __future__ import annotations
 
 from itertools import chain
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, Optional
+
+if TYPE_CHECKING:
+    from rulelang.types import Type
+
+# A run-time value: int, bool, str, None, tuple, frozenset, dict, Pile, Piece or a Board (the docstring
+# above). Any, not their union: the hot paths tell the kinds apart by `v.__class__ is ...`, on which type
+# checkers do not narrow, and a value is read whole by code that knows its kind from the rules' types.
+Value = Any
+# JSON data as json.loads gives it and json.dumps takes it (lists, dicts, str, int, bool, None)
+Json = Any
 
 MAX_SIZE = 1_000_000  # the most items one value may hold in all, shared parts counted each time they appear
 MAX_DEPTH = 100  # the deepest a value may nest (a list in a list in a list ...)
@@ -18,34 +29,34 @@ class Pile:
 
     __slots__ = ("kind", "known", "pool")
 
-    def __init__(self, kind: str, known=(), pool=()):
+    def __init__(self, kind: str, known: Iterable[Value] = (), pool: Iterable[Value] = ()) -> None:
         self.kind = kind
         self.known = tuple(known)
         self.pool = tuple(sort_values(tuple(pool)))
 
-    def items(self):
+    def items(self) -> tuple[Value, ...]:
         return self.known + self.pool
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.known) + len(self.pool)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Value]:
         return iter(self.known + self.pool)
 
-    def __contains__(self, x):
+    def __contains__(self, x: object) -> bool:
         return x in self.known or x in self.pool
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Pile) and (self.kind, self.known, self.pool) == (other.kind, other.known, other.pool)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.kind, self.known, self.pool))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Pile({self.kind}, {self.known}, {self.pool})"
 
 
-def ordered_pile(kind, known, pool):
+def ordered_pile(kind: str, known: tuple[Value, ...], pool: tuple[Value, ...]) -> Pile:
     """A Pile of parts already in a Pile's order (`known` a tuple, `pool` a tuple sorted as sort_values sorts):
     what Pile(kind, known, pool) makes, without sorting the pool again."""
     p = _new_object(Pile)
@@ -64,24 +75,24 @@ class Piece:
 
     __slots__ = ("kind", "id")
 
-    def __init__(self, kind: str, id: int):
+    def __init__(self, kind: str, id: int) -> None:
         self.kind = kind
         self.id = id
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:  # (Any: read by its class first, as in the hot paths)
         return other.__class__ is Piece and other.kind == self.kind and other.id == self.id
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("$piece", self.kind, self.id))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{self.kind}#{self.id}"
 
 
-def skey(v):
+def skey(v: Value) -> tuple[Any, ...]:
     """A total order over values of mixed kinds, used for every canonical sort."""
     c = v.__class__
     if c is int:  # the common kinds first (a bool's class is bool, not int)
@@ -109,7 +120,7 @@ def skey(v):
     return (9, repr(v))
 
 
-def sort_values(xs):
+def sort_values(xs: Collection[Value]) -> list[Value]:
     """sorted(xs, key=skey) for a collection (walked twice: not an iterator). When every item is an int
     (no bool), or every item is a text, or every item a list of ints only (or of texts only), skey orders
     them as Python does, so they are sorted without it."""
@@ -127,7 +138,7 @@ def sort_values(xs):
 _INT_OR_STR = frozenset({int, str})
 
 
-def fmt(v) -> str:
+def fmt(v: Value) -> str:
     """The canonical compact text of a value, used in action ids: 3, teal, (0,2), {a,b}."""
     c = v.__class__
     if c is str:
@@ -157,7 +168,7 @@ def fmt(v) -> str:
     return str(v)
 
 
-def readable(v) -> str:
+def readable(v: Value) -> str:
     """A human-readable text of a value (lists with spaces)."""
     if isinstance(v, tuple):
         return "(" + ", ".join(readable(x) for x in v) + ")" if len(v) != 1 else "(" + readable(v[0]) + ")"
@@ -168,7 +179,7 @@ def readable(v) -> str:
     return fmt(v)
 
 
-def encode(v):
+def encode(v: Value) -> Json:
     """Value -> JSON-ready data (tagged where JSON has no kind of its own)."""
     if v is None or isinstance(v, (bool, int, str)):
         return v
@@ -187,7 +198,7 @@ def encode(v):
     raise TypeError(f"cannot serialize a {type(v).__name__}")
 
 
-def decode(d, boards=None, depth=0):
+def decode(d: Json, boards: Optional[Mapping[str, Value]] = None, depth: int = 0) -> Value:
     """JSON data -> value; raises ValueError on anything that is not an encoded value."""
     if d.__class__ in _PLAIN:
         return d
@@ -207,7 +218,7 @@ def decode(d, boards=None, depth=0):
         if "$set" in d and len(d) == 1:
             return frozenset(_key(decode(x, boards, depth)) for x in _list(d["$set"]))
         if "$map" in d and len(d) == 1:
-            out = {}
+            out: dict[Value, Value] = {}
             for pair in _list(d["$map"]):
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError("a map entry is a [key, value] pair")
@@ -230,7 +241,7 @@ def decode(d, boards=None, depth=0):
 _PLAIN = frozenset({type(None), bool, int, str})
 
 
-def _key(v):
+def _key(v: Value) -> Value:
     """A value that can be a set item or a map key (maps cannot)."""
     try:
         hash(v)
@@ -239,13 +250,13 @@ def _key(v):
     return v
 
 
-def _list(x):
+def _list(x: Json) -> list[Json]:
     if not isinstance(x, list):
         raise ValueError("expected a list")
     return x
 
 
-def to_plain(v, full=False):
+def to_plain(v: Value, full: bool = False) -> Json:
     """Value -> plain JSON data for views: maps become objects keyed by fmt(key), sets sorted lists.
     A pile shows its ordered part and the size of its shuffled part; with `full` (the view of the
     whole state) also what the shuffled part holds, sorted."""
@@ -267,7 +278,7 @@ def to_plain(v, full=False):
     return str(v)
 
 
-def default_value(ty):
+def default_value(ty: Type) -> Value:
     """The value a variable of type `ty` holds before anything sets it."""
     if ty.kind == "range":
         return ty.low

@@ -8,16 +8,41 @@ function), E408 (a piece's id cannot change), E413 (`new` only on the right of `
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol, Union
+
 from . import ast as A
 from . import types as T
+from .diagnostics import ERROR
 from .scopes import Context, Scope
+
+if TYPE_CHECKING:
+    from .program import Program
 
 RESERVED_FIELDS = {"id"}
 
 
+class CheckerCore(Protocol):
+    """What the checker's mixed-in parts (PieceChecks here) use of checker.Checker: the program, the types
+    of its declarations, reporting, and the checks of types and expressions. (A protocol, the self type of
+    the mixin's methods, so that they are checked without the mixin importing the class it is mixed into.)"""
+
+    prog: Program
+    types: dict[str, T.Type]  # enum, record and piece name -> its type
+
+    def err(self, span: A.Span, code: str, message: str, hint: str = "", severity: str = ERROR) -> None: ...
+
+    def suggest(self, name: str, candidates: Union[Iterable[str], Callable[[], Iterable[str]]]) -> str: ...
+
+    def resolve_type(self, t: Any) -> T.Type: ...  # (a type as written: TypeName, TypeGeneric, TypeRange or None)
+
+    def expr(self, e: Optional[A.Expr], scope: Scope, ctx: Context, expected: Optional[T.Type] = None) -> T.Type: ...
+
+    def expect_type(self, got: T.Type, want: T.Type, node: A.Expr, what: str) -> None: ...
+
+
 class PieceChecks:
-    def check_piece_decl(self, d):
-        seen = set()
+    def check_piece_decl(self: CheckerCore, d: A.PieceDecl) -> None:
+        seen: set[str] = set()
         names = {f.name for f in d.fields}
         for f in d.fields:
             if f.name in seen:
@@ -38,10 +63,12 @@ class PieceChecks:
                              hint="add owner: player to the piece (the player who sees the field)"
                              if "owner" not in names else "declare it as owner: player")
 
-    def piece_field_type(self, e, tt):
+    def piece_field_type(self: CheckerCore, e: A.Field, tt: T.Type) -> T.Type:
         d = self.prog.decls.get(tt.name)
         if e.name == "id":
             return T.INT
+        if d is None:  # (a piece type is always declared)
+            return T.ANY
         for f in d.fields:
             if f.name == e.name:
                 return self.resolve_type(f.type)
@@ -50,7 +77,7 @@ class PieceChecks:
                  hint=self.suggest(e.name, fields) or "fields: " + ", ".join(fields))
         return T.ANY
 
-    def check_new(self, v, scope, ctx):
+    def check_new(self: CheckerCore, v: A.New, scope: Scope, ctx: Context) -> T.Type:
         d = self.prog.decls.get(v.kind)
         if ctx.pure:
             self.err(v.span, "E403", "a function cannot create pieces", hint="create it in a procedure or an action")
@@ -62,7 +89,7 @@ class PieceChecks:
                 self.expr(a.value, scope, ctx)
             return T.ANY
         fields = {f.name: f for f in d.fields}
-        given = set()
+        given: set[str] = set()
         for a in v.args:
             if a.name is None:
                 self.err(a.span, "E309", f"the fields of a new {d.name} are named: new {d.name}(field: value)")
@@ -85,7 +112,7 @@ class PieceChecks:
                          hint=f"write new {d.name}(..., {f.name}: VALUE), or give the field a default")
         return self.types[d.name]
 
-    def e_New(self, e, scope, ctx, expected):
+    def e_New(self: CheckerCore, e: A.New, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         if ctx.pure:
             self.err(e.span, "E403", "a function cannot create pieces", hint="create it in a procedure or an action")
             return T.ANY
@@ -93,27 +120,27 @@ class PieceChecks:
                  hint=f"let x = new {e.kind}(...), then use x")
         return T.ANY
 
-    def s_Destroy(self, s, scope, ctx):
+    def s_Destroy(self: CheckerCore, s: A.Destroy, scope: Scope, ctx: Context) -> None:
         t = self.expr(s.piece, scope, ctx)
         if t.kind != "piece" and t.name != "any":
-            self.err(s.piece.span, "E330", f"'destroy' takes a piece, not {t}",
+            self.err(s.piece.span if s.piece is not None else s.span, "E330", f"'destroy' takes a piece, not {t}",
                      hint="pieces are made with new KIND(...) and listed by their kind's name")
 
-    def piece_lvalue(self, e, root, ctx):
+    def piece_lvalue(self: CheckerCore, e: A.Expr, root: A.Field, ctx: Context) -> None:
         """check_lvalue for a place whose root is a field of a piece (root: the Field node)."""
         if ctx.pure:
             self.err(e.span, "E403", "a function cannot change pieces")
         if root.name == "id":
             self.err(e.span, "E408", "a piece's id never changes")
 
-    def piece_reveal(self, s, root):
+    def piece_reveal(self: CheckerCore, s: A.Reveal, root: A.Field) -> None:
         """reveal of a field of a piece: the field must be visible to known or owner."""
-        d = self.prog.decls.get(root.target.ty.name)
-        f = next((f for f in d.fields if f.name == root.name), None)
-        if f is None:
+        d = self.prog.decls.get(root.target.ty.name) if root.target is not None else None
+        f = next((f for f in d.fields if f.name == root.name), None) if d is not None else None
+        if d is None or f is None:
             return
         if f.visibility not in ("known", "owner"):
             shown = "everybody already sees it" if f.visibility == "all" else "nobody may ever see it"
-            self.err(s.item.span, "E420", f"field '{root.name}' of {d.name} is visible to {f.visibility}: {shown}, "
+            self.err(s.item.span if s.item is not None else s.span, "E420", f"field '{root.name}' of {d.name} is visible to {f.visibility}: {shown}, "
                                           "so it cannot be revealed",
                      hint="declare the field 'visible to known' (or 'visible to owner') to reveal it")

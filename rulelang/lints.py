@@ -9,11 +9,12 @@ it out.
 from __future__ import annotations
 
 import re
+from typing import Any, Iterator, Optional
 
 from . import ast as A
 from . import lints_flow, lints_static
 from .diagnostics import NOTE
-from .lint_registry import registry
+from .lint_registry import CheckResults, registry
 from .lints_static import _game_nodes, _nodes, _scenario_nodes
 from .program import read_rulebook
 from .suppress import without_allowed
@@ -21,7 +22,7 @@ from .suppress import without_allowed
 BASIC_LINTS, lint = registry()  # the lints of this module
 
 
-def run_lints(checker, warnings=True):
+def run_lints(checker: CheckResults, warnings: bool = True) -> None:
     """Run every lint on the finished checker; ``warnings=False``: only those that may report an error."""
     for code, fn in LINTS:
         if warnings or not code.startswith("W"):
@@ -30,14 +31,14 @@ def run_lints(checker, warnings=True):
 
 
 @lint("E108")
-def has_flow(c, code):
+def has_flow(c: CheckResults, code: str) -> None:
     if "flow" not in c.prog.decls and c.prog.game is not None:
         c.err(c.prog.game.span, code, "the game has no flow",
               hint="add: flow { loop { for p in players { turn p { offer [ACTIONS] to p } } } }")
 
 
 @lint("W301")
-def can_end(c, code):
+def can_end(c: CheckResults, code: str) -> None:
     if c.prog.game is None or "flow" not in c.prog.decls:
         return
     if c.ends or c.prog.endings:
@@ -49,7 +50,7 @@ def can_end(c, code):
 
 
 @lint("W302")
-def endless_loops(c, code):
+def endless_loops(c: CheckResults, code: str) -> None:
     if c.ends or c.prog.endings:
         return  # the game can end from elsewhere (an ending, or end_game in an action)
     for loop in c.endless_loops:
@@ -57,10 +58,10 @@ def endless_loops(c, code):
                hint="the game can never finish; add an ending or an end_game")
 
 
-def _reachable(c):
+def _reachable(c: CheckResults) -> set[str]:
     graph = c.calls
     start = ["setup", "flow"] + [t.name for t in c.prog.triggers]
-    seen = set()
+    seen: set[str] = set()
     todo = list(start)
     while todo:
         n = todo.pop()
@@ -73,7 +74,7 @@ def _reachable(c):
 
 
 @lint("W303")
-def unreachable_procs(c, code):
+def unreachable_procs(c: CheckResults, code: str) -> None:
     seen = _reachable(c)
     for d in c.prog.of_kind("procedure"):
         if d.proc_kind in ("phase", "procedure") and d.name not in seen:
@@ -83,7 +84,7 @@ def unreachable_procs(c, code):
 
 
 @lint("W304")
-def unoffered_actions(c, code):
+def unoffered_actions(c: CheckResults, code: str) -> None:
     seen = _reachable(c)
     for d in c.prog.of_kind("action"):
         if d.name not in c.offered:
@@ -93,21 +94,21 @@ def unoffered_actions(c, code):
 
 
 @lint("W305")
-def unused_vars(c, code):
+def unused_vars(c: CheckResults, code: str) -> None:
     for d in c.prog.of_kind("var"):
         if d.name not in c.var_reads and d.name not in c.var_writes:
             c.warn(d.span, code, f"variable '{d.name}' is never used")
 
 
 @lint("W307")
-def unemitted_events(c, code):
+def unemitted_events(c: CheckResults, code: str) -> None:
     for d in c.prog.of_kind("event"):
         if d.name not in c.emitted:
             c.warn(d.span, code, f"event '{d.name}' is never emitted", hint=f"emit {d.name}(...) where it happens")
 
 
 @lint("W308")
-def uncited_placeholder_rules(c, code):
+def uncited_placeholder_rules(c: CheckResults, code: str) -> None:
     """An invented rule stands only for a mechanic the rulebook names: it must say where (`@rule`)."""
     for d in c.prog.decls.values():
         if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
@@ -121,14 +122,14 @@ def uncited_placeholder_rules(c, code):
 SECTION_RE = re.compile(r"^## \[([A-Z]-[\d.]+(?:-en)?)\]", re.M)
 
 
-def rulebook_sections(c):
+def rulebook_sections(c: CheckResults) -> tuple[Optional[set[str]], Optional[str]]:
     """The section ids of the header's rulebook, or why it was not read (see program.read_rulebook)."""
     text, problem = read_rulebook(c.prog)
     return (None, problem) if text is None else (set(SECTION_RE.findall(text)), None)
 
 
 @lint("W306")
-def unknown_citations(c, code):
+def unknown_citations(c: CheckResults, code: str) -> None:
     game = c.prog.game
     if game is None or not game.rulebook:
         return
@@ -152,14 +153,14 @@ def unknown_citations(c, code):
                        hint=("sections like it: " + ", ".join(sorted(close)[:6])) if close else "")
 
 
-def _cited_nodes(c):
+def _cited_nodes(c: CheckResults) -> Iterator[Any]:
     """Every node that cites rulebook sections: the game's rules (the node list the static checks walk
     once per check) and then invariants, scenarios and variants."""
     game = _game_nodes(c)
     prog = c.prog
     # the nodes of invariants, scenarios and variants, each once, in that order: the scenarios' are
     # the list the static checks keep (less any node an invariant holds)
-    seen = set()
+    seen: set[int] = set()
     extra = _nodes(prog.invariants, seen)
     extra += [n for n in _scenario_nodes(c) if id(n) not in seen]
     seen.update(id(n) for n in extra)

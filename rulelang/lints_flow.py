@@ -2,9 +2,14 @@
 triggers (run after the other deeper checks, those of rulelang/lints_static.py: see lints.py)."""
 from __future__ import annotations
 
+from typing import Any, Iterator, Optional, cast
+
 from . import ast as A
-from .lint_registry import registry
-from .lints_static import _game_nodes, _runs, _scalar_type, _sccs, _var_root, _where
+from .lint_registry import CheckResults, registry
+from .lints_static import Node, _game_nodes, _runs, _scalar_type, _sccs, _var_root, _where
+
+# a set of candidate variables, as a bit mask (bit i: the i-th candidate)
+Mask = int
 
 
 # ---------------------------------------------------------------------------------------------- W316
@@ -33,33 +38,33 @@ class _ReadFlow:
     MAX_VISITS = 100_000  # steps followed (at least); past the bound nothing more is reported (bounded time)
     VISITS_PER_NODE = 10
 
-    def __init__(self, c, candidates):
+    def __init__(self, c: CheckResults, candidates: dict[str, bool]) -> None:
         self.c = c
         self.prog = c.prog
         self.cands = candidates
         self.bit = {name: 1 << i for i, name in enumerate(candidates)}
-        self.findings = {}
-        self.stack = set()
+        self.findings: dict[int, A.Name] = {}  # id(name) -> a read before assignment
+        self.stack: set[str] = set()
         self.visits = 0
         self.max_visits = max(self.MAX_VISITS, self.VISITS_PER_NODE * len(_game_nodes(c)))
-        self.memo = {}  # (what, name, assigned, guard) -> assigned after: the same walk gives the same findings
-        self.triggers = {}
+        self.memo: dict[tuple[Any, ...], Mask] = {}  # (what, name, assigned, guard) -> assigned after: the same walk gives the same findings
+        self.triggers: dict[str, list[A.TriggerDecl]] = {}
         for t in self.prog.triggers:
             self.triggers.setdefault(t.event, []).append(t)
         self.runs = _runs(c)
-        self._mentions = {}  # id(node) -> mask of the candidates it mentions
-        self._writes = {}  # id(root) -> mask of the candidates it (and what it calls) may assign
-        self._proc_writes = None  # procedure -> mask, through the procedures it calls
-        self._fire_writes = {}  # event -> mask its triggers may assign
-        self._offer_ids = {}  # id(offer statement) -> the number of its list of actions
-        self._offer_lists = {}  # list of actions offered (a tuple) -> its number
+        self._mentions: dict[int, Mask] = {}  # id(node) -> mask of the candidates it mentions
+        self._writes: dict[int, Mask] = {}  # id(root) -> mask of the candidates it (and what it calls) may assign
+        self._proc_writes: Optional[dict[str, Mask]] = None  # procedure -> mask, through the procedures it calls
+        self._fire_writes: dict[str, Mask] = {}  # event -> mask its triggers may assign
+        self._offer_ids: dict[int, int] = {}  # id(offer statement) -> the number of its list of actions
+        self._offer_lists: dict[tuple[str, ...], int] = {}  # list of actions offered (a tuple) -> its number
 
-    def over(self):
+    def over(self) -> bool:
         self.visits += 1
         return self.visits > self.max_visits
 
     # -- masks
-    def mentioned(self, e):
+    def mentioned(self, e: Optional[A.Expr]) -> Mask:
         """The candidates an expression mentions (a mask), each node's worked out once."""
         if e is None:
             return 0
@@ -68,7 +73,7 @@ class _ReadFlow:
         if got is not None:
             return got
         bit = self.bit
-        todo = [(e, False)]
+        todo: list[tuple[Node, bool]] = [(e, False)]
         while todo:
             n, ready = todo.pop()
             if ready:
@@ -83,7 +88,7 @@ class _ReadFlow:
             todo.extend((k, False) for k in A.iter_child_nodes(n) if id(k) not in masks)
         return masks[id(e)]
 
-    def writes(self, root):
+    def writes(self, root: Node) -> Mask:
         """The candidates a part of the rules may assign, through the procedures it calls (a mask)."""
         got = self._writes.get(id(root))
         if got is None:
@@ -95,20 +100,24 @@ class _ReadFlow:
             self._writes[id(root)] = got
         return got
 
-    def _names(self, names):
+    def _names(self, names: set[str]) -> Mask:
         m = 0
         for v in names:
             m |= self.bit.get(v, 0)
         return m
 
-    def proc_writes(self):
+    def proc_writes(self) -> dict[str, Mask]:
         """procedure -> the candidates it may assign through every procedure it calls: the procedures'
         call graph in strongly connected components, callees first, each procedure walked once."""
         if self._proc_writes is None:
             runs = self.runs
             procs = [d.name for d in self.prog.decls.values() if isinstance(d, A.ProcDecl) and d.body is not None]
-            out = {}
-            for comp in _sccs(procs, lambda p: runs.proc(p).calls if runs.proc(p) is not None else ()):
+            out: dict[str, Mask] = {}
+            def callees(p: str) -> list[str]:
+                r = runs.proc(p)
+                return r.calls if r is not None else []
+
+            for comp in _sccs(procs, callees):
                 m = 0
                 for p in comp:
                     r = runs.proc(p)
@@ -123,7 +132,7 @@ class _ReadFlow:
         return self._proc_writes
 
     # -- expressions
-    def expr(self, e, assigned, guard, strict=False):
+    def expr(self, e: Optional[A.Expr], assigned: Mask, guard: Mask, strict: bool = False) -> None:
         if self.over() or e is None:
             return
         if isinstance(e, A.Name):
@@ -182,20 +191,20 @@ class _ReadFlow:
         for child in _children(e):
             self.expr(child, assigned, guard)
 
-    def read(self, name, assigned, guard):
+    def read(self, name: A.Name, assigned: Mask, guard: Mask) -> None:
         b = self.bit.get(name.ident)
         if b is not None and not (assigned | guard) & b and id(name) not in self.findings:
             self.findings[id(name)] = name
 
     # -- statements
-    def block(self, b, assigned, guard):
+    def block(self, b: Optional[A.Block], assigned: Mask, guard: Mask) -> Mask:
         if b is None:
             return assigned
         for st in b.stmts:
             assigned = self.stmt(st, assigned, guard)
         return assigned
 
-    def stmt(self, s, assigned, guard):
+    def stmt(self, s: A.Stmt, assigned: Mask, guard: Mask) -> Mask:
         if self.over():
             return assigned
         x = self.expr
@@ -204,8 +213,10 @@ class _ReadFlow:
                 x(s.target.index, assigned, guard)
             x(s.value, assigned, guard, strict=s.op != "=")
             root = _var_root(s.target)
-            if s.op != "=" and root is not None:
-                self.read(_root_name(s.target), assigned, guard)
+            if root is None:
+                return assigned
+            if s.op != "=":
+                self.read(cast(A.Name, _root_name(s.target)), assigned, guard)  # a root: a variable's name
             return assigned | self.bit.get(root, 0)
         if isinstance(s, A.Let):
             v = s.value
@@ -285,7 +296,7 @@ class _ReadFlow:
             return assigned | self.writes(s)
         return assigned
 
-    def decision(self, assigned):
+    def decision(self, assigned: Mask) -> None:
         """Endings are checked before every decision."""
         key = ("decision", assigned)
         if key in self.memo:
@@ -294,7 +305,7 @@ class _ReadFlow:
         for e in self.prog.endings:
             self.expr(e.condition, assigned, 0)
 
-    def offer(self, s, assigned):
+    def offer(self, s: A.Offer, assigned: Mask) -> Mask:
         which = self._offer_ids.get(id(s))
         if which is None:  # offers of the same actions share their walks; an offer's list is read once
             lists = self._offer_lists
@@ -304,7 +315,7 @@ class _ReadFlow:
             self.memo[key] = self._offer(s, assigned)
         return self.memo[key]
 
-    def _offer(self, s, assigned):
+    def _offer(self, s: A.Offer, assigned: Mask) -> Mask:
         self.decision(assigned)
         out = assigned
         for name in s.actions:
@@ -332,7 +343,7 @@ class _ReadFlow:
             self.stack.discard(name)
         return out
 
-    def fire(self, event, assigned):
+    def fire(self, event: str, assigned: Mask) -> Mask:
         key = ("fire", event, assigned)
         if key not in self.memo:
             # a cascade back to this event while its triggers run: all they may assign counts as assigned
@@ -346,7 +357,7 @@ class _ReadFlow:
             self.memo[key] = self._fire(event, assigned)
         return self.memo[key]
 
-    def _fire(self, event, assigned):
+    def _fire(self, event: str, assigned: Mask) -> Mask:
         for t in self.triggers.get(event, ()):
             if self.over():
                 break
@@ -364,7 +375,7 @@ class _ReadFlow:
         return assigned
 
 
-def _children(n):
+def _children(n: Node) -> Iterator[A.Expr]:
     """The expressions right below an expression or statement (an argument's value for the argument)."""
     for child in A.iter_child_nodes(n):
         if isinstance(child, A.Arg):
@@ -373,16 +384,16 @@ def _children(n):
             yield child
 
 
-def _root_name(e):
+def _root_name(e: Optional[A.Expr]) -> Optional[A.Expr]:
     while isinstance(e, A.Index):
         e = e.target
     return e
 
 
 @lint("W316")
-def read_before_assignment(c, code):
+def read_before_assignment(c: CheckResults, code: str) -> None:
     prog = c.prog
-    cands = {}
+    cands: dict[str, bool] = {}  # variable -> per player
     for d in prog.of_kind("var"):
         if d.value is not None:
             continue

@@ -10,11 +10,21 @@ the checks take time in proportion to the size of the rule file.
 from __future__ import annotations
 
 import operator
-
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Optional, TypeVar, Union, cast
 
 from . import ast as A
 from .ast_print import to_text
-from .lint_registry import registry
+from .lint_registry import CheckResults, registry
+
+if TYPE_CHECKING:
+    from . import types as T
+    from .program import Program
+
+# an AST node of any class (the items of A.walk: expressions, statements, blocks, declarations share no base)
+Node = Any
+# a constant's value, as at run time: a number, true/false, a string (a member's or row's name) or none
+Value = Union[int, str, None]
+Vertex = TypeVar("Vertex", bound=Hashable)  # a node of a graph whose components _sccs finds
 
 ORDER_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -26,22 +36,22 @@ LINTS, lint = registry()  # the deeper checks W310-W315 (W316: lints_flow.py)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _where(span):
+def _where(span: A.Span) -> str:
     return f"{span.line}:{span.column}"
 
 
-def _game_roots(prog):
+def _game_roots(prog: Program) -> list[A.Decl]:
     """Everything that runs in a game (not scenarios): declarations, triggers, endings, score."""
     roots = list(prog.decls.values()) + list(prog.triggers) + list(prog.endings)
     roots += [s for s in (prog.score, prog.tiebreak, prog.payoff, prog.heuristic) if s is not None]
     return roots
 
 
-def _nodes(roots, seen=None):
+def _nodes(roots: Iterable[object], seen: Optional[set[int]] = None) -> list[Node]:
     """Every node under ``roots``, each once (at its first place in the walk), as a list; ``seen``: the
     ids of nodes to leave out, a set that receives the ids of those listed."""
     seen = set() if seen is None else seen
-    out = []
+    out: list[Node] = []
     add, keep = seen.add, out.append
     for root in roots:
         for n in A.walk(root):
@@ -52,23 +62,25 @@ def _nodes(roots, seen=None):
     return out
 
 
-def _game_nodes(c):
+def _game_nodes(c: CheckResults) -> list[Node]:
     """Every node of the game's rules (not scenarios), walked once per check and kept on the checker."""
     got = getattr(c, "_static_game_nodes", None)
     if got is None:
-        got = c._static_game_nodes = _nodes(_game_roots(c.prog))
+        # kept on the checker, which does not declare it (it is this module's cache)
+        got = c._static_game_nodes = _nodes(_game_roots(c.prog))  # type: ignore[attr-defined]
     return got
 
 
-def _scenario_nodes(c):
+def _scenario_nodes(c: CheckResults) -> list[Node]:
     """Every node of the scenarios, walked once per check and kept on the checker."""
     got = getattr(c, "_static_scenario_nodes", None)
     if got is None:
-        got = c._static_scenario_nodes = _nodes(c.prog.scenarios)
+        # kept on the checker, which does not declare it (it is this module's cache)
+        got = c._static_scenario_nodes = _nodes(c.prog.scenarios)  # type: ignore[attr-defined]
     return got
 
 
-def _var_root(e):
+def _var_root(e: Optional[A.Expr]) -> Optional[str]:
     """The variable a place expression (x, x[k], x[k][j]) belongs to, or None."""
     while isinstance(e, A.Index):
         e = e.target
@@ -77,7 +89,7 @@ def _var_root(e):
     return None
 
 
-def _const(prog, e, depth=0):
+def _const(prog: Program, e: Optional[A.Expr], depth: int = 0) -> Any:
     """The value of an expression of literals, constants and names (enum members, rows), else NOT_CONST.
     A member or a row is its name, as at run time."""
     if depth > MAX_CONST_DEPTH or e is None:
@@ -99,9 +111,9 @@ def _const(prog, e, depth=0):
     return NOT_CONST
 
 
-def _const_options(prog, e):
+def _const_options(prog: Program, e: Optional[A.Expr]) -> Optional[set[Value]]:
     """The values a constant-ish expression can give (every branch of an if), or None."""
-    out = set()
+    out: set[Value] = set()
     todo = [e]
     while todo:  # a chain of if-then-else: one set, filled once (no set copied per branch)
         e = todo.pop()
@@ -115,7 +127,7 @@ def _const_options(prog, e):
     return out
 
 
-def _key(e):
+def _key(e: Optional[A.Expr]) -> Optional[tuple[Any, ...]]:
     """A structural key of an expression (spans and checker marks left out), or None if too complex."""
     if isinstance(e, A.Name):
         return ("name", e.ident)
@@ -133,12 +145,12 @@ def _key(e):
     return None
 
 
-def _text(e):
+def _text(e: Optional[A.Expr]) -> str:
     """Source-like text of a short expression, for messages (rulelang/ast_print.py, the one printer)."""
     return to_text(e, short=True)
 
 
-def _show(v):
+def _show(v: object) -> str:
     if v is None:
         return "none"
     if isinstance(v, bool):
@@ -149,7 +161,7 @@ def _show(v):
 MAX_SHOWN = 12  # values of a variable a message lists; more are counted ("... (5000 values)")
 
 
-def _values_text(vals):
+def _values_text(vals: set[Value]) -> str:
     """The values a variable holds, for a message: numbers in order, then the others by their text; at
     most MAX_SHOWN of them (a message stays short however many values a file assigns)."""
     shown = [_show(v) for v in sorted(vals, key=lambda v: (0, v, "") if type(v) is int else (1, 0, _show(v)))]
@@ -158,7 +170,7 @@ def _values_text(vals):
     return ", ".join(shown)
 
 
-def _comparisons(prog, e):
+def _comparisons(prog: Program, e: Node) -> Optional[tuple[Optional[A.Expr], str, Value]]:
     """(subject, op, constant, node) for a comparison of an expression with a constant (constant on the right)."""
     if not (isinstance(e, A.Binary) and e.op in FLIP):
         return None
@@ -170,9 +182,9 @@ def _comparisons(prog, e):
     return None
 
 
-def _conjuncts(e):
+def _conjuncts(e: Optional[A.Expr]) -> list[Optional[A.Expr]]:
     """The parts of a chain of 'and', left to right (no list copied per 'and')."""
-    out = []
+    out: list[Optional[A.Expr]] = []
     todo = [e]
     while todo:
         e = todo.pop()
@@ -183,7 +195,7 @@ def _conjuncts(e):
     return out
 
 
-def _holds_for(op, v, k):
+def _holds_for(op: str, v: Value, k: Value) -> Optional[bool]:
     if op == "==":
         return v == k
     if op == "!=":
@@ -193,7 +205,7 @@ def _holds_for(op, v, k):
     return ORDER_OPS[op](v, k)
 
 
-def _same(a, b):
+def _same(a: object, b: object) -> bool:
     """Two declarations (or parts of them) alike but for positions and checker marks (too deep: not alike)."""
     try:
         return _alike(a, b)
@@ -201,7 +213,7 @@ def _same(a, b):
         return False
 
 
-def _alike(a, b):
+def _alike(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, (list, tuple)):
@@ -218,7 +230,7 @@ def _alike(a, b):
 
 # ---------------------------------------------------------------------------------------------- W310
 @lint("W310")
-def contradictory_requires(c, code):
+def contradictory_requires(c: CheckResults, code: str) -> None:
     """A require (or an ending's or a trigger's condition) whose comparisons leave no value:
     `require x > 3 and x < 2`."""
     prog = c.prog
@@ -240,9 +252,9 @@ def contradictory_requires(c, code):
                    hint="the trigger never runs; check the bounds (perhaps 'or' was meant)")
 
 
-def _contradiction(prog, test):
+def _contradiction(prog: Program, test: Optional[A.Expr]) -> Optional[str]:
     """'X is > 3 and < 2' when the comparisons of one value X joined by 'and' leave no value, else None."""
-    bounds = {}
+    bounds: dict[tuple[Any, ...], dict[str, Any]] = {}  # subject -> what its comparisons allow
     for part in _conjuncts(test):
         cmp = _comparisons(prog, part)
         if cmp is None:
@@ -271,7 +283,7 @@ def _contradiction(prog, test):
     return None
 
 
-def _empty(b):
+def _empty(b: dict[str, Any]) -> bool:
     eq = b["eq"]
     if len(eq) > 1:
         return True
@@ -292,7 +304,7 @@ def _empty(b):
 
 
 # ---------------------------------------------------------------------------------------------- W311
-def _scalar_type(c, d):
+def _scalar_type(c: CheckResults, d: A.VarDecl) -> Optional[T.Type]:
     t = c.globals.get(d.name, (None, None))[1]
     if t is None:
         return None
@@ -301,7 +313,7 @@ def _scalar_type(c, d):
     return t
 
 
-def _default_of(t):
+def _default_of(t: T.Type) -> Value:
     if t.kind == "range":
         return t.low
     if t.name == "int":
@@ -311,17 +323,18 @@ def _default_of(t):
     return None
 
 
-def _value_sets(c):
+def _value_sets(c: CheckResults) -> dict[str, Optional[set[Value]]]:
     """var name -> the set of every value it can hold (from its start value and every assignment, scenario
     givens included), or None when some write is not a constant."""
     prog = c.prog
-    out = {}
+    out: dict[str, Optional[set[Value]]] = {}
     for d in prog.of_kind("var"):
         t = _scalar_type(c, d)
         if t is None or t.name in ("list", "set", "map", "deck", "bag", "tuple", "any", "node", "player"):
             continue
         if t.kind not in ("basic", "range", "enum") or t.name not in ("int", "bool", "str") and t.kind != "enum":
             continue
+        vals: Optional[set[Value]]
         if d.value is None:
             vals = {_default_of(t)}
         else:
@@ -336,10 +349,10 @@ def _value_sets(c):
                     vals |= o
         out[d.name] = vals
     for n in _game_nodes(c) + _scenario_nodes(c):
-        targets = []
+        targets: list[Optional[A.Expr]] = []
         if isinstance(n, A.Assign):
             root = _var_root(n.target)
-            if root in out and out[root] is not None:
+            if root is not None and (known := out.get(root)) is not None:
                 d = prog.decls[root]
                 depth = 0
                 e = n.target
@@ -349,7 +362,7 @@ def _value_sets(c):
                 if opts is None:
                     out[root] = None
                 else:
-                    out[root] |= opts
+                    known |= opts
             continue
         if isinstance(n, A.Cost):
             targets = [n.target]
@@ -365,8 +378,8 @@ def _value_sets(c):
             targets = [n.source, n.target]
         elif isinstance(n, A.Draw):
             targets = [n.pile]
-        for t in targets:
-            root = _var_root(t)
+        for place in targets:
+            root = _var_root(place)
             if root in out:
                 out[root] = None
     return out
@@ -376,20 +389,21 @@ class _Held:
     """What is known of the values one variable holds, worked out once per variable (not per comparison):
     the values, whether all are numbers, their least and greatest, and their text for messages."""
 
-    def __init__(self, vals):
+    def __init__(self, vals: set[Value]) -> None:
         self.vals = vals
         self.ints = all(type(v) is int for v in vals)
-        self.lo = min(vals) if self.ints and vals else None
-        self.hi = max(vals) if self.ints and vals else None
-        self._text = None
+        numbers = cast("set[int]", vals)  # when self.ints: every value is a number
+        self.lo: Optional[int] = min(numbers) if self.ints and vals else None
+        self.hi: Optional[int] = max(numbers) if self.ints and vals else None
+        self._text: Optional[str] = None
 
     @property
-    def text(self):
+    def text(self) -> str:
         if self._text is None:
             self._text = _values_text(self.vals)
         return self._text
 
-    def verdict(self, op, k):
+    def verdict(self, op: str, k: Value) -> Optional[tuple[bool, bool]]:
         """(some value makes 'x OP k' true, every value does), or None when not judged here."""
         vals = self.vals
         if op == "==":
@@ -400,19 +414,20 @@ class _Held:
             return len(vals) > 1 or (len(vals) == 1 and k not in vals), k not in vals
         if not self.ints or type(k) is not int:
             return None
-        if not vals:
+        lo, hi = self.lo, self.hi
+        if lo is None or hi is None:  # no value (numbers with a value have both bounds)
             return False, True
         f = ORDER_OPS[op]
-        return (f(self.lo, k) or f(self.hi, k)), (f(self.lo, k) and f(self.hi, k))
+        return (f(lo, k) or f(hi, k)), (f(lo, k) and f(hi, k))
 
 
 @lint("W311")
-def impossible_comparisons(c, code):
+def impossible_comparisons(c: CheckResults, code: str) -> None:
     """A comparison with a value the variable never holds (given every assignment to it, or its range)."""
     prog = c.prog
     values = _value_sets(c)
-    held = {}
-    ranges = {}
+    held: dict[str, _Held] = {}
+    ranges: dict[str, tuple[int, int]] = {}
     for d in prog.of_kind("var"):
         t = _scalar_type(c, d)
         if t is not None and t.kind == "range":
@@ -452,7 +467,7 @@ def impossible_comparisons(c, code):
                        hint=f"a value outside {lo}..{hi} stops the game before it could be compared")
 
 
-def _subject_var(prog, e):
+def _subject_var(prog: Program, e: Optional[A.Expr]) -> Optional[str]:
     """The variable compared: `x` (one value) or `x[p]` (a per-player variable's seat)."""
     if isinstance(e, A.Name) and e.ref == "var":
         d = prog.decls.get(e.ident)
@@ -464,14 +479,14 @@ def _subject_var(prog, e):
 
 
 # ---------------------------------------------------------------------------------------------- W312
-def _is_spend(n, spent):
+def _is_spend(n: A.Assign, spent: dict[str, Node]) -> bool:
     """A `-=` of a spent number by an amount that is not a negative constant (a price, a cost)."""
     return not (isinstance(n.value, A.Unary) and n.value.op == "-") and not (
         isinstance(n.value, A.Literal) and type(n.value.value) is int and n.value.value < 0)
 
 
 @lint("W312")
-def spent_never_gained(c, code):
+def spent_never_gained(c: CheckResults, code: str) -> None:
     """A number paid as a cost that nothing increases after setup: once spent it never comes back."""
     prog = c.prog
     spent = {}
@@ -505,8 +520,9 @@ def spent_never_gained(c, code):
             gained.add(root)
         elif isinstance(n, (A.Add, A.Move, A.DrawInto, A.Shuffle, A.Remove)):
             for t in (getattr(n, "target", None), getattr(n, "source", None), getattr(n, "pile", None)):
-                if t is not None and _var_root(t) in spent:
-                    gained.add(_var_root(t))
+                root = _var_root(t) if t is not None else None
+                if root is not None and root in spent:
+                    gained.add(root)
     for name, cost in sorted(spent.items(), key=lambda kv: (kv[1].span.line, kv[1].span.column)):
         if name in gained:
             continue
@@ -519,7 +535,7 @@ def spent_never_gained(c, code):
 
 # ---------------------------------------------------------------------------------------------- W313
 @lint("W313")
-def triggers_never_fire(c, code):
+def triggers_never_fire(c: CheckResults, code: str) -> None:
     """A trigger on an event that nothing emits (built-in events: turn_* need a turn, action_done an offer)."""
     prog = c.prog
     turns = any(isinstance(n, A.Turn) for n in _game_nodes(c))
@@ -539,6 +555,11 @@ def triggers_never_fire(c, code):
 
 
 # ---------------------------------------------------------------------------------------------- W314
+# a node of the trigger graph: ("e", event), ("t", a trigger's place in prog.triggers) or ("p", procedure)
+GraphNode = tuple[str, Any]
+# one step of a cycle: the event emitted, the trigger that emitted it, the emit statement
+CycleStep = tuple[str, A.TriggerDecl, A.Emit]
+
 WRITERS = (A.Assign, A.Add, A.Remove, A.Move, A.DrawInto, A.Shuffle, A.Cost, A.Draw)
 
 
@@ -549,8 +570,10 @@ class _Direct:
 
     __slots__ = ("calls", "emits", "writes")
 
-    def __init__(self, prog, root):
-        self.calls, self.emits, self.writes = [], [], set()
+    def __init__(self, prog: Program, root: Node) -> None:
+        self.calls: list[str] = []
+        self.emits: list[tuple[str, A.Emit]] = []
+        self.writes: set[str] = set()
         called = set()
         for n in A.walk(root):
             if isinstance(n, A.Emit):
@@ -572,33 +595,38 @@ class _Runs:
     """Each block's _Direct, worked out once per check (kept on the checker): a walk through the procedures
     a block calls looks each procedure up here instead of walking it again for every caller."""
 
-    def __init__(self, prog):
+    def __init__(self, prog: Program) -> None:
         self.prog = prog
-        self._of = {}  # id(root) -> (root, _Direct)
+        self._of: dict[int, tuple[Node, _Direct]] = {}  # id(root) -> (root, _Direct)
 
-    def of(self, root):
+    def of(self, root: Node) -> _Direct:
         got = self._of.get(id(root))
         if got is None:
             got = self._of[id(root)] = (root, _Direct(self.prog, root))
         return got[1]
 
-    def proc(self, name):
+    def proc(self, name: str) -> Optional[_Direct]:
         """The _Direct of the procedure's body (None: not a procedure)."""
         d = self.prog.decls.get(name)
         return self.of(d.body) if isinstance(d, A.ProcDecl) and d.body is not None else None
 
 
-def _runs(c):
+def _runs(c: CheckResults) -> _Runs:
     got = getattr(c, "_static_runs", None)
     if got is None:
-        got = c._static_runs = _Runs(c.prog)
+        # kept on the checker, which does not declare it (it is this module's cache)
+        got = c._static_runs = _Runs(c.prog)  # type: ignore[attr-defined]
     return got
 
 
-def _sccs(nodes, succ):
+def _sccs(nodes: Iterable[Vertex], succ: Callable[[Vertex], Iterable[Vertex]]) -> list[list[Vertex]]:
     """The strongly connected components of a graph (Tarjan's algorithm, without recursion), each a list;
     a component comes after every component it reaches. Time: in proportion to nodes and edges."""
-    index, low, on, stack, out = {}, {}, set(), [], []
+    index: dict[Vertex, int] = {}
+    low: dict[Vertex, int] = {}
+    on: set[Vertex] = set()
+    stack: list[Vertex] = []
+    out: list[list[Vertex]] = []
     for root in nodes:
         if root in index:
             continue
@@ -645,30 +673,30 @@ class _TriggerGraph:
     a trigger or procedure to the procedures it calls and the events it emits. Triggers that set each other
     off are the events of one strongly connected component (with more than one part)."""
 
-    def __init__(self, c):
+    def __init__(self, c: CheckResults) -> None:
         prog = self.prog = c.prog
         self.runs = _runs(c)
-        self.triggers = {}  # event -> its triggers, in order
-        self.number = {}  # id(trigger) -> its place in prog.triggers
+        self.triggers: dict[str, list[A.TriggerDecl]] = {}  # event -> its triggers, in order
+        self.number: dict[int, int] = {}  # id(trigger) -> its place in prog.triggers
         for i, t in enumerate(prog.triggers):
             self.triggers.setdefault(t.event, []).append(t)
             self.number[id(t)] = i
-        nodes = [("e", ev) for ev in self.triggers]
+        nodes: list[GraphNode] = [("e", ev) for ev in self.triggers]
         self.comps = _sccs(nodes, self.succ)
-        self.comp = {}  # node -> the number of its component
+        self.comp: dict[GraphNode, int] = {}  # node -> the number of its component
         for i, comp in enumerate(self.comps):
             for n in comp:
                 self.comp[n] = i
         self.size = len(self.comp) + sum(len(self.succ(n)) for n in self.comp)
         # does a trigger (or procedure) emit anything, itself or through the procedures it calls?
-        self.emits_any = {}
+        self.emits_any: dict[GraphNode, bool] = {}
         for comp in self.comps:  # callees' components first
-            some = any(self.direct(n) is not None and self.direct(n).emits for n in comp) or any(
+            some = any((r := self.direct(n)) is not None and r.emits for n in comp) or any(
                 self.emits_any.get(w, False) for n in comp for w in self.succ(n) if w[0] == "p")
             for n in comp:
                 self.emits_any[n] = some
 
-    def direct(self, node):
+    def direct(self, node: GraphNode) -> Optional[_Direct]:
         kind, x = node
         if kind == "t":
             return self.runs.of(self.prog.triggers[x].body)
@@ -676,7 +704,7 @@ class _TriggerGraph:
             return self.runs.proc(x)
         return None
 
-    def succ(self, node):
+    def succ(self, node: GraphNode) -> list[GraphNode]:
         if node[0] == "e":
             return [("t", self.number[id(t)]) for t in self.triggers.get(node[1], ())]
         r = self.direct(node)
@@ -684,18 +712,18 @@ class _TriggerGraph:
             return []
         return [("p", p) for p in r.calls] + [("e", ev) for ev, _ in r.emits]
 
-    def on_cycle(self, event):
+    def on_cycle(self, event: str) -> bool:
         n = ("e", event)
         return n in self.comp and len(self.comps[self.comp[n]]) > 1
 
-    def first_emitting_trigger(self, event):
+    def first_emitting_trigger(self, event: str) -> Optional[tuple[int, int]]:
         """The position of the event's first trigger that emits something (the order cycles are looked
         for in), or None."""
         spots = [(t.span.line, t.span.column) for t in self.triggers.get(event, ())
                  if self.emits_any.get(("t", self.number[id(t)]))]
         return min(spots) if spots else None
 
-    def cycle_from(self, start, work):
+    def cycle_from(self, start: str, work: list[int]) -> Optional[list[CycleStep]]:
         """The shortest list of (event, trigger, emit) steps from start back to start (breadth first, in the
         order of the triggers and of what each runs; every procedure followed once per search), inside
         start's component; ``work`` (a one-item list) counts the steps taken."""
@@ -703,19 +731,21 @@ class _TriggerGraph:
 
         comp = self.comp[("e", start)]
         inside = self.comp.get
-        prev = {}
+        prev: dict[str, tuple[str, CycleStep]] = {}  # event -> the event and step it was reached from
         q = deque([start])
         seen = {start}
-        followed = set()  # procedures whose emits this search has listed
+        followed: set[str] = set()  # procedures whose emits this search has listed
         while q:
             cur = q.popleft()
             for t in self.triggers.get(cur, ()):
                 work[0] += 1
                 if inside(("t", self.number[id(t)])) != comp:
                     continue  # it cannot lead back to start
-                todo = [self.runs.of(t.body)]
+                todo: list[Optional[_Direct]] = [self.runs.of(t.body)]
                 while todo:
                     r = todo.pop()
+                    if r is None:  # a procedure without a body
+                        continue
                     for ev, em in r.emits:
                         work[0] += 1
                         if ev == start:
@@ -739,14 +769,15 @@ class _TriggerGraph:
 
 
 @lint("W314")
-def trigger_cycles(c, code):
+def trigger_cycles(c: CheckResults, code: str) -> None:
     """Triggers that emit each other's events in a cycle: a cascade that only the depth limit stops.
     Linear in the rules: only events on a cycle are searched from, each search stays inside its group of
     triggers that set each other off, and past a bound in proportion to the rules each group gets one
     report (its first cycle)."""
     g = _TriggerGraph(c)
     starts = [ev for ev in g.triggers if g.on_cycle(ev)]
-    starts.sort(key=g.first_emitting_trigger)
+    # an event on a cycle has a trigger that emits something: its key is never None
+    starts.sort(key=g.first_emitting_trigger)  # type: ignore[arg-type]
     budget = max(CYCLE_WORK_MIN, CYCLE_WORK * g.size)
     work = [0]
     reported = set()
@@ -780,22 +811,22 @@ def trigger_cycles(c, code):
 
 # ---------------------------------------------------------------------------------------------- W315
 @lint("W315")
-def variants_changing_nothing(c, code):
+def variants_changing_nothing(c: CheckResults, code: str) -> None:
     """A variant or house rule that changes nothing: empty, or overriding a declaration with an identical one."""
     prog = c.prog
-    noop = set()
-    endings = {}  # name -> the first ending of that name (looked up once per override, not searched)
+    noop: set[int] = set()
+    endings: dict[str, A.EndingDecl] = {}  # name -> the first ending of that name (looked up once per override, not searched)
     for e in prog.endings:
         endings.setdefault(e.name, e)
 
-    def base_of(item):
+    def base_of(item: Node) -> Optional[A.Decl]:
         if isinstance(item, A.EndingDecl):
             return endings.get(item.name)
         if isinstance(item, A.ScoreDecl):
             return prog.payoff if item.payoff else prog.tiebreak if item.tiebreak else prog.score
         return prog.decls.get(item.name)
 
-    def report(item, old):
+    def report(item: Node, old: A.Decl) -> None:
         noop.add(id(item))
         what = f"ending \"{item.name}\"" if isinstance(item, A.EndingDecl) else (
             "tiebreak" if isinstance(item, A.ScoreDecl) and item.tiebreak else
@@ -820,7 +851,7 @@ def variants_changing_nothing(c, code):
                     if old is not None and old is not item and id(item) not in noop and _same(old, item):
                         report(item, old)
         for item in items:
-            if isinstance(item, A.ExtendDecl) and not item.body.stmts:
+            if isinstance(item, A.ExtendDecl) and (item.body is None or not item.body.stmts):
                 noop.add(id(item))
                 c.warn(item.span, code, f"this 'extend {item.target}' adds nothing",
                        hint="write the statements to add inside its { }, or remove it")
@@ -837,7 +868,7 @@ def variants_changing_nothing(c, code):
     _empty_house_rule(c, code)
 
 
-def _empty_house_rule(c, code):
+def _empty_house_rule(c: CheckResults, code: str) -> None:
     """A house-rule file (`extends`) that declares nothing of its own but perhaps a header."""
     import re
 
@@ -861,6 +892,6 @@ def _empty_house_rule(c, code):
 
 
 # (used by W316 in lints_flow.py too)
-def _mentioned(e):
+def _mentioned(e: Optional[A.Expr]) -> set[str]:
     return {n.ident for n in A.walk(e) if isinstance(n, A.Name) and n.ref == "var"} if e is not None else set()
 

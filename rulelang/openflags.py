@@ -3,7 +3,7 @@ module of its own, so that a cache hit imports nothing heavy."""
 import os
 
 
-def open_flags(follow=True):
+def open_flags(follow: bool = True) -> int:
     """os.open flags for reading a file that may be anything: never blocks on a FIFO, never becomes a
     terminal's controlling file; `follow=False` refuses a symbolic link as the last component."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)

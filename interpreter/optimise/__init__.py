@@ -12,6 +12,10 @@ DEFAULT in order. See docs/optimiser.md for what each pass rewrites and why the 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
+
+from rulelang import ast as A
+
 from . import tree as X
 from .early import any_all_lambdas, any_all_rule, count_rule, early_counts
 from .hoist import hoist_invariants, hoist_rule
@@ -19,23 +23,28 @@ from .inline import finish, inline_functions, inline_rule, prepare
 from .loop_tests import inline_loop_tests, loop_test_rule
 from .tree import Context, show
 
+if TYPE_CHECKING:
+    from rulelang.program import Program
+
+Pass = Callable[[X.Tree, Context], X.Tree]  # a pass: (tree, context) -> the tree rewritten
+
 # Order matters: inlining first exposes `count(f(x)) > 0` as a count of a comprehension; the
 # early-exit passes then see it; the loop tests they made are written out next; hoisting last sees the
 # function values they made.
-DEFAULT = (inline_functions, any_all_lambdas, early_counts, inline_loop_tests, hoist_invariants)
+DEFAULT: tuple[Pass, ...] = (inline_functions, any_all_lambdas, early_counts, inline_loop_tests, hoist_invariants)
 
-PASSES = {"inline": inline_functions, "any_all": any_all_lambdas, "early_counts": early_counts,
+PASSES: dict[str, Pass] = {"inline": inline_functions, "any_all": any_all_lambdas, "early_counts": early_counts,
           "loop_tests": inline_loop_tests, "hoist": hoist_invariants}
 
 
 # each pass's rule, applied at one node whose children are done: the passes of DEFAULT run together
 # in one walk of the program (the same result as one after the other, in a third of the time)
-RULES = {inline_functions: ("inline", inline_rule), any_all_lambdas: ("any_all", any_all_rule),
+RULES: dict[Pass, tuple[str, X.Rule]] = {inline_functions: ("inline", inline_rule), any_all_lambdas: ("any_all", any_all_rule),
          early_counts: ("early_counts", count_rule), inline_loop_tests: ("loop_tests", loop_test_rule),
          hoist_invariants: ("hoist", hoist_rule)}
 
 
-def optimise(program, passes=DEFAULT, ctx=None):
+def optimise(program: X.Tree, passes: Iterable[Pass] = DEFAULT, ctx: Optional[Context] = None) -> X.Tree:
     """The program (or a declaration, statement or expression, with ctx.program the program it
     stands in) with every pass applied in order; the input is not changed."""
     ctx = ctx or Context(program if X.is_program(program) else None)
@@ -54,7 +63,8 @@ def optimise(program, passes=DEFAULT, ctx=None):
     return tree
 
 
-def optimise_expr(expr, program=None, passes=DEFAULT, ctx=None):
+def optimise_expr(expr: A.Expr, program: Optional[Program] = None, passes: Iterable[Pass] = DEFAULT,
+                  ctx: Optional[Context] = None) -> A.Expr:
     """One expression, optimised in the setting of `program` (its functions may be inlined)."""
     return optimise(expr, passes, ctx or Context(program))
 

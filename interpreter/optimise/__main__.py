@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Optional, Sequence
 
 from rulelang import ast as A
 from rulelang.checker import check_program
@@ -21,7 +22,7 @@ from . import DEFAULT, RULES, finish, prepare, show
 from . import tree as X
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return _main(argv)
     except RecursionError:
@@ -29,7 +30,7 @@ def main(argv=None):
         return 1
 
 
-def _main(argv=None):
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m interpreter.optimise", description=__doc__.split("\n\n")[0])
     ap.add_argument("file")
     ap.add_argument("names", nargs="*", help="only the declarations with these names")
@@ -46,14 +47,14 @@ def _main(argv=None):
     ctx = X.Context(prog)
     run = X.rewriter([RULES[p] for p in DEFAULT], ctx)
     prepare(ctx, run)
-    changes = []
+    changes: list[tuple[A.Expr, A.Expr]] = []  # (before, after) of every rewrite
 
-    def record(e):
+    def record(e: A.Expr) -> A.Expr:
         new = run(e)
         if new is not e:
             changes.append((e, new))
         return new
-    record.ctx = ctx
+    record.ctx = ctx  # type: ignore[attr-defined]  # (map_program reads it with getattr)
     finish(prog, ctx, record)
     wanted = set(args.names)
     for name, d in prog.decls.items():
@@ -62,12 +63,12 @@ def _main(argv=None):
                 params = ", ".join(p.name for p in d.params)
                 inl = "  (inlined where called)" if name in ctx.inlinable else ""
                 print(f"{d.span.where()}: function {name}({params}){inl}\n  {show(d.body)}\n  => {show(ctx.bodies[name])}\n")
-    spans = {}
+    spans: dict[int, bool] = {}  # id of an expression of the named declarations
     if wanted:
         for name in wanted:
-            d = prog.decls.get(name)
-            if d is not None and not isinstance(d, A.FuncDecl):
-                for x in A.walk(d):
+            decl = prog.decls.get(name)
+            if decl is not None and not isinstance(decl, A.FuncDecl):
+                for x in A.walk(decl):
                     if isinstance(x, A.Expr):
                         spans[id(x)] = True
     for before, after in changes:

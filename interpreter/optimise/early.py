@@ -42,7 +42,7 @@ have met first.
 """
 from __future__ import annotations
 
-import attrs
+from typing import TYPE_CHECKING, Callable, Optional, TypeGuard
 
 from rulelang import ast as A
 from rulelang import types as T
@@ -50,26 +50,29 @@ from rulelang import types as T
 from . import tree as X
 from .inline import _new_failing_fold, expand_in_budget, rename_binders, substitute
 
+if TYPE_CHECKING:
+    from rulelang.program import Program
+
 NONEMPTY = "nonempty"
 EMPTY = "empty"
 
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
 
 
-def early_counts(tree, ctx):
+def early_counts(tree: X.Tree, ctx: X.Context) -> X.Tree:
     return X.pass_over(tree, ctx, "early_counts", count_rule)
 
 
-def any_all_lambdas(tree, ctx):
+def any_all_lambdas(tree: X.Tree, ctx: X.Context) -> X.Tree:
     return X.pass_over(tree, ctx, "any_all", any_all_rule)
 
 
 # ---------------------------------------------------------------------------- counts
-def _small_int(e):
+def _small_int(e: Optional[A.Expr]) -> TypeGuard[A.Literal]:
     return isinstance(e, A.Literal) and e.value.__class__ is int and e.value in (0, 1)
 
 
-def _question(op, k):
+def _question(op: str, k: int) -> Optional[str]:
     """What `count(...) OP k` asks of a count n >= 0: NONEMPTY, EMPTY or None (something else)."""
     if (op, k) in ((">", 0), (">=", 1), ("!=", 0)):
         return NONEMPTY
@@ -78,7 +81,7 @@ def _question(op, k):
     return None
 
 
-def count_rule(e, ctx, depth=0):
+def count_rule(e: A.Expr, ctx: X.Context, depth: int = 0) -> A.Expr:
     if not isinstance(e, A.Binary) or e.op not in _FLIP:
         return e
     whole = _against_length(e, ctx)
@@ -95,6 +98,7 @@ def count_rule(e, ctx, depth=0):
     args = X.positional(counted)
     if question is None or args is None:
         return e
+    found: Optional[A.Expr]
     if len(args) == 2 and isinstance(args[1], A.Lambda):
         found = X.call("any", args, T.BOOL, span=counted.span)
     elif len(args) == 1:
@@ -109,14 +113,14 @@ def count_rule(e, ctx, depth=0):
     found = ctx.after(found, "early_counts", depth)
     if question == EMPTY:
         found = X.negate(found, span=e.span)
-    return attrs.evolve(found, span=e.span) if found.span is not e.span else found
+    return X.evolve(found, span=e.span) if found.span is not e.span else found
 
 
 ALL = "all"
 SOME_FAIL = "some fail"
 
 
-def _against_length(e, ctx):
+def _against_length(e: A.Binary, ctx: X.Context) -> Optional[A.Expr]:
     """`count(...) OP k` where k is the known length of the counted source: all(...) or any(..., not ...)."""
     if X.is_builtin_call(e.left, "count"):
         counted, op, k = e.left, e.op, e.right
@@ -128,9 +132,10 @@ def _against_length(e, ctx):
     if args is None or not args or len(args) > 2:
         return None
     program = ctx.program
-    k = static_int(k, program)
-    if k is None:
+    k_value = static_int(k, program)
+    if k_value is None:
         return None
+    source: Optional[A.Expr]
     if len(args) == 2:
         if not isinstance(args[1], A.Lambda):
             return None
@@ -140,12 +145,14 @@ def _against_length(e, ctx):
         if not _single_list_comprehension(c) or c.condition is None or _failing_constant(c.element):
             return None
         source, param, test = c.source, c.names[0], c.condition
+    if source is None or test is None:  # (parts a checked call or comprehension always has)
+        return None
     n = static_length(source, program)
     if n is None or n == 0 or not X.surely_bool(test):
         return None
-    if (op, k) in (("==", n), (">=", n)):
+    if (op, k_value) in (("==", n), (">=", n)):
         question = ALL
-    elif (op, k) in (("<", n), ("!=", n), ("<=", n - 1)):
+    elif (op, k_value) in (("<", n), ("!=", n), ("<=", n - 1)):
         question = SOME_FAIL
     else:
         return None
@@ -159,7 +166,7 @@ MAX_STATIC_DEPTH = 20
 MAX_STATIC_INT = 1 << 31
 
 
-def static_int(e, program, depth=0):
+def static_int(e: Optional[A.Expr], program: Optional[Program], depth: int = 0) -> Optional[int]:
     """The value of a whole-number expression known when the rules load (literals, constants, + - * of
     them), or None."""
     if depth > MAX_STATIC_DEPTH:
@@ -183,7 +190,7 @@ def static_int(e, program, depth=0):
     return None
 
 
-def static_length(e, program):
+def static_length(e: Optional[A.Expr], program: Optional[Program]) -> Optional[int]:
     """The number of items of a list known when the rules load (a range of constant ends, a list written
     out), or None."""
     if isinstance(e, A.Binary) and e.op == "..":
@@ -196,20 +203,20 @@ def static_length(e, program):
     return None
 
 
-def _single_list_comprehension(c):
+def _single_list_comprehension(c: Optional[A.Expr]) -> TypeGuard[A.Comprehension]:
     return isinstance(c, A.Comprehension) and c.kind == "list" and len(c.names) == 1 and c.value is None
 
 
-def _exists(c, span):
+def _exists(c: A.Expr, span: A.Span) -> Optional[A.Expr]:
     """`any(source, x => condition)` for a comprehension, or None (also when its element, dropped,
     holds a constant the compiler would fold, and might fail to: a load error must stay one)."""
-    if not _single_list_comprehension(c) or _failing_constant(c.element):
+    if not _single_list_comprehension(c) or c.source is None or _failing_constant(c.element):
         return None
     test = c.condition if c.condition is not None else X.lit(True, span=c.span)
     return X.call("any", [c.source, X.lam(c.names[0], test, span=c.span)], T.BOOL, span=span)
 
 
-def _exists_in_call(e, span, ctx, depth):
+def _exists_in_call(e: A.Expr, span: A.Span, ctx: X.Context, depth: int) -> Optional[A.Expr]:
     """For `count(f(args))` where f's body is a list comprehension and f is too large to inline: the
     any() of that body, with f's parameters replaced by the arguments as the inline pass does; or None."""
     if not (isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.ref == "func"):
@@ -224,36 +231,42 @@ def _exists_in_call(e, span, ctx, depth):
         return None
     if X.size(form, MAX_EXPANDED) > MAX_EXPANDED:
         return None
-    return expand_in_budget(params, form, args, attrs.evolve(e, ty=T.BOOL), ctx, depth)
+    return expand_in_budget(params, form, args, X.evolve(e, ty=T.BOOL), ctx, depth)
 
 
 MAX_EXPANDED = 160  # the largest any() of a function's body written in place of count(f(...)) > 0 (nodes)
 
 
-def _failing_constant(e):
-    return _new_failing_fold(e, {id(x) for x in A.walk(e)})
+def _failing_constant(e: Optional[A.Expr]) -> bool:
+    return e is not None and _new_failing_fold(e, {id(x) for x in A.walk(e)})
 
 
-def _through_binds(e, make):
+def _through_binds(e: Optional[A.Expr], make: Callable[[A.Expr], Optional[A.Expr]]) -> Optional[A.Expr]:
     """make(inner) for the expression under a chain of hidden lets, the lets kept around the result."""
+    if e is None:  # (a part left out: nothing to make)
+        return None
     if isinstance(e, A.Bind):
         inner = _through_binds(e.body, make)
         if inner is None:
             return None
-        return attrs.evolve(e, body=inner, ty=inner.ty)
+        return X.evolve(e, body=inner, ty=inner.ty)
     return make(e)
 
 
 # ---------------------------------------------------------------------------- any / all
-def any_all_rule(e, ctx, depth=0):
+def any_all_rule(e: A.Expr, ctx: X.Context, depth: int = 0) -> A.Expr:
     if not X.is_builtin_call(e, "any", "all", "count"):
         return e
     args = X.positional(e)
     if args is None:
         return e
-    kind = e.func.ident
+    func = e.func
+    if not isinstance(func, A.Name):  # (a built-in's call always names it)
+        return e
+    kind = func.ident
     if len(args) == 2 and isinstance(args[1], A.Lambda):
-        out = _through_binds(args[0], lambda c: _with_test(kind, c, args[1], e, ctx))
+        test = args[1]
+        out = _through_binds(args[0], lambda c: _with_test(kind, c, test, e, ctx))
     elif len(args) == 1 and kind != "count":
         out = _through_binds(args[0], lambda c: _of_items(kind, c, e))
     else:
@@ -264,7 +277,7 @@ def any_all_rule(e, ctx, depth=0):
     return out
 
 
-def _combine(kind, q, p, span):
+def _combine(kind: str, q: Optional[A.Expr], p: A.Expr, span: A.Span) -> A.Expr:
     """The test for an item: q the comprehension's condition (or None), p the item's own test."""
     if q is None:
         return p
@@ -273,20 +286,20 @@ def _combine(kind, q, p, span):
     return A.Binary(span=span, ty=T.BOOL, op="and", left=q, right=p)
 
 
-def _of_items(kind, c, call):
+def _of_items(kind: str, c: A.Expr, call: A.Expr) -> Optional[A.Expr]:
     """any([p for x in xs if q]) -> any(xs, x => q and p), for p surely true, false or none."""
-    if not _single_list_comprehension(c) or not X.surely_bool(c.element):
+    if not _single_list_comprehension(c) or c.element is None or c.source is None or not X.surely_bool(c.element):
         return None
     body = _combine(kind, c.condition, c.element, c.span)
     return X.call(kind, [c.source, X.lam(c.names[0], body, span=c.span)], call.ty, span=call.span)
 
 
-def _with_test(kind, c, test, call, ctx):
+def _with_test(kind: str, c: A.Expr, test: A.Lambda, call: A.Expr, ctx: X.Context) -> Optional[A.Expr]:
     """any([x for x in xs if q], y => p) -> any(xs, %x => q and p[y := %x]) (all: not q or p; count: q and p):
     only for a comprehension of the items themselves, where the condition or the test cannot fail (the
     list computes every q before the first p, the rewrite takes them in turns: were both to fail, the
     first error would differ)."""
-    if not _single_list_comprehension(c):
+    if not _single_list_comprehension(c) or c.source is None or test.body is None:
         return None
     if c.condition is not None and not X.cannot_fail(c.condition) and not X.cannot_fail(test.body):
         return None

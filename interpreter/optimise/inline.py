@@ -25,7 +25,7 @@ own body is replaced by its inlined form too (calls of recursive or large functi
 """
 from __future__ import annotations
 
-import attrs
+from typing import Any, Callable, Optional, Sequence, Union, cast
 
 from rulelang import ast as A
 from rulelang.parser import MAX_DEPTH
@@ -39,13 +39,17 @@ FOUND, SAFE, UNSAFE = "found", "safe", "unsafe"
 # operators that keep a constant expression constant (the compiler folds it when loading) and can fail
 _FOLDING_FAIL_OPS = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "in", "not in", ".."})
 
+Use = tuple[Any, A.Name]  # where a parameter is read: (its parent node, or "piece" for a piece's; the name)
+Uses = list[Any]  # [how often, whether inside a loop, list[Use]] (a list: filled in as the body is walked)
+Subst = dict[str, Union[A.Expr, str]]  # a parameter -> its argument, or the hidden name bound to it
 
-def inline_functions(tree, ctx):
+
+def inline_functions(tree: X.Tree, ctx: X.Context) -> X.Tree:
     """The pass: every call of a small non-recursive function replaced by its body."""
     return run_prepared(tree, ctx, "inline", inline_rule)
 
 
-def run_prepared(tree, ctx, name, rule):
+def run_prepared(tree: X.Tree, ctx: X.Context, name: str, rule: X.Rule) -> X.Tree:
     """One rule as a pass of its own that expands functions: the functions prepared with it first
     (prepare), then the tree rewritten (finish)."""
     saved = ctx.rules, ctx.run
@@ -57,17 +61,17 @@ def run_prepared(tree, ctx, name, rule):
         ctx.rules, ctx.run = saved
 
 
-def finish(tree, ctx, run):
+def finish(tree: X.Tree, ctx: X.Context, run: Callable[..., A.Expr]) -> X.Tree:
     """tree rewritten by run, with each function's body replaced by its prepared form."""
     if X.is_program(tree):
-        return X.map_program(tree, run, replace={name: attrs.evolve(tree.decls[name], body=body)
+        return X.map_program(tree, run, replace={name: X.evolve(tree.decls[name], body=body)
                                                  for name, body in ctx.bodies.items()
                                                  if name in tree.decls and tree.decls[name].body is not body})
     return X.apply(tree, run)
 
 
 # ---------------------------------------------------------------------------- preparing the functions
-def prepare(ctx, run):
+def prepare(ctx: X.Context, run: Callable[..., A.Expr]) -> None:
     """Fill ctx.bodies (function name -> its body, optimised by `run`) and ctx.inlinable (name ->
     (params, body)) for the functions that may be inlined, callees first."""
     ctx.bodies = {}
@@ -81,7 +85,7 @@ def prepare(ctx, run):
     sccs = _sccs(list(funcs), calls)
     # the longest chain of calls: a program with a very deep one keeps its calls (inlined, the chain would
     # make expressions as deep as itself)
-    height = {}
+    height: dict[str, int] = {}  # function -> the longest chain of calls from it
     for scc in sccs:
         h = 1 + max((height[g] for f in scc for g in calls[f] if g not in scc), default=0)
         for f in scc:
@@ -102,12 +106,12 @@ def prepare(ctx, run):
                     ctx.inlinable[name] = ctx.expandable[name]
 
 
-def _called(e, funcs):
+def _called(e: Optional[A.Expr], funcs: dict[str, A.FuncDecl]) -> set[str]:
     return {x.func.ident for x in A.walk(e)
             if isinstance(x, A.Call) and isinstance(x.func, A.Name) and x.func.ref == "func" and x.func.ident in funcs}
 
 
-def _sccs(nodes, edges):
+def _sccs(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of the call graph (networkx), callees before their callers; within
     a component, names in sorted order (deterministic)."""
     import networkx as nx
@@ -120,7 +124,7 @@ def _sccs(nodes, edges):
 
 
 # ---------------------------------------------------------------------------- rewriting
-def inline_rule(e, ctx, depth):
+def inline_rule(e: A.Expr, ctx: X.Context, depth: int) -> A.Expr:
     """A call of an inlinable function (its arguments already rewritten), expanded."""
     if not (isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.ref == "func"):
         return e
@@ -138,7 +142,8 @@ def inline_rule(e, ctx, depth):
     return out
 
 
-def expand_in_budget(params, body, args, call, ctx, depth):
+def expand_in_budget(params: Sequence[str], body: A.Expr, args: Sequence[A.Expr], call: A.Expr, ctx: X.Context,
+                     depth: int) -> Optional[A.Expr]:
     """expand(), or None when the result would pass what inlining may still add to the program, or make
     an expression deeper than the limit (at `depth`); what it adds is taken from that budget."""
     out = expand(params, body, args, call, ctx)
@@ -149,12 +154,13 @@ def expand_in_budget(params, body, args, call, ctx, depth):
     return out
 
 
-def expand(params, body, args, call, ctx, bind_constants=False):
+def expand(params: Sequence[str], body: A.Expr, args: Sequence[A.Expr], call: A.Expr, ctx: X.Context,
+           bind_constants: bool = False) -> A.Expr:
     """The body of a function with these params, for a call with these args."""
     body0 = body
     body = rename_binders(body, ctx, {})
     uses = _uses(body, params)  # p -> (count, inside a loop, occurrences' (parent, node))
-    kinds = []
+    kinds: list[str] = []
     for a in args:
         if bind_constants and X.constant_shaped(a):
             kinds.append("bound")
@@ -165,8 +171,8 @@ def expand(params, body, args, call, ctx, bind_constants=False):
         else:
             kinds.append("risky")
     risky = [i for i, k in enumerate(kinds) if k == "risky"]
-    subst = {}
-    binds = []  # (hidden name, arg, param): computed in the call's order
+    subst: Subst = {}
+    binds: list[tuple[str, A.Expr, str]] = []  # (hidden name, arg, param): computed in the call's order
     for i, (p, a) in enumerate(zip(params, args)):
         n, in_loop, parents = uses[p]
         kind = kinds[i]
@@ -188,18 +194,19 @@ def expand(params, body, args, call, ctx, bind_constants=False):
                 subst[p] = a
             else:
                 binds.append((ctx.fresh("a"), a, p))
-    for p, a in list(subst.items()):
-        if not isinstance(a, (A.Name, A.Literal)) and any((par == "piece") != _is_piece(a.ty) for par, _ in uses[p][2]):
+    for p, given in list(subst.items()):
+        if not isinstance(given, (A.Name, A.Literal, str)) and any((par == "piece") != _is_piece(given.ty)
+                                                                   for par, _ in uses[p][2]):
             # a field of it compiles by the parameter's type (a piece or not): keep that type on a hidden name
             del subst[p]
-            binds.append((ctx.fresh("a"), a, p))
+            binds.append((ctx.fresh("a"), given, p))
     if binds:
         order = {p: i for i, p in enumerate(params)}
         binds.sort(key=lambda b: order[b[2]])
     for hidden, _, p in binds:
         subst[p] = hidden
     out = substitute(body, subst)
-    if not bind_constants and any(X.constant_shaped(subst[p]) for p in subst if not isinstance(subst[p], str)):
+    if not bind_constants and any(X.constant_shaped(v) for v in subst.values() if not isinstance(v, str)):
         made = {id(x) for x in A.walk(out)} - {id(x) for x in A.walk(body)}
         if _new_failing_fold(out, made) or X.constant_shaped(out):
             # constants met where the compiler would fold them (and the fold may fail), or a result that
@@ -210,21 +217,22 @@ def expand(params, body, args, call, ctx, bind_constants=False):
     for hidden, a, p in reversed(binds):
         out = X.bind(hidden, a, out, span=call.span)
     if out.ty is not call.ty and not isinstance(out, A.EmptyLit):  # an empty literal's type makes it a set or map
-        out = attrs.evolve(out, ty=call.ty)  # the call's type as the checker saw it (the declared result)
+        out = X.evolve(out, ty=call.ty)  # the call's type as the checker saw it (the declared result)
     return out
 
 
 _CAN_FAIL_FOLDING = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "in", "not in", ".."})
 
 
-def _new_failing_fold(e, made):
+def _new_failing_fold(e: A.Expr, made: set[int]) -> bool:
     """Whether e holds a constant expression the compiler folds, built with a substituted argument
     (a node id in `made`), whose computation might fail (arithmetic, comparison, `in`, a range)."""
-    def walk(x):
+    def walk(x: A.Expr) -> Union[bool, tuple[bool, bool, bool]]:
         # -> (constant-shaped, holds a made node, holds an operator that can fail); True when found
-        kids = [walk(c) for c in X.children(x)]
-        if any(k is True for k in kids):
+        found = [walk(c) for c in X.children(x)]
+        if any(k is True for k in found):
             return True
+        kids = cast("list[tuple[bool, bool, bool]]", found)  # (no True among them)
         const = (X.is_constant_name(x) or isinstance(x, (A.Unary, A.TupleLit, A.ListLit, A.SetLit, A.Placeholder))
                  or (isinstance(x, A.Binary) and x.op not in ("and", "or")))
         const = const and all(k[0] for k in kids)
@@ -235,22 +243,26 @@ def _new_failing_fold(e, made):
             return True  # a maximal constant part, made here, that might fail when folded
         return const, has_made, fails
     top = walk(e)
-    return top is True or (top[0] and top[1] and top[2])
+    return top is True or (not isinstance(top, bool) and top[0] and top[1] and top[2])
 
 
-def _drop_cheap_lets(e):
+def _drop_cheap_lets(e: X.MaybeExpr) -> X.MaybeExpr:
     """A let made by hoisting whose value, now that the arguments are in, is cheaper than the let
     (`let %h = human == gold or human == human in ...`: folded when loading) is put back in place."""
-    if isinstance(e, A.Bind) and e.name.startswith("%h") and X.cannot_fail(e.value) and not X.worth_a_let(e.value):
+    if e is None:
+        return e
+    if (isinstance(e, A.Bind) and e.name.startswith("%h") and e.value is not None and e.body is not None
+            and X.cannot_fail(e.value)
+            and not X.worth_a_let(e.value)):
         return _drop_cheap_lets(substitute(e.body, {e.name: e.value}))
     return X.map_children(e, _drop_cheap_lets)
 
 
-def _is_piece(ty):
+def _is_piece(ty: Any) -> bool:
     return ty is not None and ty.kind == "piece"
 
 
-def _pure_constant(a):
+def _pure_constant(a: A.Expr) -> bool:
     """A small constant made of literals: free to repeat (each copy is folded, and counted against the
     fixed data limit, when loading; a range or a long list is not repeated)."""
     nodes = [x for x in A.walk(a) if isinstance(x, A.Expr)]
@@ -259,7 +271,7 @@ def _pure_constant(a):
                         for x in nodes))
 
 
-def _folding(use):
+def _folding(use: Use) -> bool:
     """Whether a constant put at this use (parent, occurrence) would make its parent a constant the
     compiler folds when loading, where the fold might fail (conservative: one level is looked at)."""
     parent, occ = use
@@ -277,18 +289,20 @@ def _folding(use):
     return isinstance(parent, A.Placeholder)
 
 
-def _folds_here(a, parents):
+def _folds_here(a: A.Expr, parents: list[Use]) -> bool:
     """An argument the compiler takes for a constant, under an operator that would then be folded."""
     return any(_folding(use) for use in parents) and X.constant_shaped(a)
 
 
-def _uses(body, params):
+def _uses(body: A.Expr, params: Sequence[str]) -> dict[str, Uses]:
     """p -> [occurrences of the local p, whether one is inside a lambda or a comprehension's loop,
     their (parent, node)], for each parameter p."""
-    out = {p: [0, False, []] for p in params}
-    stack = [(body, None, False)]
+    out: dict[str, Uses] = {p: [0, False, []] for p in params}
+    stack: list[tuple[Optional[A.Expr], Optional[A.Expr], bool]] = [(body, None, False)]
     while stack:
         x, parent, loop = stack.pop()
+        if x is None:  # (a part left out)
+            continue
         if isinstance(x, A.Name):
             if x.ref == "local" and x.ident in out:
                 u = out[x.ident]
@@ -310,52 +324,58 @@ def _uses(body, params):
     return out
 
 
-def rename_binders(e, ctx, env):
+def rename_binders(e: X.MaybeExpr, ctx: X.Context, env: dict[str, str]) -> X.MaybeExpr:
     """e with every name bound inside it (lambda parameters, comprehension names, hidden Bind names)
     renamed to a fresh hidden name; env maps the names renamed so far."""
+    if e is None:
+        return e
     if isinstance(e, A.Name):
         if e.ref == "local" and e.ident in env:
-            return attrs.evolve(e, ident=env[e.ident])
+            return X.evolve(e, ident=env[e.ident])
         return e
     if isinstance(e, A.Lambda):
         new = ctx.fresh(e.param.lstrip("%").rstrip("0123456789") or "x")
-        return attrs.evolve(e, param=new, body=rename_binders(e.body, ctx, {**env, e.param: new}))
+        return X.evolve(e, param=new, body=rename_binders(e.body, ctx, {**env, e.param: new}))
     if isinstance(e, A.Comprehension):
         src = rename_binders(e.source, ctx, env)
         names = [ctx.fresh(n.lstrip("%").rstrip("0123456789") or "x") for n in e.names]
         inner = {**env, **dict(zip(e.names, names))}
-        return attrs.evolve(e, source=src, names=names,
+        return X.evolve(e, source=src, names=names,
                             element=rename_binders(e.element, ctx, inner),
                             value=rename_binders(e.value, ctx, inner) if e.value is not None else None,
                             condition=rename_binders(e.condition, ctx, inner) if e.condition is not None else None)
     if isinstance(e, A.Bind):
         new = ctx.fresh(e.name.lstrip("%").rstrip("0123456789") or "x")
-        return attrs.evolve(e, name=new, value=rename_binders(e.value, ctx, env),
+        return X.evolve(e, name=new, value=rename_binders(e.value, ctx, env),
                             body=rename_binders(e.body, ctx, {**env, e.name: new}))
     return X.map_children(e, lambda c: rename_binders(c, ctx, env))
 
 
-def substitute(e, subst):
+def substitute(e: X.MaybeExpr, subst: Subst) -> X.MaybeExpr:
     """e with each free local named in subst replaced: by an expression, or (a str) by that hidden name.
     The body's binders were renamed first, so nothing in subst is bound inside e."""
+    if e is None:
+        return e
     if isinstance(e, A.Name):
         if e.ref == "local" and e.ident in subst:
             new = subst[e.ident]
             if isinstance(new, str):
-                return attrs.evolve(e, ident=new)  # keeps the parameter's type: the body compiles as before
+                return X.evolve(e, ident=new)  # keeps the parameter's type: the body compiles as before
             if isinstance(new, (A.Name, A.Literal)):
                 # a name's or literal's own type changes nothing in how it compiles; its parent reads
                 # the type (a field of a piece), so it keeps the parameter's
-                return attrs.evolve(new, ty=e.ty)
+                return X.evolve(new, ty=e.ty)
             return new
         return e
     return X.map_children(e, lambda c: substitute(c, subst))
 
 
 # ---------------------------------------------------------------------------- evaluation order
-def first_use(e, p):
+def first_use(e: Optional[A.Expr], p: str) -> str:
     """FOUND: the local p is evaluated before anything in e that can fail (and wherever p is not
     evaluated, nothing in e can fail). SAFE: e does not read p and cannot fail. UNSAFE otherwise."""
+    if e is None:  # (a part left out: it reads nothing and cannot fail)
+        return SAFE
     if isinstance(e, A.Name):
         if e.ref == "local" and e.ident == p:
             return FOUND
@@ -375,6 +395,7 @@ def first_use(e, p):
         if UNSAFE in (a, b):
             return UNSAFE
         return FOUND if FOUND in (a, b) else SAFE
+    order: Sequence[Optional[A.Expr]]
     if isinstance(e, A.Bind):
         order = [e.value, e.body]
     elif isinstance(e, A.Binary) and e.op in ("in", "not in"):

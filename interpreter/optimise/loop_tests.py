@@ -19,7 +19,7 @@ parts are computed in the same order, with the same results and errors (see inli
 """
 from __future__ import annotations
 
-import attrs
+from typing import Optional
 
 from rulelang import ast as A
 
@@ -29,20 +29,20 @@ from .inline import expand_in_budget, run_prepared
 MAX_IN_LOOP = 200  # the largest function body (nodes, once prepared) written into a loop's test
 
 
-def inline_loop_tests(tree, ctx):
+def inline_loop_tests(tree: X.Tree, ctx: X.Context) -> X.Tree:
     """The pass: every loop test that is a call of a non-recursive function of at most MAX_IN_LOOP nodes
     replaced by the function's body."""
     return run_prepared(tree, ctx, "loop_tests", loop_test_rule)
 
 
-def loop_test_rule(e, ctx, depth=0):
+def loop_test_rule(e: A.Expr, ctx: X.Context, depth: int = 0) -> A.Expr:
     """An any/all whose test, or a comprehension whose condition, is such a call, with the call expanded."""
     if isinstance(e, A.Comprehension) and e.condition is not None:
         cond = _expanded(e.condition, ctx, depth + 1)
         if cond is None:
             return e
         ctx.count("loop_tests")
-        return attrs.evolve(e, condition=cond)
+        return X.evolve(e, condition=cond)
     if X.is_builtin_call(e, "any", "all"):
         args = X.positional(e)
         if args is None or len(args) != 2 or not isinstance(args[1], A.Lambda):
@@ -52,11 +52,11 @@ def loop_test_rule(e, ctx, depth=0):
         if body is None:
             return e
         ctx.count("loop_tests")
-        return attrs.evolve(e, args=[e.args[0], attrs.evolve(e.args[1], value=attrs.evolve(lam, body=body))])
+        return X.evolve(e, args=[e.args[0], X.evolve(e.args[1], value=X.evolve(lam, body=body))])
     return e
 
 
-def _expanded(test, ctx, depth):
+def _expanded(test: Optional[A.Expr], ctx: X.Context, depth: int) -> Optional[A.Expr]:
     """The body of the function `test` calls, for its arguments; None when it is not such a call."""
     if not (isinstance(test, A.Call) and isinstance(test.func, A.Name) and test.func.ref == "func"):
         return None
