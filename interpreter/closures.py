@@ -15,7 +15,7 @@ from .builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, Rule
 from .runtime import (END, MAX_FIXED_ITEMS, MAX_FUNCTION_DEPTH, RETURN, ChooseOp, Code, Located,
                       OfferOp, RandomOp, _arith, _builtin_error, _check_map, _check_root, _contains,
                       _equal, _expr_text, _get, _size, add_item, loose_check, remove_item, sorting_cost,
-                      span_of)
+                      span_of, unpacked)
 from .values import MAX_SIZE, Pile, Piece, fmt, readable, skey
 
 
@@ -440,6 +440,17 @@ class ExprCompiler:
             L2[name] = vf(G, L)
             return bf(G, L2)
         return bind
+
+    def x_Unpack(self, e):
+        vf = self.compile(e.value)
+        size, index, pattern = e.size, e.index, e.pattern
+
+        def item(G, L):
+            v = vf(G, L)
+            if v.__class__ is tuple and len(v) == size:
+                return v[index]
+            return unpacked(v, size, pattern)[index]
+        return item
 
     def x_Comprehension(self, e):
         src = self.compile(e.source)

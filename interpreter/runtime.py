@@ -210,6 +210,16 @@ def _arith_raw(op, a, b):
     raise RuleRuntimeError(f"cannot compute {fmt(a)} {op} {fmt(b)}")
 
 
+def unpacked(v, size, pattern):
+    """v, a tuple of `size` items for a tuple pattern (`let (a, b) = v`); else the rules error that says
+    what v is (its type was loose: `any`, a node, or none)."""
+    if v.__class__ is tuple:
+        if len(v) == size:
+            return v
+        raise RuleRuntimeError(f"the pattern {pattern} takes {size} items, but {fmt(v)[:100]} has {len(v)}")
+    raise RuleRuntimeError(f"the pattern {pattern} takes a tuple apart, not {fmt(v)[:100]}")
+
+
 def _get(c, k):
     if c.__class__ is tuple:
         if k.__class__ is int and 0 <= k < len(c):

@@ -169,6 +169,22 @@ class Comprehension(Expr):
     names: list = attrs.Factory(list)
     source: Optional[Expr] = None
     condition: Optional[Expr] = None
+    # tuple patterns among the names (`for (a, b) in pairs`): (hidden name in `names`, the pattern as
+    # written, [(name, Span) bound by it]); the names are bound by Bind nodes (of Unpack) around the
+    # element, value and condition
+    patterns: list = attrs.Factory(list)
+
+
+@node
+class Unpack(Expr):
+    """An item of a tuple that a pattern (`let (a, b) = t`, `for (r, c) in cells`) binds: `value[index]`.
+    Made by the tree builder, never written. With `check`, first checks that value is a tuple of `size`
+    items (the checker from its type, at run time a rules error otherwise); one item of each pattern checks."""
+    value: Optional[Expr] = None
+    size: int = 0
+    index: int = 0
+    check: bool = False
+    pattern: str = ""  # the pattern as written, for messages
 
 
 @node
@@ -204,6 +220,15 @@ class Block:
 class Let(Stmt):
     name: str = ""
     value: Optional[Expr] = None
+    pattern: str = ""  # made from a tuple pattern (`let (a, b) = t`): the pattern as written
+
+
+HIDDEN = "%"  # names made by the tree builder and the optimiser start with it: never a rule's name
+DISCARD = "_"  # in a tuple pattern, binds nothing: `let (_, b) = t`
+
+
+def is_hidden(name: str) -> bool:
+    return name.startswith(HIDDEN)
 
 
 @node
@@ -255,6 +280,7 @@ class For(Stmt):
     names: list = attrs.Factory(list)
     source: Optional[Expr] = None
     body: Optional[Block] = None
+    patterns: list = attrs.Factory(list)  # as Comprehension.patterns; the names are bound by Lets first in body
 
 
 @node
@@ -638,7 +664,7 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls)
-                                     if f.name not in ("span", "ty", "ref", "loose_type"))  # (types: no nodes)
+                                     if f.name not in ("span", "ty", "ref", "loose_type", "patterns"))  # (types: no nodes)
     return names
 
 

@@ -27,6 +27,21 @@ def _unquote(tok: str) -> str:
         return tok[1:-1]
 
 
+class _Pattern:
+    """A tuple pattern as parsed (`(a, (b, c))`): its items, each a NAME token or a _Pattern, and its span.
+    It never reaches the tree: the builder turns it into Lets (or Binds) of Unpack items."""
+
+    def __init__(self, items: list, span: A.Span) -> None:
+        self.items, self.span = items, span
+
+    def text(self) -> str:
+        inner = ", ".join(x.text() if isinstance(x, _Pattern) else str(x) for x in self.items)
+        return f"({inner},)" if len(self.items) == 1 else f"({inner})"
+
+    def hidden(self) -> str:
+        return f"{A.HIDDEN}t{self.span.line}_{self.span.column}"  # one per position: never two alike in a scope
+
+
 class _Builder:
     """The AST of each grammar rule, from its children (tokens, None for a missing optional part, and
     the values built for sub-rules); methods marked ``_meta`` also get the positions."""
@@ -432,17 +447,83 @@ class _Builder:
     # ------------------------------------------------------------ statements
     @_meta
     def block(self, meta, c):
-        return A.Block(stmts=list(c), span=self._span(meta))
+        stmts = []
+        for s in c:
+            if isinstance(s, list):  # a `let` of a tuple pattern: its Lets
+                stmts.extend(s)
+            else:
+                stmts.append(s)
+        return A.Block(stmts=stmts, span=self._span(meta))
 
     def stmt(self, c):
         *cites, s = c
         for x in cites:
-            s.cites.extend(x)
+            (s[0] if isinstance(s, list) else s).cites.extend(x)
         return s
 
     @_meta
     def let_stmt(self, meta, c):
         return A.Let(name=str(c[0]), value=c[1], span=self._span(meta))
+
+    # ------------------------------------------------------------ tuple patterns
+    @_meta
+    def tuple_pattern(self, meta, c):
+        return _Pattern([x for x in c if x is not None], self._span(meta))
+
+    def _pattern_binds(self, pat: _Pattern, source: str, check: bool = True) -> list:
+        """[(name, Unpack, span)] binding the names of pat from the tuple in the local `source`, in order
+        (a nested pattern: its hidden name, then its own names). The first item checks the tuple's size,
+        so it is bound even when it is `_`."""
+        out = []
+        size, text = len(pat.items), pat.text()
+        for i, item in enumerate(pat.items):
+            if isinstance(item, _Pattern):
+                name, span = item.hidden(), item.span
+            else:
+                name, span = str(item), self._tspan(item)
+                if name == A.DISCARD:
+                    if i:
+                        continue
+                    name = pat.hidden() + "_"
+            value = A.Unpack(span=pat.span, value=A.Name(span=pat.span, ident=source), size=size, index=i,
+                             check=check and i == 0, pattern=text)
+            out.append((name, value, span))
+            if isinstance(item, _Pattern):
+                out.extend(self._pattern_binds(item, name, check))
+        return out
+
+    def _binders(self, binders) -> tuple:
+        """The names of a `for` (a NAME token or a _Pattern each), and [(hidden name, pattern)]."""
+        names, pats = [], []
+        for b in binders:
+            if isinstance(b, _Pattern):
+                names.append(b.hidden())
+                pats.append((b.hidden(), b))
+            elif b is not None:
+                names.append(str(b))
+        return names, pats
+
+    def _patterns_note(self, pats) -> list:
+        return [(h, p.text(), [(n, sp) for n, _, sp in self._pattern_binds(p, h) if not A.is_hidden(n)])
+                for h, p in pats]
+
+    def _wrap(self, pats, e, check):
+        """e computed with the names of the patterns bound (Binds of Unpack items)."""
+        if e is None:
+            return None
+        binds = [b for h, p in pats for b in self._pattern_binds(p, h, check)]
+        for name, value, span in reversed(binds):
+            e = A.Bind(span=span, name=name, value=value, body=e)
+        return e
+
+    @_meta
+    def let_unpack(self, meta, c):
+        """`let (a, b) = EXPR`: `let %t = EXPR`, then a Let of each name (a list: block() splices it)."""
+        pat, value = c
+        span, text = self._span(meta), pat.text()
+        lets = [A.Let(name=pat.hidden(), value=value, span=span, pattern=text)]
+        lets += [A.Let(name=n, value=v, span=sp, pattern=text) for n, v, sp in self._pattern_binds(pat, pat.hidden())]
+        return lets
 
     @_meta
     def choose_rhs(self, meta, c):
@@ -510,8 +591,13 @@ class _Builder:
     @_meta
     def for_stmt(self, meta, c):
         n1, n2, source, body = c
-        names = [str(n1)] + ([str(n2)] if n2 is not None else [])
-        return A.For(span=self._span(meta), names=names, source=source, body=body)
+        names, pats = self._binders([n1, n2])
+        if pats:  # the patterns' names: Lets first in the body
+            lets = [A.Let(name=n, value=v, span=sp, pattern=p.text())
+                    for h, p in pats for n, v, sp in self._pattern_binds(p, h)]
+            body = A.Block(stmts=lets + body.stmts, span=body.span)
+        return A.For(span=self._span(meta), names=names, source=source, body=body,
+                     patterns=self._patterns_note(pats))
 
     @_meta
     def while_stmt(self, meta, c):
@@ -725,37 +811,41 @@ class _Builder:
     def list_lit(self, meta, c):
         return A.ListLit(span=self._span(meta), items=[x for x in c if x is not None])
 
+    def _comprehension(self, span, kind, elem, value, binders, source, cond):
+        names, pats = self._binders(binders)
+        if pats:  # the first part computed checks the tuples' size: the condition, else the element
+            elem, value, cond = (self._wrap(pats, elem, cond is None), self._wrap(pats, value, False),
+                                 self._wrap(pats, cond, True))
+        return A.Comprehension(span=span, kind=kind, element=elem, value=value, names=names, source=source,
+                               condition=cond, patterns=self._patterns_note(pats))
+
     @_meta
     def list_comp(self, meta, c):
         elem, n1, n2, source, cond = c
-        names = [str(n1)] + ([str(n2)] if n2 is not None else [])
-        return A.Comprehension(span=self._span(meta), kind="list", element=elem, names=names, source=source,
-                               condition=cond)
+        return self._comprehension(self._span(meta), "list", elem, None, [n1, n2], source, cond)
 
     @_meta
     def list_comp_nested(self, meta, c):
         """[E for a in A if p for b in B if q ...]: the list of E for every a, then b (each `if` filtering
         what its `for` takes), written as flatten([flatten([... [E for b in B if q] ...]) for a in A if p])."""
         elem, n1, n2, source, cond, *more = c
-        parts = [([str(n1)] + ([str(n2)] if n2 is not None else []), source, cond)] + list(more)
+        parts = [([n1, n2], source, cond)] + list(more)
         span = self._span(meta)
-        names, source, cond = parts[-1]
-        out = A.Comprehension(span=span, kind="list", element=elem, names=names, source=source, condition=cond)
-        for names, source, cond in reversed(parts[:-1]):
-            outer = A.Comprehension(span=span, kind="list", element=out, names=names, source=source, condition=cond)
+        binders, source, cond = parts[-1]
+        out = self._comprehension(span, "list", elem, None, binders, source, cond)
+        for binders, source, cond in reversed(parts[:-1]):
+            outer = self._comprehension(span, "list", out, None, binders, source, cond)
             out = A.Call(span=span, func=A.Name(span=span, ident="flatten"), args=[A.Arg(None, outer, span)])
         return out
 
     def comp_for(self, c):
         n1, n2, source, cond = c
-        return ([str(n1)] + ([str(n2)] if n2 is not None else []), source, cond)
+        return ([n1, n2], source, cond)
 
     @_meta
     def map_comp(self, meta, c):
         key, value, n1, n2, source, cond = c
-        names = [str(n1)] + ([str(n2)] if n2 is not None else [])
-        return A.Comprehension(span=self._span(meta), kind="map", element=key, value=value, names=names,
-                               source=source, condition=cond)
+        return self._comprehension(self._span(meta), "map", key, value, [n1, n2], source, cond)
 
     @_meta
     def empty_lit(self, meta, c):

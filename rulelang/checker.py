@@ -853,6 +853,36 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             return T.map_of(et, self.expr(e.value, inner, ctx))
         return T.list_of(et)
 
+    def e_Bind(self, e, scope, ctx, expected):
+        """A name of a tuple pattern in a comprehension (`[a + b for (a, b) in pairs]`): body with name bound."""
+        inner = Scope(scope)
+        inner.names[e.name] = ("local", self.expr(e.value, scope, ctx))
+        return self.expr(e.body, inner, ctx)
+
+    def e_Unpack(self, e, scope, ctx, expected):
+        """An item of a tuple pattern: the type of that item of the tuple (tuple[A, B] gives A, then B). The
+        checking item says when the value is not a tuple (E331) or has another number of items (E332)."""
+        t = self.expr(e.value, scope, ctx)
+        b = T.base(t)
+        if t.kind == "error":
+            return T.ERROR
+        if b.name == "tuple":
+            if len(b.args) == e.size:
+                return b.args[e.index]
+            if e.check:
+                names = "name" if e.size == 1 else "names"
+                self.err(e.span, "E332", f"the pattern {e.pattern} has {e.size} {names}, but the value is "
+                                         f"a tuple of {len(b.args)} items ({t})",
+                         hint=f"write {len(b.args)} names (or _ for an item you do not need)")
+            return T.ERROR
+        if b.name in ("any", "node"):  # grid nodes are coordinate tuples; checked when the rules run
+            return T.ANY
+        if e.check:
+            self.err(e.span, "E331", f"the pattern {e.pattern} takes a tuple apart, but the value is {t}",
+                     hint="only a tuple such as (row, column) can be unpacked; bind the value to one name "
+                          "and use x[0] for a list")
+        return T.ERROR
+
     def e_Choose(self, e, scope, ctx, expected):
         what = type(e).__name__.lower()
         example = {"choose": "choose one of ...", "roll": "roll one of 1..6", "draw": "draw one from PILE"}[what]

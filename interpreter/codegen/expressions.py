@@ -690,6 +690,19 @@ class ExprGenerator(Hoisting, Loops):
         fn.env = saved
         return r
 
+    def g_Unpack(self, e, fn):
+        """An item of a tuple pattern: v[i] when v is a tuple of the pattern's size, else unpacked() says why not."""
+        v = self.expr(e.value, fn)
+        if not v.isidentifier():
+            held = fn.tmp()
+            fn.emit(f"{held} = {v}")
+            v = held
+        t = fn.tmp()
+        size, index = int(e.size), int(e.index)
+        fn.emit(f"{t} = {v}[{index}] if {v}.__class__ is tuple and len({v}) == {size} "
+                f"else unpacked({v}, {size}, {self.mod.const(str(e.pattern))})[{index}]")
+        return t
+
     def g_Call(self, e, fn):
         name = e.func.ident
         if e.func.ref == "func":
