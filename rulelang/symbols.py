@@ -742,6 +742,8 @@ class _Builder(A.NodeVisitor):
     def visit_Let(self, s, scope, block):
         path = s.span.path
         self.expr(s.value, scope)
+        if A.is_hidden(s.name):  # the tuple of a pattern (`let (a, b) = t`): no name of the file
+            return
         t = self.name_token_after(s.span, s.name, limit=3)
         span = t.span(path) if t else s.span
         region = A.Span(path, s.span.line, s.span.column, block.span.end_line, block.span.end_column)
@@ -753,6 +755,8 @@ class _Builder(A.NodeVisitor):
         inner = _Scope(scope)
         start = None
         for n in s.names:
+            if A.is_hidden(n):  # a tuple pattern's tuple: its names are the Lets first in the body
+                continue
             t = self.name_token_after(s.span, n, start=start, limit=4)
             if t is not None:
                 start = (t.line, t.end_column)
@@ -834,12 +838,20 @@ class _Builder(A.NodeVisitor):
                 after = e.value.span if (e.kind == "map" and e.value is not None) else e.element.span
                 start = (after.end_line, after.end_column)
                 for n in e.names:
+                    if A.is_hidden(n):
+                        continue
                     t = self.name_token_after(e.span, n, start=start)
                     if t is not None:
                         start = (t.line, t.end_column)
                         self.local(n, t.span(e.span.path), e.span, inner, self.owner)
+                for _hidden, _text, bound in e.patterns:  # the names of its tuple patterns (bound by Binds)
+                    for n, span in bound:
+                        self.local(n, span, e.span, inner, self.owner)
                 for x in (e.element, e.value, e.condition):
                     stack.append((x, inner))
+            elif isinstance(e, A.Bind) and not A.is_hidden(e.name):  # a pattern's name: bound above
+                stack.append((e.value, scope))
+                stack.append((e.body, scope))
             elif isinstance(e, A.New):
                 t = self.name_token_after(e.span, e.kind, limit=2)
                 sym = self.ix.globals.get(e.kind)
