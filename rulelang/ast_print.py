@@ -99,6 +99,9 @@ class _Printer(A.NodeVisitor):
     def visit_Field(self, e):
         return f"{self.sub(e.target, 9)}.{e.name}"
 
+    def visit_Unpack(self, e):  # an item a tuple pattern binds (in the optimiser's output)
+        return f"{self.sub(e.value, 9)}[{e.index}]"
+
     def visit_TupleLit(self, e):
         inner = ", ".join(self.text(x) for x in e.items)
         return f"({inner},)" if len(e.items) == 1 else f"({inner})"
@@ -116,12 +119,13 @@ class _Printer(A.NodeVisitor):
         return "{}"
 
     def visit_Comprehension(self, e):
-        tail = f" for {', '.join(e.names)} in {self.text(e.source)}"
+        written = {hidden: text for hidden, text, _ in e.patterns}  # tuple patterns, as written
+        tail = f" for {', '.join(written.get(n, n) for n in e.names)} in {self.text(e.source)}"
         if e.condition is not None:
-            tail += f" if {self.text(e.condition)}"
+            tail += f" if {self.text(_unbound(e.condition))}"
         if e.kind == "map":
-            return "{" + f"{self.text(e.element)}: {self.text(e.value)}{tail}" + "}"
-        return f"[{self.text(e.element)}{tail}]"
+            return "{" + f"{self.text(_unbound(e.element))}: {self.text(_unbound(e.value))}{tail}" + "}"
+        return f"[{self.text(_unbound(e.element))}{tail}]"
 
     def visit_Choose(self, e):
         return f"choose {self.text(e.count) if e.count else 'one'} of {self.text(e.options)}"
@@ -151,3 +155,10 @@ class _Short(_Printer):
     visit_Placeholder = visit_Unary = visit_Binary = visit_Cond = visit_Lambda = visit_Bind = generic_visit
     visit_New = visit_TupleLit = visit_ListLit = visit_SetLit = visit_MapLit = visit_EmptyLit = generic_visit
     visit_Comprehension = visit_Choose = visit_Roll = visit_Draw = generic_visit
+
+
+def _unbound(e):
+    """e without the Binds of a tuple pattern's names around it (the pattern is written in the `for`)."""
+    while isinstance(e, A.Bind) and isinstance(e.value, A.Unpack):
+        e = e.body
+    return e
