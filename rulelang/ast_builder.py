@@ -38,8 +38,12 @@ class _Pattern:
         inner = ", ".join(x.text() if isinstance(x, _Pattern) else str(x) for x in self.items)
         return f"({inner},)" if len(self.items) == 1 else f"({inner})"
 
-    def hidden(self) -> str:
-        return f"{A.HIDDEN}t{self.span.line}_{self.span.column}"  # one per position: never two alike in a scope
+    @staticmethod
+    def hidden(k: int = 0) -> str:
+        """The local holding the tuple of the k-th pattern of a `for` (0 for `let`). It is read only by the
+        items of its pattern, bound right after it, so the same name may be bound again by the next
+        pattern; and it depends on nothing of the layout (fmt keeps the tree)."""
+        return f"{A.HIDDEN}t{k}"
 
 
 class _Builder:
@@ -478,13 +482,13 @@ class _Builder:
         size, text = len(pat.items), pat.text()
         for i, item in enumerate(pat.items):
             if isinstance(item, _Pattern):
-                name, span = item.hidden(), item.span
+                name, span = f"{source}_{i}", item.span  # a nested pattern's tuple
             else:
                 name, span = str(item), self._tspan(item)
                 if name == A.DISCARD:
                     if i:
                         continue
-                    name = pat.hidden() + "_"
+                    name = f"{source}_{i}"
             value = A.Unpack(span=pat.span, value=A.Name(span=pat.span, ident=source), size=size, index=i,
                              check=check and i == 0, pattern=text)
             out.append((name, value, span))
@@ -495,10 +499,10 @@ class _Builder:
     def _binders(self, binders) -> tuple:
         """The names of a `for` (a NAME token or a _Pattern each), and [(hidden name, pattern)]."""
         names, pats = [], []
-        for b in binders:
+        for k, b in enumerate(binders):
             if isinstance(b, _Pattern):
-                names.append(b.hidden())
-                pats.append((b.hidden(), b))
+                names.append(_Pattern.hidden(k))
+                pats.append((_Pattern.hidden(k), b))
             elif b is not None:
                 names.append(str(b))
         return names, pats
@@ -521,8 +525,8 @@ class _Builder:
         """`let (a, b) = EXPR`: `let %t = EXPR`, then a Let of each name (a list: block() splices it)."""
         pat, value = c
         span, text = self._span(meta), pat.text()
-        lets = [A.Let(name=pat.hidden(), value=value, span=span, pattern=text)]
-        lets += [A.Let(name=n, value=v, span=sp, pattern=text) for n, v, sp in self._pattern_binds(pat, pat.hidden())]
+        lets = [A.Let(name=_Pattern.hidden(), value=value, span=span, pattern=text)]
+        lets += [A.Let(name=n, value=v, span=sp, pattern=text) for n, v, sp in self._pattern_binds(pat, _Pattern.hidden())]
         return lets
 
     @_meta

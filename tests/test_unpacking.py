@@ -24,7 +24,8 @@ action mark(cell in [n for n in nodes(grid) if marks[n] == none]) {
     marks[cell] = me
     let (row, col) = cell
     let (_, (half, name)) = (row, (col / 2, text("c", col)))
-    score_[me] += row * 3 + col + half
+    let (c2, r2) = (col, row)
+    score_[me] += r2 * 3 + c2 + half
     add (row, (col, name)) to log_
   }
 }
@@ -32,13 +33,15 @@ action mark(cell in [n for n in nodes(grid) if marks[n] == none]) {
 function weight(p: player): int = sum([r + c for (r, c) in keys(marks) if marks[(r, c)] == p])
 function names_of(): list[str] = [w for (_, (_, w)) in log_]
 function by_row(): map[int, int] = {r: c for (r, c) in keys(marks)}
+function same_col(): list[int] = [a * 10 + c for (a, b) in keys(marks) for (c, d) in keys(marks) if b == d]
+function nested(): list[list[int]] = [[a + c for (c, d) in [(a, b)] if d == b] for (a, b) in keys(marks)]
 
 flow {
   repeat 4 times { for p in players { turn p { offer [mark] to p } } }
   for (r, c) in keys(marks) { score_[marks[(r, c)]] += r * c }
   for i, (r, (c, _)) in log_ { score_[0] += i * r + c }
 }
-score p = score_[p] + weight(p) + count(names_of()) + count(by_row())
+score p = score_[p] + weight(p) + count(names_of()) + count(by_row()) + sum(same_col()) + sum(flatten(nested()))
 '''
 
 
@@ -120,8 +123,10 @@ def test_what_the_patterns_compute(backend):
         want[0] += i * r + c
     assert state["score_"] == want
     rows = {r for r, _ in owner}
+    same_col = sum(a * 10 + c for (a, b) in owner for (c, d) in owner if b == d)
+    nested = sum(2 * a for (a, _) in owner)
     assert g.scores() == [want[p] + sum(r + c for (r, c), q in owner.items() if q == p) + len(log_) + len(rows)
-                          for p in range(2)]
+                          + same_col + nested for p in range(2)]
 
 
 LOOSE = '''game "Loose" {{ players 2 }}
@@ -168,7 +173,7 @@ def test_a_pattern_name_is_found_and_renamed_like_any_local(tmp_path):
 
     # let (row, col) = cell: row's definition and its two uses
     assert refs("let (row, col)", "row") == sorted([at("let (row, col)", "row"), at("let (_, (half", "row"),
-                                                    at("score_[me] +=", "row"), at("add (row", "row")])
+                                                    at("let (c2, r2)", "row"), at("add (row", "row")])
     # a nested pattern's name
     assert refs("let (_, (half", "name") == [at("let (_, (half", "name"), at("add (row", "name")]
     # a comprehension's pattern: the definition, the element and the condition share one symbol
