@@ -182,3 +182,21 @@ def test_a_pattern_name_is_found_and_renamed_like_any_local(tmp_path):
     # a for loop's pattern
     assert refs("for (r, c) in keys", "c", 0) == [at("for (r, c) in keys", "c", 0), at("for (r, c) in keys", "c", 1),
                                                    at("for (r, c) in keys", "c", 2)]
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_a_game_saved_inside_a_flow_loop_of_patterns_loads_back(backend):
+    text = GAME.replace("  for (r, c) in keys(marks) { score_[marks[(r, c)]] += r * c }",
+                        "  for (r, c) in keys(marks) {\n    score_[marks[(r, c)]] += r * c\n    let (x, y) = (r, c)\n"
+                        "    if count(keys(marks)) < 9 { turn 0 { offer [mark] to 0 } }\n  }")
+    assert text != GAME
+    rs = rulelang.loads(text, name="s.rules")
+    rs = rs if backend == "generated" else rs.with_backend("closures")
+    g = rs.new_game(2, seed=3)
+    decisions = 0
+    while not g.is_over():
+        saved = g.to_json()
+        assert type(g).from_json(rs, saved).to_json() == saved
+        g.apply(g.legal_actions()[0].id)
+        decisions += 1
+    assert decisions > 8  # the loop of the flow offered moves too
