@@ -200,3 +200,24 @@ def test_a_game_saved_inside_a_flow_loop_of_patterns_loads_back(backend):
         g.apply(g.legal_actions()[0].id)
         decisions += 1
     assert decisions > 8  # the loop of the flow offered moves too
+
+
+def test_a_choice_taken_apart():
+    text = ('game "C" { players 2 }\nvar got: int\n'
+            'action pick { effect { let (r, (c, _)) = choose one of [(1, (2, 0)), (3, (4, 0))]\n'
+            '  got = r * 10 + c } }\nflow { turn 0 { offer [pick] to 0 } }\n')
+    for rs in (rulelang.loads(text, name="c.rules"), rulelang.loads(text, name="c.rules").with_backend("closures")):
+        g = rs.new_game(2, seed=0)
+        g.apply("pick")
+        assert [a.id for a in g.legal_actions()] == ["(1,(2,0))", "(3,(4,0))"]
+        g.apply("(3,(4,0))")
+        assert g.view(None)["vars"]["got"] == 34
+
+
+def test_highlighting_shows_a_patterns_names_as_names():
+    from pygments.token import Name, Punctuation
+    from rulelang.highlight import RulesLexer
+
+    tokens = [(t, v) for t, v in RulesLexer().get_tokens("let (a, (_, b)) = t\n") if v.strip()]
+    assert [v for t, v in tokens if t in Name] == ["a", "_", "b", "t"]
+    assert [v for t, v in tokens if t in Punctuation] == ["(", ",", "(", ",", ")", ")"]
