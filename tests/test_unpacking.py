@@ -221,3 +221,22 @@ def test_highlighting_shows_a_patterns_names_as_names():
     tokens = [(t, v) for t, v in RulesLexer().get_tokens("let (a, (_, b)) = t\n") if v.strip()]
     assert [v for t, v in tokens if t in Name] == ["a", "_", "b", "t"]
     assert [v for t, v in tokens if t in Punctuation] == ["(", ",", "(", ",", ")", ")"]
+
+
+def test_renaming_a_pattern_name_at_its_references_keeps_the_game(tmp_path):
+    """What the language server's rename does: the new name written at every reference of the symbol."""
+    path = tmp_path / "pairs.rules"
+    path.write_text(GAME, encoding="utf-8")
+    ix = analyse(str(path), GAME).index
+    lines = GAME.split("\n")
+    i = next(i for i, ln in enumerate(lines) if ln.strip().startswith("let (_, (half"))
+    ref = ix.at(str(path), i + 1, lines[i].index("name") + 1)
+    spans = sorted(((r.span.line, r.span.column, r.span.end_column) for r in ix.references_to(ref.symbol)),
+                   reverse=True)
+    assert len(spans) == 2
+    for line, col, end in spans:
+        lines[line - 1] = lines[line - 1][:col - 1] + "label" + lines[line - 1][end - 1:]
+    renamed = "\n".join(lines)
+    assert renamed.count("label") == 2 and "(half, label)" in renamed
+    a, b = (_play(rulelang.loads(t, name="pairs.rules"), 1) for t in (GAME, renamed))
+    assert a.to_json() == b.to_json()
