@@ -240,3 +240,30 @@ def test_renaming_a_pattern_name_at_its_references_keeps_the_game(tmp_path):
     assert renamed.count("label") == 2 and "(half, label)" in renamed
     a, b = (_play(rulelang.loads(t, name="pairs.rules"), 1) for t in (GAME, renamed))
     assert a.to_json() == b.to_json()
+
+
+@pytest.mark.parametrize("text", ["[a + b for (a, b) in pairs if a > b]",
+                                  "{a: c for i, (a, (_, c)) in pairs}",
+                                  "[(a, d) for (a, _) in xs for (c, d) in ys if c == a]"])
+def test_a_comprehension_with_patterns_prints_as_written(text):
+    import attrs
+    from rulelang.ast_print import to_text
+
+    def same(a, b):
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, (list, tuple)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, A.Span):
+            return True
+        if attrs.has(type(a)):
+            return all(same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a))
+                       if f.name not in ("span", "ty", "ref", "loose_type"))
+        return a == b
+
+    module, _ = parse(f"const z = {text}\n", "p.rules")
+    printed = to_text(module.items[0].value)
+    if "for (c, d)" not in text:  # (several `for`s are printed as the flatten() they are built as)
+        assert printed == text
+    again, _ = parse(f"const z = {printed}\n", "p.rules")
+    assert same(again.items[0].value, module.items[0].value), printed
