@@ -267,3 +267,15 @@ def test_a_comprehension_with_patterns_prints_as_written(text):
         assert printed == text
     again, _ = parse(f"const z = {printed}\n", "p.rules")
     assert same(again.items[0].value, module.items[0].value), printed
+
+
+def test_fmt_lays_a_pattern_out_as_a_tuple():
+    from rulelang.fmt import format_text
+
+    text = ('game "F" { players 2 }\nflow {}\nsetup {\n  let ( a,(b ,_ ) )=(1, (2, 3))\n'
+            '  for i ,( x,y ) in [(a, b)] { log i, x, y }\n}\nconst s = [p+q for(p,q)in [(1, 2)]]\n')
+    out = format_text(text, "f.rules")
+    assert "  let (a, (b, _)) = (1, (2, 3))\n" in out
+    assert "  for i, (x, y) in [(a, b)] { log i, x, y }\n" in out
+    assert "const s = [p + q for (p, q) in [(1, 2)]]\n" in out
+    assert format_text(out, "f.rules") == out
