@@ -279,3 +279,23 @@ def test_fmt_lays_a_pattern_out_as_a_tuple():
     assert "  for i, (x, y) in [(a, b)] { log i, x, y }\n" in out
     assert "const s = [p + q for (p, q) in [(1, 2)]]\n" in out
     assert format_text(out, "f.rules") == out
+
+
+def test_a_pattern_of_one_item_and_a_bracketed_name():
+    ok = 'game "O" { players 2 }\nflow {}\nvar n: int\nsetup { let (a,) = (4,)\n n = a }\n'
+    g = rulelang.loads(ok, name="o.rules").new_game(2, seed=0)
+    assert g.view(None)["vars"]["n"] == 4
+    with pytest.raises(RuleError) as e:  # `(a)` is no pattern: a pattern has a comma
+        rulelang.loads(ok.replace("let (a,) = (4,)", "let (a) = 4"), name="o.rules")
+    assert [(d.code, d.line, d.column) for d in e.value.diagnostics][0] == ("E004", 4, 15)  # at the `)`
+
+
+@pytest.mark.parametrize("backend", ["generated", "closures"])
+def test_none_is_no_tuple_when_the_rules_run(backend):
+    text = ('game "N" { players 2 }\nvar spot: tuple[int, int] = none\nvar n: int\n'
+            'action go { effect { let (r, c) = spot\n n = r + c } }\nflow { turn 0 { offer [go] to 0 } }\n')
+    rs = rulelang.loads(text, name="n.rules")
+    g = (rs if backend == "generated" else rs.with_backend("closures")).new_game(2, seed=0)
+    with pytest.raises(GameError) as e:
+        g.apply("go")
+    assert "n.rules:4:" in str(e.value) and "the pattern (r, c) takes a tuple apart, not none" in str(e.value)
