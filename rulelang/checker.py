@@ -866,7 +866,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         b = T.base(t)
         if t.kind == "error":
             return T.ERROR
-        if b.name == "tuple":
+        if b.name == "tuple" and b.args:
             if len(b.args) == e.size:
                 return b.args[e.index]
             if e.check:
@@ -875,7 +875,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                                          f"a tuple of {len(b.args)} items ({t})",
                          hint=f"write {len(b.args)} names (or _ for an item you do not need)")
             return T.ERROR
-        if b.name in ("any", "node"):  # grid nodes are coordinate tuples; checked when the rules run
+        if b.name in ("any", "node", "tuple"):  # grid nodes are coordinate tuples; checked when the rules run
             return T.ANY
         if e.check:
             self.err(e.span, "E331", f"the pattern {e.pattern} takes a tuple apart, but the value is {t}",
