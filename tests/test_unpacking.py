@@ -299,3 +299,11 @@ def test_none_is_no_tuple_when_the_rules_run(backend):
     with pytest.raises(GameError) as e:
         g.apply("go")
     assert "n.rules:4:" in str(e.value) and "the pattern (r, c) takes a tuple apart, not none" in str(e.value)
+
+
+def test_hover_gives_each_pattern_name_its_items_type(tmp_path):
+    text = 'game "H" { players 2 }\nflow {}\nvar n: int\nsetup {\n  let (k, w) = (1, "one")\n  n = k + count([w])\n}\n'
+    path = str(tmp_path / "h.rules")
+    ix = analyse(path, text).index
+    assert [(ix.at(path, 5, col).symbol.name, ix.at(path, 5, col).type) for col in (8, 11)] == [("k", "int"),
+                                                                                               ("w", "str")]
