@@ -879,8 +879,8 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             return T.ANY
         if e.check:
             self.err(e.span, "E331", f"the pattern {e.pattern} takes a tuple apart, but the value is {t}",
-                     hint="only a tuple such as (row, column) can be unpacked; bind the value to one name "
-                          "and use x[0] for a list")
+                     hint="only a tuple such as (row, column) can be taken apart: index a list (x[0]); a "
+                          "loop over a map gives its keys (for k, v in MAP: keys and values)")
         return T.ERROR
 
     def e_Choose(self, e, scope, ctx, expected):
