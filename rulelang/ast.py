@@ -185,6 +185,7 @@ class Unpack(Expr):
     index: int = 0
     check: bool = False
     pattern: str = ""  # the pattern as written, for messages
+    discard: bool = False  # the item is `_`: bound (to a hidden name) only to check the size
 
 
 @node

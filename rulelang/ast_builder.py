@@ -490,7 +490,7 @@ class _Builder:
                         continue
                     name = f"{source}_{i}"
             value = A.Unpack(span=pat.span, value=A.Name(span=pat.span, ident=source), size=size, index=i,
-                             check=check and i == 0, pattern=text)
+                             check=check and i == 0, pattern=text, discard=str(item) == A.DISCARD)
             out.append((name, value, span))
             if isinstance(item, _Pattern):
                 out.extend(self._pattern_binds(item, name, check))

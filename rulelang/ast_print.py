@@ -119,7 +119,7 @@ class _Printer(A.NodeVisitor):
         return "{}"
 
     def visit_Comprehension(self, e):
-        written = {hidden: text for hidden, text, _ in e.patterns}  # tuple patterns, as written
+        written = _patterns_of(e.element)  # tuple patterns, as written
         tail = f" for {', '.join(written.get(n, n) for n in e.names)} in {self.text(e.source)}"
         if e.condition is not None:
             tail += f" if {self.text(_unbound(e.condition))}"
@@ -155,6 +155,24 @@ class _Short(_Printer):
     visit_Placeholder = visit_Unary = visit_Binary = visit_Cond = visit_Lambda = visit_Bind = generic_visit
     visit_New = visit_TupleLit = visit_ListLit = visit_SetLit = visit_MapLit = visit_EmptyLit = generic_visit
     visit_Comprehension = visit_Choose = visit_Roll = visit_Draw = generic_visit
+
+
+def _patterns_of(e) -> dict:
+    """{the hidden name of a tuple: its pattern as written} from the Binds of Unpack items around e (what
+    the builder makes of `for (a, (b, _)) in ...`; the optimiser may have renamed every name since)."""
+    groups: dict = {}  # hidden name -> (size, {index: name})
+    while isinstance(e, A.Bind) and isinstance(e.value, A.Unpack) and isinstance(e.value.value, A.Name):
+        u = e.value
+        groups.setdefault(u.value.ident, (u.size, {}))[1][u.index] = A.DISCARD if u.discard else e.name
+        e = e.body
+
+    def text(hidden):
+        size, items = groups[hidden]
+        parts = [text(items[i]) if items.get(i) in groups else items.get(i, A.DISCARD) for i in range(size)]
+        return f"({parts[0]},)" if size == 1 else "(" + ", ".join(parts) + ")"
+
+    nested = {n for _, items in groups.values() for n in items.values()}
+    return {h: text(h) for h in groups if h not in nested}
 
 
 def _unbound(e):
