@@ -72,8 +72,8 @@ def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
     smart_median = statistics.median(r["rounds"] for r in smart)
     rand_median = statistics.median(r["rounds"] for r in rand)
     # the rulebook's purposeful game is 10-20 rounds (docs/games/mars.md); the one-move agent reaches
-    # a median of about 85: asserted is what it meets, with a margin (the rulebook's length: below)
-    assert smart_median <= 100, [r["rounds"] for r in smart]
+    # a median of 84: asserted is what it meets, with a small margin (the rulebook's length: below)
+    assert smart_median <= 90, [r["rounds"] for r in smart]
     assert smart_median * 1.5 <= rand_median, ([r["rounds"] for r in smart], [r["rounds"] for r in rand])
     idle = sum(r["idle"] for r in smart) / sum(r["turns"] for r in smart)
     rand_idle = sum(r["idle"] for r in rand) / sum(r["turns"] for r in rand)
@@ -81,9 +81,10 @@ def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="neither agent works towards a mission only the rover reaches (discoveries, "
-                   "research tiles) nor lets missions count for every seat: games last 47 to 100 "
-                   "rounds (docs/games/mars.md)")
+@pytest.mark.xfail(strict=True, reason="measured (docs/games/mars.md, 'Where the rounds go'): the rover's and the "
+                   "bots' missions get no contribution (the walking rover is off the map, so the heuristic "
+                   "cannot steer its walk; bots wait for ships, bounded by the colony level), so games wait "
+                   "for colony level 3 or 4, which few generators make slow: 47 to 100 rounds, median 84")
 def test_heuristic_games_last_as_long_as_the_rulebook_implies():
     """About 10 to 20 rounds (the issue's goal: a median of 10 to 25): nearly every main action contributes
     to a mission, about one in two to an active one, and two players need about 17 contributions
