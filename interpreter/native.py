@@ -135,11 +135,17 @@ def _folder():
 def _limits(cpu):
     def apply():
         import resource
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU at the soft limit, SIGKILL later
-        try:
-            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-        except (ValueError, OSError):
-            pass
+        for which, want in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, MEMORY_BYTES)):
+            try:  # never above a limit this process has already (a hard limit cannot be raised)
+                _, hard = resource.getrlimit(which)
+                if hard != resource.RLIM_INFINITY:
+                    resource.setrlimit(which, (min(want, hard), hard))
+                elif which == resource.RLIMIT_CPU:  # SIGXCPU at the soft limit, SIGKILL a second later
+                    resource.setrlimit(which, (want, want + 1))
+                else:
+                    resource.setrlimit(which, (want, hard))
+            except (ValueError, OSError):
+                pass
     return apply
 
 
