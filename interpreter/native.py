@@ -210,18 +210,45 @@ def _forwarder(params):
     return code
 
 
+def use(rs):
+    """Run the generated code of Ruleset rs compiled (see apply), and hand the compiled functions themselves
+    to the engine's hot places (the ops of every code, the legality functions, the endings' conditions), so
+    that no forwarding call is left there. Returns None when done, else the note saying why not."""
+    from .codegen.helpers import SAFE_BUILTINS
+    note, twins = apply(rs._xc.source, rs._xc.mod.ns, SAFE_BUILTINS)
+    if note is None:
+        rebind(rs, twins)
+    return note
+
+
+def rebind(rs, twins):
+    """Replace the forwarding functions (id -> compiled twin) where the engine calls them most."""
+    def swap(f):
+        return twins.get(id(f), f) if f.__class__ is types.FunctionType else f
+    for code in rs.codes.values():
+        code.ops[:] = [swap(op) for op in code.ops]
+        if code.whole is not None:
+            code.whole = swap(code.whole)
+    for act in rs.actions.values():
+        if getattr(act, "fast_legal", None) is not None:
+            act.fast_legal = swap(act.fast_legal)
+    rs.ending_checks = [(name, swap(cond), span) for name, cond, span in rs.ending_checks]
+
+
 def apply(source, ns, safe_builtins):
     """Compile (or find in the cache) the generated `source` and point every function of ns it defines at
-    its compiled twin. Returns None when done, else the note saying why the Python functions stay."""
+    its compiled twin. Returns (None, {id of a function handed out: its compiled twin}) when done, else
+    (the note saying why the Python functions stay, {})."""
     try:
         text, defined = wrap(source, ns, safe_builtins)
         name = "rulelang_native_" + _key(text)[:32]
         module = load(build(text, name, _folder()), name)
         made = module.make(ns)
     except NativeUnavailable as e:
-        return str(e)
+        return str(e), {}
     except Exception as e:  # noqa: BLE001 - an import or the factory failing: the Python path stays
-        return f"the compiled module could not be used ({type(e).__name__}: {str(e)[:200]})"
+        return f"the compiled module could not be used ({type(e).__name__}: {str(e)[:200]})", {}
+    twins = {}
     for fname in defined:
         stub = ns.get(fname)
         if not isinstance(stub, types.FunctionType):
@@ -232,4 +259,5 @@ def apply(source, ns, safe_builtins):
             continue  # (*args, **kws or defaults: never written by the generator) left as Python
         stub.__code__ = _forwarder(params)
         stub.__defaults__ = (made[fname],)
-    return None
+        twins[id(stub)] = made[fname]
+    return None, twins

@@ -13,7 +13,7 @@ from .builtins import RuleRuntimeError, TIME_CHECK_EVERY, TIME_LIMIT
 from .closures import ExprCompiler, StmtCompiler
 from .codegen.expressions import ExprGenerator
 from . import native
-from .codegen.helpers import GenerationFailed, SAFE_BUILTINS
+from .codegen.helpers import GenerationFailed
 from .codegen.statements import make_stmt_generator
 from .errors import GameError
 from .game import BACKENDS, DEFAULT_CASCADE_DEPTH, DEFAULT_STEP_BUDGET, Game, _vars_read
@@ -59,7 +59,7 @@ class Ruleset:
             self._fallback = str(e) or type(e).__name__
             self._wanted = "closures"
         if self._built == "generated" and native.wanted():  # opt in: compiled by Cython (interpreter/native.py)
-            self._native_note = native.apply(self._xc.source, self._xc.mod.ns, SAFE_BUILTINS)
+            self._native_note = native.use(self)
             self._native = self._native_note is None
         self.__dict__.update(keep)
 
