@@ -88,3 +88,19 @@ def test_not_asked_for_nothing_is_compiled(cache, monkeypatch):
     monkeypatch.delenv("RULELANG_NATIVE", raising=False)
     rules = rulelang.load(str(ROOT / GAMES[0]))
     assert not rules.native and rules.native_note is None
+
+
+def test_play_native_says_one_note_when_it_cannot_compile(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from rulelang.cli import cli
+
+    monkeypatch.setenv("RULELANG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "/bin/false")
+    monkeypatch.setenv("RULELANG_NATIVE", "0")  # --native sets it to 1: put back after the test
+    result = CliRunner().invoke(cli, ["play", str(ROOT / GAMES[0]), "--native", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("note: the native path")]
+    assert notes == ["note: the native path is not used (the C compiler failed (exit status 1)); "
+                     "the rules run as Python"], result.output
+    assert "Traceback" not in result.output
