@@ -21,11 +21,16 @@ if not (shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) or shu
 
 GAMES = ("games/examples/tictactoe.rules", "games/examples/kuhn_poker.rules")
 
-# a flow that loops for ever summing a long list: only the work budget stops it
-HOSTILE = '''game "T" { players 2 }
+# two players: a flow that loops for ever summing a long list, which only the work budget stops; three: a
+# function that calls itself 100,000 deep, which the depth limit stops (one file: one compile for both)
+HOSTILE = '''game "T" { players 2..3 }
 var xs: list[int] = []
 function total(ys: list[int]) = sum(ys)
-flow { xs = [i for i in 1..100000]  loop { let y = total(xs) } }
+function deep(n: int): int = if n == 0 then 0 else 1 + deep(n - 1)
+flow {
+  if player_count == 2 { xs = [i for i in 1..100000]  loop { let y = total(xs) } }
+  else { let d = deep(100000) }
+}
 '''
 
 CHILD = '''
@@ -33,11 +38,12 @@ import rulelang
 from rulelang import GameError
 rs = rulelang.loads(ARGS["text"])
 print("native", rs.native, rs.native_note)
-try:
-    rs.new_game(2)
-    print("NO ERROR")
-except GameError as e:
-    print("GameError:", e)
+for players in (2, 3):
+    try:
+        rs.new_game(players)
+        print("NO ERROR")
+    except GameError as e:
+        print("GameError:", e)
 '''
 
 
@@ -63,13 +69,22 @@ def test_a_compiled_game_plays_as_the_python_path(native, path):
     assert digests_of(path) == json.loads(STORE.read_text())[path]
 
 
-def test_the_work_budget_stops_a_hostile_file_when_compiled(native):
+def test_the_work_budget_and_the_depth_limit_stop_a_hostile_file_when_compiled(native, monkeypatch):
     rules = rulelang.loads(HOSTILE)
     assert rules.native, rules.native_note  # compiled here, into the cache the child finds it in
     out = run_bounded(CHILD, {"text": HOSTILE}, seconds=30)
     assert out.ok, out.explain()
     assert "native True None" in out.stdout, out.explain()
-    assert "GameError:" in out.stdout and "work budget" in out.stdout, out.explain()
+    errors = [line for line in out.stdout.splitlines() if line.startswith("GameError:")]
+    assert len(errors) == 2, out.explain()
+    assert "the work budget" in errors[0], out.explain()
+    assert "function 'deep' calls itself more than 200 deep" in errors[1], out.explain()
+    monkeypatch.setenv("RULELANG_NATIVE", "0")
+    python_path = rulelang.loads(HOSTILE)
+    for players, error in zip((2, 3), errors):  # the same messages, at the same places, as the Python path
+        with pytest.raises(rulelang.GameError) as e:
+            python_path.new_game(players)
+        assert error == f"GameError: {e.value}"
 
 
 def test_a_broken_compiler_falls_back_with_a_note(native, tmp_path, monkeypatch):
