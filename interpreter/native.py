@@ -165,6 +165,23 @@ def _run(cmd, what, cpu, cwd):
         raise NativeUnavailable(f"{what} failed ({why}){': ' + tail[0][:200] if tail[0] else ''}")
 
 
+def _sweep(folder, age):
+    """Remove the build folders of compiles that were killed (older than any compile may run)."""
+    import shutil
+    import time
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.name.startswith("build-") and entry.is_dir(follow_symlinks=False) and \
+                    time.time() - entry.stat(follow_symlinks=False).st_mtime > age:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            pass
+
+
 def build(text, name, folder):
     """Compile the module source `text` as extension `name` in folder; returns its path."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
@@ -172,6 +189,7 @@ def build(text, name, folder):
     if os.path.exists(final):
         return final
     cpu = cpu_seconds()
+    _sweep(folder, cpu * 3 + 60)
     with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:
         py = os.path.join(tmp, name + ".py")
         with open(py, "w", encoding="utf-8") as f:
