@@ -26,16 +26,10 @@ are and ``Ruleset.native`` says why (one note; never a traceback).
 from __future__ import annotations
 
 import builtins as _py_builtins
-import importlib.machinery
-import importlib.util
 import keyword
 import os
 import re
-import shlex
-import subprocess
 import sys
-import sysconfig
-import tempfile
 import types
 
 from rulelang import cache as _cache
@@ -107,11 +101,14 @@ def wrap(source, ns, safe_builtins):
 
 
 def _compiler():
+    import shlex
+    import sysconfig
     cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
     return shlex.split(cc)
 
 
 def _key(text):
+    import sysconfig
     try:
         import Cython
     except ImportError:
@@ -153,6 +150,7 @@ def _limits(cpu):
 
 
 def _run(cmd, what, cpu, cwd):
+    import subprocess
     try:
         done = subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, preexec_fn=_limits(cpu), timeout=cpu * 3 + 30)
@@ -187,6 +185,8 @@ def _sweep(folder, age):
 
 def build(text, name, folder):
     """Compile the module source `text` as extension `name` in folder; returns its path."""
+    import sysconfig
+    import tempfile
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     final = os.path.join(folder, name + suffix)
     if os.path.exists(final):
@@ -208,6 +208,8 @@ def build(text, name, folder):
 
 
 def load(path, name):
+    import importlib.machinery
+    import importlib.util
     module = _loaded.get(name)
     if module is None:
         loader = importlib.machinery.ExtensionFileLoader(name, path)
