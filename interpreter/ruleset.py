@@ -12,6 +12,7 @@ from . import rng as R
 from .builtins import RuleRuntimeError, TIME_CHECK_EVERY, TIME_LIMIT
 from .closures import ExprCompiler, StmtCompiler
 from .codegen.expressions import ExprGenerator
+from . import native
 from .codegen.helpers import GenerationFailed
 from .codegen.statements import make_stmt_generator
 from .errors import GameError
@@ -57,6 +58,9 @@ class Ruleset:
             self._build(self.program, self.checker, *limits, "closures", static)
             self._fallback = str(e) or type(e).__name__
             self._wanted = "closures"
+        if self._built == "generated" and native.wanted():  # opt in: compiled by Cython (interpreter/native.py)
+            self._native_note = native.use(self)
+            self._native = self._native_note is None
         self.__dict__.update(keep)
 
     @property
@@ -70,6 +74,18 @@ class Ruleset:
         """Why the closures run these rules although the generated backend was asked for (None: it was not)."""
         self._ready()
         return self._fallback
+
+    @property
+    def native(self):
+        """Whether the generated code runs compiled by Cython (asked for by RULELANG_NATIVE=1; docs/runtime.md)."""
+        self._ready()
+        return self.__dict__.get("_native", False)
+
+    @property
+    def native_note(self):
+        """Why the native path was asked for but not taken (None: it was taken, or not asked for)."""
+        self._ready()
+        return self.__dict__.get("_native_note")
 
     def with_backend(self, backend):
         """The same rules (same program, same check) compiled by another backend: tests play both side by side."""

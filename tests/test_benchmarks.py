@@ -144,3 +144,15 @@ def test_the_newer_examples_are_paired_with_openspiel_games(bench):
         "games/examples/hex.rules playouts / OpenSpiel C++ hex(board_size=7)": (0.25, True),
         "games/examples/oware.rules playouts / OpenSpiel C++ oware": (0.25, False),
     }
+
+
+def test_the_native_benchmark_pairs_every_example_with_openspiel():
+    """benchmarks/native.py (the native path against the Python path): the six games of issue 35,
+    tic-tac-toe and connect four, each a file that exists, and the three rulebooks; its geometric mean."""
+    native = _script("bench_native", "native.py")
+    rels = [rel for rel, _, _ in native.PAIRS]
+    assert rels[:6] == [rel for rel, _, _ in native.NEW_GAME_PAIRS]
+    assert {"games/examples/tictactoe.rules", "games/examples/connect4.rules"} <= set(rels)
+    for rel in rels + [rel for rel, _ in native.RULEBOOKS]:
+        assert os.path.exists(os.path.join(ROOT, rel)), rel
+    assert abs(native._geo([0.5, 2.0]) - 1.0) < 1e-12 and native._geo([]) is None

@@ -226,6 +226,27 @@ Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 variant_option: Decorator = click.option("--variant", "variants", multiple=True, metavar="V",
                                          help="Activate a variant declared by the rules (repeatable).")
+def _ask_native(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # the environment, so that worker processes compile (or find in the cache) the same
+        os.environ["RULELANG_NATIVE"] = "1"
+
+
+native_option: Decorator = click.option(
+    "--native", is_flag=True, expose_value=False, callback=_ask_native,
+    help="Run the rules' generated code compiled by Cython and the C compiler (needs rulelang[native] and a "
+         "C compiler; cached after the first compile; the same as RULELANG_NATIVE=1). See docs/runtime.md.")
+
+
+def native_note(ruleset: Ruleset) -> None:
+    """When the native path was asked for: compile now (before any worker starts), and say in one note on
+    stderr if the rules run as Python instead."""
+    if os.environ.get("RULELANG_NATIVE", "") in ("", "0"):
+        return
+    note = getattr(ruleset, "native_note", None)
+    if note:
+        click.echo(f"note: the native path is not used ({note}); the rules run as Python", err=True)
+
+
 root_option: Decorator = click.option("--root", metavar="DIR", type=click.Path(file_okay=False),
                                       help="The folder that 'extends' and 'rulebook' paths must stay inside "
                                            "(default: 'extends' stays in the rule file's folder).")

@@ -10,8 +10,8 @@ from typing import Any, Callable
 import click
 
 from .common import EXIT_USAGE, LOG_FORMAT, LOG_VERSION, Fail, first_line, game_error_types, load_rules, \
-    log_entries, outcome, player_count, plural, root_option, seat_list, stop_error_types, variant_option, \
-    write_json_atomic
+    log_entries, native_note, native_option, outcome, player_count, plural, root_option, seat_list, stop_error_types, \
+    variant_option, write_json_atomic
 
 
 @click.command("play")
@@ -34,6 +34,7 @@ from .common import EXIT_USAGE, LOG_FORMAT, LOG_VERSION, Fail, first_line, game_
               help="Draw the boards (the whole state) after each decision of a game of bots; a human always "
                    "sees the boards as their seat sees them.")
 @root_option
+@native_option
 @click.pass_context
 def command(ctx: click.Context, file: str, players: int | None, seed: int | None, variants: tuple[str, ...],
             agents_spec: str, chance: str | None, max_decisions: int, log_path: str | None, as_json: bool,
@@ -43,6 +44,7 @@ def command(ctx: click.Context, file: str, players: int | None, seed: int | None
     from interpreter.narrate import Session
 
     ruleset = load_rules(file, variants, root)
+    native_note(ruleset)
     players = player_count(ruleset, players)
     try:
         names = parse_agent_specs(agents_spec, players)

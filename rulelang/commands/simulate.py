@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 import click
 
 from .common import EXIT_FAIL, EXIT_USAGE, Fail, api, first_line, load_rules, player_count, plural, printable, \
-    root_option, variant_option
+    native_note, native_option, root_option, variant_option
 
 
 @click.command("simulate")
@@ -35,6 +35,7 @@ from .common import EXIT_FAIL, EXIT_USAGE, Fail, api, first_line, load_rules, pl
               help="Also count which cited rulebook sections the games exercised, and print the table "
                    "(the games run in this process).")
 @root_option
+@native_option
 @click.pass_context
 def command(ctx: click.Context, file: str, players: int | None, games: int, seed: int, workers: str,
             variants: tuple[str, ...], max_decisions: int, agents_spec: str, out: str | None,
@@ -66,6 +67,7 @@ def command(ctx: click.Context, file: str, players: int | None, games: int, seed
         raise Fail(f"--seed {seed}: {exc}", EXIT_USAGE) from None
     _check_out(out, out_format)
     ruleset = load_rules(file, variants, root)
+    native_note(ruleset)
     players = player_count(ruleset, players)
     agents = _agent_specs(agents_spec, players, check_agents)
     cov = None
