@@ -23,7 +23,7 @@ from rulelang import ast as A
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, measure, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
 from .value_check import Bad, ValueTypes
-from .values import MAX_SIZE, Pile, decode, encode, fmt, ordered_pile, readable, skey
+from .values import MAX_SIZE, Pile, Value, decode, encode, fmt, ordered_pile, readable, skey
 
 SUSPEND = "suspend"
 # the locals of code that has none (an ending's condition): shared, read-only (an expression never writes its
@@ -522,7 +522,7 @@ class Pending:
     low = 1
     start = 0
     ordered = False
-    pool = ()
+    pool: tuple[Value, ...] = ()
     same_pairs = False  # an offer's options are a list handed out again by its generated listing (_list_actions)
 
     def __init__(self, kind, player, options, prompt="", target="", probs=None):
