@@ -400,7 +400,7 @@ class Ruleset:
             if not costs and (not d.params or act.fixed_options is not None):
                 act.fast_legal, act.same_pairs = xc.legal_function(act, [r.test for r in d.requires], d.span)
             elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
-                specs = []
+                specs: list[tuple[str, Any]] = []
                 for p, dom in zip(d.params, domains):
                     if dom.__class__ is _Fixed:
                         specs.append(("fixed", dom.values))

@@ -24,7 +24,7 @@ from rulelang.types import PLAYER
 
 from . import pieces as P
 from . import rng as R
-from .runtime import (MAX_FRAMES, MAX_PICKS, SUSPEND, _DONE, ChooseOp, Frame, OfferOp, Pending, RandomOp,
+from .runtime import (MAX_FRAMES, MAX_PICKS, SUSPEND, _DONE, ChooseOp, Frame, OfferOp, OpGame, Pending, RandomOp,
                       _get, _items)
 from .builtins import RuleRuntimeError
 from .errors import GameError
@@ -114,7 +114,7 @@ class SavedRules(Protocol):
     def endings(self) -> tuple[str, ...]: ...
 
 
-class SavedGame(Protocol):
+class SavedGame(OpGame, Protocol):
     """A game (interpreter/game.py's Game), as far as loading a save fills and reads it."""
 
     consts: dict[str, Value]
@@ -305,7 +305,7 @@ class _CodeInfo:
         self.types: dict[str, list[Site]] = {}  # local -> [(type, strict)], one per binding site
         self.binds_at: dict[str, list[int]] = {}  # local -> the ops that bind or write it (a let, a choice, a for loop's start, x = ...)
         self.written: set[str] = set()  # locals that statements write in place (their types are not checked)
-        self.loops: list[tuple[str, int, int, str, Optional[str], tuple[str, ...]]] = []  # ("for", first body op, back jump, items name, index name, loop names) / ("repeat", ...)
+        self.loops: list[tuple[str, int, int, str, Any, tuple[str, ...]]] = []  # (5th: None but for a for loop)  # ("for", first body op, back jump, items name, index name, loop names) / ("repeat", ...)
         self.ok = True
 
 
@@ -737,8 +737,8 @@ def _check_locals(g: SavedGame, rs: SavedRules, info: Optional[_CodeInfo], f: Fr
     else:
         pos = f.pc - 1
         op = info.ops[pos]
-        must, may = op.must, op.may
-        if must is _UNIVERSE:
+        must, may = op.must, op.may  # type: ignore[assignment]  # (None: never reached, said below)
+        if must is None:  # (_UNIVERSE)
             raise Bad(f"frames[{i}][1]", f"is {f.pc}: {info.name} never gets there")
         if not top and op.kind == "turn":  # a turn's start sets off turn_start once it has its player
             must = must | {op.data[1]}
