@@ -9,6 +9,7 @@ import json
 
 from itertools import chain, islice
 from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn, Optional, Protocol, Sequence, Union
 from rulelang import ast as A
 from . import pieces as P
 from . import rng as R
@@ -18,8 +19,16 @@ from .hidden import hidden_form, shown_value
 from .builtins import RuleRuntimeError, TIME_CHECK_EVERY, charge, check_time, start_work
 from .errors import GameError, IllegalAction
 from .runtime import END, MAX_FRAMES, Frame, Located, NO_LOCALS, OfferOp, RETURN, SUSPEND, _DONE, _get
-from .saves import MAX_NOTE_CHARS, MAX_NOTES, SAVE_FORMAT  # the limits of a save, which the game keeps to
-from .values import Pile, default_value, encode, fmt, readable, skey, to_plain
+from .saves import MAX_NOTE_CHARS, MAX_NOTES, SAVE_FORMAT, SavedRules  # the limits of a save, which the game keeps to
+from .values import Json, Pile, Value, default_value, encode, fmt, readable, skey, to_plain
+
+if TYPE_CHECKING:
+    from .runtime import Code, CompiledAction, Pending
+    from .value_check import ValueTypes
+
+Locals = dict[str, Value]
+Closure = Callable[[Any, Locals], Value]  # a compiled expression: (the game, the locals) -> its value
+Seats = frozenset[int]  # seats that know a place (-1: everyone)
 
 
 DEFAULT_STEP_BUDGET = 2_000_000
@@ -33,7 +42,63 @@ _FIRST = itemgetter(0)  # the id of an (id, value) option
 BACKENDS = ("generated", "closures")  # how expressions run: generated Python source, or the reference closures
 _STOPS = (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError,
           OverflowError, Located, RecursionError)  # what _run reports as the game's error (see Game._stopped)
-_ACTIVE = {}  # eliminated flags (a tuple of bools) -> the seats still in the game, for active_players
+_ACTIVE: dict[tuple[bool, ...], tuple[int, ...]] = {}  # eliminated flags (a tuple of bools) -> the seats still in the game, for active_players
+
+
+class PlayedRules(SavedRules, Protocol):
+    """The compiled rules (interpreter/ruleset.py's Ruleset), as far as a game reads them (and loading a save:
+    SavedRules). A protocol: the ruleset stands above this module."""
+
+    _starts: dict[int, Any]  # players -> (constants, start values of the variables)
+    option_lists: dict[Any, Any]  # (seat, id of options) -> (Actions, lookup, options, decision)
+    _listed: int
+    action_cache: dict[int, dict[Any, Action]]
+    _cached_actions: int
+    _value_types: ValueTypes  # (made by runtime.loose_check at the first value it checks)
+
+    @property
+    def compile_hooks(self) -> Optional[Callable[[Any, Any], None]]: ...
+
+    @property
+    def observer(self) -> Any: ...  # (interpreter/coverage.py's, told when a game ends)
+
+    @property
+    def time_limit(self) -> float: ...
+
+    @property
+    def step_budget(self) -> int: ...
+
+    @property
+    def var_spans(self) -> Mapping[str, A.Span]: ...
+
+    @property
+    def trigger_tests(self) -> Mapping[str, Sequence[tuple[Optional[Closure], tuple[str, ...]]]]: ...
+
+    @property
+    def ending_checks(self) -> Sequence[tuple[str, Closure, A.Span]]: ...
+
+    @property
+    def invariant_checks(self) -> Sequence[tuple[str, Closure, A.Span, Any]]: ...
+
+    @property
+    def actions(self) -> Mapping[str, CompiledAction]: ...
+
+    @property
+    def max_decisions(self) -> Optional[int]: ...
+
+    @property
+    def score_fn(self) -> Optional[tuple[str, Closure]]: ...
+
+    @property
+    def tiebreak_fn(self) -> Optional[tuple[str, Closure]]: ...
+
+    @property
+    def payoff_fn(self) -> Optional[tuple[str, Closure]]: ...
+
+    @property
+    def heuristic_fn(self) -> Optional[tuple[str, Closure]]: ...
+
+    def _ready(self) -> None: ...
 
 
 class Action:
@@ -41,32 +106,33 @@ class Action:
 
     __slots__ = ("id", "player", "_text", "_describe")
 
-    def __init__(self, id, player, text=None, describe=None):
+    def __init__(self, id: str, player: int, text: Optional[str] = None,
+                 describe: Optional[Callable[[], str]] = None) -> None:
         self.id = id
         self.player = player
         self._text = text
         self._describe = describe  # computes the text when first asked (most bots never ask)
 
     @property
-    def text(self):
+    def text(self) -> str:
         if self._text is None:
             self._text = self._describe() if self._describe is not None else self.id
         return self._text
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Action({self.id!r})"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Action) and other.id == self.id and other.player == self.player
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.id, self.player))
 
 
-def _coerce(ty, v):
+def _coerce(ty: Any, v: Value) -> Value:
     if ty.name == "deck" and isinstance(v, tuple):
         return Pile("deck", v, ())
     if ty.name == "bag" and isinstance(v, tuple):
@@ -80,39 +146,39 @@ def _coerce(ty, v):
 
 # ============================================================================ game
 class Game:
-    def __init__(self, rs, n, seed, chance):
+    def __init__(self, rs: PlayedRules, n: int, seed: int, chance: str) -> None:
         rs._ready()  # the backend asked for is built before anything runs
         self.rs = rs
         self._triggers = rs.triggers  # event -> triggers, for emit_event
         self.n = n
         self.seed = seed
         self.chance_mode = chance
-        self.consts = {}
-        self.data = {}
-        self.frames = []
-        self.pending = None
+        self.consts: dict[str, Value] = {}
+        self.data: dict[str, Value] = {}
+        self.frames: list[Frame] = []
+        self.pending: Optional[Pending] = None
         self.current = 0
         self.eliminated = (False,) * n
-        self.known = {}  # variable -> {place (tuple of keys): frozenset of seats (-1: everyone)}
+        self.known: dict[str, dict[tuple[Value, ...], Seats]] = {}  # variable -> {place (tuple of keys): frozenset of seats (-1: everyone)}
         self.over = False
-        self.end_reason = None
-        self.end_pending = None
+        self.end_reason: Optional[str] = None
+        self.end_pending: Optional[str] = None
         self.rng = R.seed_state(seed)
-        self.log = []
-        self.notes = []
+        self.log: list[dict[str, Any]] = []
+        self.notes: list[str] = []
         self.turns = 0
         self.fdepth = 0
         self.work = 0  # units of work since the last decision (see builtins.WORK_BUDGET)
         self.work_mark = 0  # the next value of work at which the budget and the clock are checked
-        self.deadline = None  # the CPU time (time.process_time) at which the rules stop; set at the first look
+        self.deadline: Optional[float] = None  # the CPU time (time.process_time) at which the rules stop; set at the first look
         start_work(self)  # setting up counts as the first stretch of work
-        self.scenario = None
-        self.error = None
-        self._actions = None
-        self._lookup = None  # (options, {id: position in options}) made by legal_actions() for apply()
+        self.scenario: Any = None  # (interpreter/scenarios.py's, while a scenario runs)
+        self.error: Optional[str] = None
+        self._actions: Optional[list[Action]] = None
+        self._lookup: Optional[tuple[list[tuple[str, Value]], dict[str, int]]] = None  # (options, {id: position in options}) made by legal_actions() for apply()
 
     # ------------------------------------------------------------------ setup
-    def _init_state(self):
+    def _init_state(self) -> None:
         rs = self.rs
         start = rs._starts.get(self.n)
         if start is not None:  # the values of the first game of this many players (they depend on nothing else)
@@ -125,7 +191,7 @@ class Game:
         self.frames = [Frame(rs.codes["flow"], 0, {}, 0)] if "flow" in rs.codes else []
         self.frames.append(Frame(rs.codes["setup"], 0, {}, 0))
 
-    def _start_values(self):
+    def _start_values(self) -> None:
         """The constants and the variables' start values, computed (see Ruleset._starts)."""
         rs = self.rs
         try:
@@ -147,7 +213,7 @@ class Game:
             raise GameError(f"while setting up the game: {e}") from None
 
     # ------------------------------------------------------------------ helpers the ops use
-    def active_players(self):
+    def active_players(self) -> tuple[int, ...]:
         el = self.eliminated
         got = _ACTIVE.get(el)
         if got is None:
@@ -157,18 +223,18 @@ class Game:
             _ACTIVE[el] = got
         return got
 
-    def next_active(self, p, step):
+    def next_active(self, p: int, step: int) -> int:
         for i in range(1, self.n + 1):
             q = (p + step * i) % self.n
             if not self.eliminated[q]:
                 return q
         return p
 
-    def random_below(self, n):
+    def random_below(self, n: int) -> int:
         self.rng, x = R.below(self.rng, n)
         return x
 
-    def emit_event(self, name, args):
+    def emit_event(self, name: str, args: Sequence[Value]) -> Optional[tuple[Any, ...]]:
         """None when no trigger waits for the event or none of their conditions holds, else ("push",
         [(code, locals), ...]) or, when the first of them starts after its condition, ("push", [...], 1).
 
@@ -193,7 +259,7 @@ class Game:
                     made = params
                 work, fdepth = self.work, self.fdepth
                 try:
-                    hit = cond(self, L)
+                    hit = cond(self, L)  # type: ignore[arg-type]  # (set: `made` starts as None)
                 except Exception:
                     self.work, self.fdepth = work, fdepth
                     break
@@ -210,7 +276,7 @@ class Game:
     # position, a map key). `reveal` records that seats know what stands at a place; views show a
     # hidden variable's places known to the viewer (a known place shows everything inside it).
     # Writing a place forgets what was known of it: the new content is not known to anybody.
-    def reveal(self, name, keys, player):
+    def reveal(self, name: str, keys: tuple[Value, ...], player: Optional[int]) -> None:
         if player is not None and (player.__class__ is not int or not 0 <= player < self.n):
             raise RuleRuntimeError(f"cannot reveal to {fmt(player)}: not a player of this {self.n}-player game")
         c = self.data[name]
@@ -225,7 +291,7 @@ class Game:
         if who not in cur and -1 not in cur:
             places[keys] = frozenset({-1}) if who == -1 else cur | {who}
 
-    def forget(self, name, keys):
+    def forget(self, name: str, keys: tuple[Value, ...]) -> None:
         """The place (name, keys) was written: what was known of it, and of what is inside it, is gone;
         a known place around it stays known for everything else it holds."""
         places = self.known.get(name)
@@ -255,10 +321,10 @@ class Game:
         if not places:
             del self.known[name]
 
-    def _charge(self, n):
+    def _charge(self, n: int) -> None:
         charge(self, n)
 
-    def _known_to(self, name, player):
+    def _known_to(self, name: str, player: int) -> tuple[set[tuple[Value, ...]], set[tuple[Value, ...]]]:
         """The places of variable `name` known to `player`, and every place that holds one of them."""
         seen = set()
         inner = set()
@@ -270,17 +336,17 @@ class Game:
         return seen, inner
 
     @property
-    def time_limit(self):
+    def time_limit(self) -> float:
         return self.rs.time_limit
 
-    def note(self, text):
+    def note(self, text: str) -> None:
         if len(text) > MAX_NOTE_CHARS:
             text = text[:MAX_NOTE_CHARS - 3] + "..."
         self.notes.append(text)
         if len(self.notes) > MAX_NOTES:
             del self.notes[0]
 
-    def finish(self, reason):
+    def finish(self, reason: Optional[str]) -> None:
         self.over = True
         self.end_reason = reason
         self.pending = None
@@ -288,18 +354,18 @@ class Game:
         if self.rs.observer is not None:
             self.rs.observer.finished(self, reason)
 
-    def scenario_value(self, name):
+    def scenario_value(self, name: str) -> Value:
         if self.scenario is None:
             raise RuleRuntimeError(f"'{name}' is only known in scenarios")
         return self.scenario.value(self, name)
 
-    def scenario_step(self, kind, value):
+    def scenario_step(self, kind: str, value: Value) -> Value:
         if self.scenario is None:
             raise RuleRuntimeError("scenario steps only run in scenarios")
         return self.scenario.step(self, kind, value)
 
     # ------------------------------------------------------------------ the machine
-    def _run(self, budget=None, fresh=True):
+    def _run(self, budget: Optional[int] = None, fresh: bool = True) -> None:
         budget = budget or self.rs.step_budget
         if fresh:  # (not after an action run by _run_action: its work counts with what follows)
             self.work = 0  # start_work(self), inline: the work budget and the clock start again
@@ -369,7 +435,7 @@ class Game:
         except _STOPS as e:
             self._stopped(e, fr, pc)
 
-    def _stopped(self, e, fr, pc):
+    def _stopped(self, e: BaseException, fr: Optional[Frame], pc: int) -> None:
         """An error raised by op `pc` of frame `fr` (the running one): the game stops with it, said where."""
         if isinstance(e, RuleRuntimeError):
             span = fr.code.spans[pc] if fr is not None and pc < len(fr.code.spans) else None
@@ -383,7 +449,7 @@ class Game:
             self._fail(f"a value of the wrong kind: {e}", span, fr.code.name if fr is not None else "")
         if isinstance(e, Located):
             if e.frames and fr is not None:  # procedures that ran without frames: their frames, as they would be
-                fr.pc = e.caller_pc
+                fr.pc = e.caller_pc  # type: ignore[assignment]  # (set with the frames)
                 for code, cpc, cl in e.frames:
                     self.frames.append(Frame(code, cpc, cl, fr.depth))
             self._fail(e.message, e.span, e.where if e.where is not None else fr.code.name if fr is not None else "")
@@ -394,12 +460,12 @@ class Game:
     # then the rules run on as _run: the same work budget, errors (said at the same place, the action's frame
     # left as _run leaves it) and state; one step fewer against the step budget. The two helpers below are what
     # _run would do with a stop or a signal of that op.
-    def _stopped_in_action(self, e, code, L, depth):
+    def _stopped_in_action(self, e: BaseException, code: Code, L: Locals, depth: int) -> None:
         fr = Frame(code, 0, L, depth)
         self.frames.append(fr)
         self._stopped(e, fr, 0)
 
-    def _action_signal(self, r, code, L, depth):
+    def _action_signal(self, r: Any, code: Code, L: Locals, depth: int) -> bool:
         """A signal of the action's op (END, RETURN, a call or triggers): as _run takes it. True for END (the
         rules stop there)."""
         fr = Frame(code, 1, L, depth)
@@ -414,8 +480,9 @@ class Game:
                 self._push(r, fr)
             except RuleRuntimeError as e:
                 self._stopped(e, fr, 0)
+        return False
 
-    def _push(self, r, fr):
+    def _push(self, r: Any, fr: Optional[Frame]) -> None:
         frames = self.frames
         if r[0] == "call":
             if len(frames) >= MAX_FRAMES:
@@ -433,7 +500,7 @@ class Game:
         if len(r) > 2:  # the first trigger's condition was tested by emit_event: it starts after its test
             frames[-1].pc = r[2]
 
-    def _fail(self, message, span, where):
+    def _fail(self, message: str, span: Optional[A.Span], where: str) -> NoReturn:
         self.error = message
         loc = f"{span.where()}: " if span is not None else ""
         inside = f" (in {where})" if where else ""
@@ -442,10 +509,10 @@ class Game:
         self.pending = None
         raise GameError(f"{loc}{message}{inside}")
 
-    def _check_endings(self):
+    def _check_endings(self) -> bool:
         for name, cond, span in self.rs.ending_checks:
             try:
-                hit = cond(self, NO_LOCALS)  # (an expression never writes its locals)
+                hit = cond(self, NO_LOCALS)  # type: ignore[arg-type]  # (an expression never writes its locals)
             except (RuleRuntimeError, KeyError) as e:
                 self._fail(f"while checking ending \"{name}\": {e}", span, "")
             if hit:
@@ -454,7 +521,7 @@ class Game:
                 return True
         return False
 
-    def check_invariants(self):
+    def check_invariants(self) -> list[tuple[str, str, str]]:
         """The rules' invariants that do not hold now: a list of ``(name, position, message)``, in
         declaration order (``position`` is the invariant's ``path:line:col``). An invariant whose
         evaluation fails (a run-time error, the work budget) is reported too, with why. Nothing of the
@@ -499,7 +566,7 @@ class Game:
             self.work, self.work_mark, self.deadline, self.fdepth = saved
         return out
 
-    def _shown_values(self, names, limit=MAX_SHOWN_VALUE):
+    def _shown_values(self, names: Iterable[str], limit: int = MAX_SHOWN_VALUE) -> str:
         """``name = value, ...`` for the variables an invariant reads (a long value is cut short)."""
         parts = []
         for name in names:
@@ -514,7 +581,7 @@ class Game:
 
     # ------------------------------------------------------------------ public API
     @property
-    def current_player(self):
+    def current_player(self) -> int:
         if self.over or self.pending is None:
             return -4
         if self.pending.kind == "chance":
@@ -522,7 +589,7 @@ class Game:
         return self.pending.player
 
     @property
-    def prompt(self):
+    def prompt(self) -> str:
         if self.over:
             return "the game is over"
         p = self.pending
@@ -530,20 +597,20 @@ class Game:
             return ""
         return p.prompt
 
-    def is_over(self):
+    def is_over(self) -> bool:
         return self.over
 
-    def is_chance(self):
+    def is_chance(self) -> bool:
         return self.pending is not None and self.pending.kind == "chance"
 
     @property
-    def decision_kind(self):
+    def decision_kind(self) -> Optional[str]:
         """What the pending decision is: "action" (an offered action), "choose" (a choice inside one),
         "chance", or None when nothing is pending (the game is over)."""
         p = self.pending
         return None if self.over or p is None else p.kind
 
-    def action_in_progress(self):
+    def action_in_progress(self) -> Optional[tuple[int, str]]:
         """The offered action being carried out at the pending decision, as (its place on the stack of
         running code, its name): the outermost one, so that choices inside procedures and triggers it set off
         count as its own. None at an offer, in setup and in the flow between actions."""
@@ -552,7 +619,7 @@ class Game:
                 return depth, frame.code.id[7:]
         return None
 
-    def legal_actions(self):
+    def legal_actions(self) -> list[Action]:
         if self.over or self.pending is None:
             return []
         acts = self._actions
@@ -560,10 +627,10 @@ class Game:
             acts = self._list_actions()
         return list(acts)
 
-    def _list_actions(self):
+    def _list_actions(self) -> list[Action]:
         """The Action objects of the pending options (kept in self._actions until the decision changes), and
         the id -> position table apply() uses (self._lookup)."""
-        p = self.pending
+        p: Pending = self.pending  # type: ignore[assignment]  # (a decision is pending: see legal_actions)
         options = p.options
         rs = self.rs
         if p.kind == "action":
@@ -591,8 +658,8 @@ class Game:
         # list is searched by apply() (quicker than making the table), unless the table is kept for the
         # next time the same options are offered
         if len(options) > SEARCHED_OPTIONS or key is not None:
-            look = dict(zip(map(_FIRST, options), range(len(options))))
-            if len(look) != len(options):
+            look: Optional[dict[str, int]] = dict(zip(map(_FIRST, options), range(len(options))))
+            if len(look) != len(options):  # type: ignore[arg-type]  # (the dict just made)
                 look = None
         else:
             look = None
@@ -607,15 +674,15 @@ class Game:
             rs.option_lists[key] = (out, self._lookup, options, p)
         return out
 
-    def _make_actions(self, is_action, who, options):
+    def _make_actions(self, is_action: bool, who: int, options: list[tuple[str, Value]]) -> list[Action]:
         """An Action per option: shared by the games of a ruleset, one per (kind, seat, id, value)."""
         rs = self.rs
         key = who if is_action else -2 - who  # (a number: quicker to find than a pair)
-        seat = rs.action_cache.get(key)
+        seat: Optional[dict[Any, Action]] = rs.action_cache.get(key)
         if seat is None:
             seat = rs.action_cache[key] = {}
         try:
-            out = list(map(seat.get, options))  # options are (id, value) pairs: the pair is the key
+            out: list[Any] = list(map(seat.get, options))  # options are (id, value) pairs: the pair is the key
         except TypeError:  # a value that cannot be a key (a map): new Actions, not kept
             out = [None] * len(options)
             seat = None
@@ -637,13 +704,13 @@ class Game:
             rs._cached_actions = 0
         return out
 
-    def chance_outcomes(self):
+    def chance_outcomes(self) -> list[tuple[Action, float]]:
         p = self.pending
         if self.over or p is None or p.kind != "chance":
             return []
-        return list(zip(self.legal_actions(), p.probs))
+        return list(zip(self.legal_actions(), p.probs))  # type: ignore[arg-type]  # (a chance has its chances)
 
-    def apply(self, action):
+    def apply(self, action: Union[Action, str]) -> None:
         if self.error is not None:
             raise GameError(f"the game stopped on an error: {self.error}")
         if self.over:
@@ -651,7 +718,7 @@ class Game:
         aid = action.id if action.__class__ is Action or isinstance(action, Action) else action
         if aid.__class__ is not str and not isinstance(aid, str):
             raise IllegalAction(f"an action is an Action or its id (a string), not {type(action).__name__}")
-        p = self.pending
+        p: Pending = self.pending  # type: ignore[assignment]  # (a decision is pending: the game is not over)
         options = p.options
         look = self._lookup
         if look is not None and look[0] is options:  # made by legal_actions() from these very options
@@ -671,7 +738,7 @@ class Game:
         if bound is not None and len(self.log) >= bound and p.kind != "chance" and \
                 sum(1 for e in self.log if e["player"] >= 0) >= bound:
             self._fail(f"the game header says a game takes at most {bound:,} decisions (max_decisions), and "
-                       f"this would be decision {bound + 1:,}", self.rs.program.game.span, "")
+                       f"this would be decision {bound + 1:,}", self.rs.program.game.span, "")  # type: ignore[union-attr]
         self.log.append({"player": -1 if p.kind == "chance" else p.player, "action": aid})
         self._actions = None
         fr = self.frames[-1]
@@ -729,19 +796,19 @@ class Game:
                     self._fail(str(e), fr.code.spans[pc], fr.code.name)
         self._run()
 
-    def _illegal(self, aid, p):
+    def _illegal(self, aid: str, p: Pending) -> NoReturn:
         legal = [i for i, _ in p.options]
         shown = ", ".join(legal[:12]) + (" ..." if len(legal) > 12 else "")
         who = "chance" if p.kind == "chance" else f"P{p.player}"
         raise IllegalAction(f"'{aid}' is not legal now ({who} to decide: {p.prompt}); legal: {shown}")
 
-    def scores(self):
+    def scores(self) -> list[int]:
         if self.rs.score_fn is None:
             return [0] * self.n
         start_work(self)
         self.fdepth = 0
         param, f = self.rs.score_fn
-        where = self.rs.program.score.span.where()
+        where = self.rs.program.score.span.where()  # type: ignore[union-attr]  # (there: its _fn is)
         try:
             out = [f(self, {param: p}) for p in range(self.n)]
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
@@ -754,7 +821,7 @@ class Game:
                 raise GameError(f"{where}: the score of P{p} is {fmt(v)}, not a number")
         return out
 
-    def _tiebreaks(self):
+    def _tiebreaks(self) -> list[tuple[Value, ...]]:
         if self.rs.tiebreak_fn is None:
             return [()] * self.n
         param, f = self.rs.tiebreak_fn
@@ -765,14 +832,15 @@ class Game:
             try:
                 v = f(self, {param: p})
             except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
-                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: {e}") from None
+                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: {e}"  # type: ignore[union-attr]
+                                ) from None
             except RecursionError:
-                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: the tiebreak nests "
+                raise GameError(f"{self.rs.program.tiebreak.span.where()}: while breaking ties: the tiebreak nests "  # type: ignore[union-attr]
                                 "too deeply (a function calling itself without end?)") from None
             out.append(tuple(v) if isinstance(v, tuple) else (v,))
         return out
 
-    def winners(self):
+    def winners(self) -> list[int]:
         if not self.over or self.error is not None:
             return []
         alive = self.active_players()
@@ -784,7 +852,7 @@ class Game:
         best = max(key.values())
         return [p for p in alive if key[p] == best]
 
-    def returns(self, scheme="zero_sum"):
+    def returns(self, scheme: str = "zero_sum") -> list[float]:
         """Each seat's utility at the end (all 0.0 before). With a `payoff p = EXPR` declaration: its value
         for each seat. Otherwise ("zero_sum"): every seat outside winners() gets -1 and the k winners share
         what the losers lose, (n - k) / k each; so one winner of two gets +1 and the loser -1, and the
@@ -795,7 +863,7 @@ class Game:
         if not self.over:
             return [0.0] * self.n
         if self.rs.payoff_fn is not None and scheme == "zero_sum":
-            return [float(v) for v in self.payoffs()]
+            return [float(v) for v in self.payoffs()]  # type: ignore[union-attr]  # (a list: payoff_fn is set)
         w = self.winners()
         if scheme == "legacy":
             if len(w) == 1:
@@ -806,7 +874,7 @@ class Game:
         share = (self.n - len(w)) / len(w)
         return [share if p in w else -1.0 for p in range(self.n)]
 
-    def heuristics(self):
+    def heuristics(self) -> Optional[list[int]]:
         """The `heuristic p = EXPR` declaration's value for each seat now (whole numbers), or None without
         one: how well each seat stands, as the rules' author estimates it (the heuristic agent reads it).
         Computed under the work budget; an error is the game's error, said where the heuristic is."""
@@ -815,7 +883,7 @@ class Game:
         start_work(self)
         self.fdepth = 0
         param, f = self.rs.heuristic_fn
-        where = self.rs.program.heuristic.span.where()
+        where = self.rs.program.heuristic.span.where()  # type: ignore[union-attr]  # (there: its _fn is)
         try:
             out = [f(self, {param: p}) for p in range(self.n)]
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
@@ -827,14 +895,14 @@ class Game:
                 raise GameError(f"{where}: the heuristic of P{p} is {fmt(v)}, not a number")
         return out
 
-    def payoffs(self):
+    def payoffs(self) -> Optional[list[int]]:
         """The `payoff p = EXPR` declaration's value for each seat (whole numbers), or None without one."""
         if self.rs.payoff_fn is None:
             return None
         start_work(self)
         self.fdepth = 0
         param, f = self.rs.payoff_fn
-        where = self.rs.program.payoff.span.where()
+        where = self.rs.program.payoff.span.where()  # type: ignore[union-attr]  # (there: its _fn is)
         try:
             out = [f(self, {param: p}) for p in range(self.n)]
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
@@ -847,7 +915,7 @@ class Game:
                 raise GameError(f"{where}: the payoff of P{p} is {fmt(v)}, not a number")
         return out
 
-    def clone(self):
+    def clone(self) -> Game:
         # Every field is set by name, in __init__'s order: copying through __dict__ would turn both games'
         # attributes into a plain dict, which CPython reads about twice as slowly as an instance's own slots
         # (tests/test_hot_paths.py checks that this list is every field a game has)
@@ -883,16 +951,16 @@ class Game:
             P.copy_pieces(g)
         return g
 
-    def determinize(self, seat, rng=None):
+    def determinize(self, seat: int, rng: Any = None) -> Game:
         """A copy in which every value hidden from `seat` is dealt out again at random (`rng`: a
         random.Random or a seed); see interpreter/determinize.py."""
         return determinize(self, seat, rng)
 
     # ------------------------------------------------------------------ views
-    def view(self, player=None):
+    def view(self, player: Optional[int] = None) -> dict[str, Any]:
         if player is not None and (isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < self.n):
             raise GameError(f"there is no player {player!r} in a {self.n}-player game")
-        out = {
+        out: dict[str, Any] = {
             "game": self.rs.name,
             "players": self.n,
             "viewer": player,
@@ -920,7 +988,7 @@ class Game:
         out["notes"] = list(self.notes[-20:])
         return out
 
-    def _visible(self, name, per, vis, value, player):
+    def _visible(self, name: str, per: bool, vis: str, value: Value, player: Optional[int]) -> Json:
         if player is None:
             return to_plain(value, full=True)
         if vis == "all":
@@ -934,7 +1002,7 @@ class Game:
         return shown_value(value, (), seen, inner)
 
     # ------------------------------------------------------------------ save / load
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Json]:
         return {
             "format": SAVE_FORMAT,
             "game": self.rs.name,
@@ -960,15 +1028,15 @@ class Game:
             "error": self.error,
         }
 
-    def to_json(self):
+    def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, rs, text):
+    def from_json(cls, rs: PlayedRules, text: object) -> Game:
         return _saves.load_game(cls, rs, text)  # a save is untrusted: checked completely (interpreter/saves.py)
 
 
-def _vars_read(expr):
+def _vars_read(expr: Any) -> tuple[str, ...]:
     """The variables an expression reads, in order of first appearance (for the message of a failed invariant)."""
     out = []
     for n in A.walk(expr):
@@ -977,7 +1045,7 @@ def _vars_read(expr):
     return tuple(out)
 
 
-def _size(v, limit):
+def _size(v: Value, limit: int) -> int:
     """The number of items in v, nested ones included, counting no further than ``limit`` (the walk holds
     at most ``limit`` items waiting: a container's items are taken only as far as the count can go)."""
     n = 0
@@ -1001,9 +1069,9 @@ def _size(v, limit):
     return n
 
 
-def _small(v, limit):
+def _small(v: Value, limit: int) -> bool:
     return _size(v, limit) <= limit
 
 
-def _choice_text(v):
+def _choice_text(v: Value) -> str:
     return "done" if v is _DONE else readable(v)

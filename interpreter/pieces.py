@@ -60,9 +60,14 @@ class PiecesGame(RunningGame, Protocol):
 class LoadedGame(Protocol):
     """A game read from a save (interpreter/saves.py): its state, running procedures and pending decision."""
 
-    data: dict[str, Value]
-    frames: Sequence[Frame]
-    pending: Optional[Pending]
+    @property
+    def data(self) -> dict[str, Value]: ...
+
+    @property
+    def frames(self) -> Sequence[Frame]: ...
+
+    @property
+    def pending(self) -> Optional[Pending]: ...
 
 
 class ExprCompiler(Protocol):

@@ -3,6 +3,7 @@ boards, actions and triggers, and the games they start (interpreter/game.py)."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from rulelang import ast as A
 from rulelang.parser import MAX_PLAYERS
@@ -18,6 +19,18 @@ from .codegen.statements import make_stmt_generator
 from .errors import GameError
 from .game import BACKENDS, DEFAULT_CASCADE_DEPTH, DEFAULT_STEP_BUDGET, Game, _vars_read
 from .runtime import Code, CompiledAction, CompiledFunction, Located, MAX_ACTION_CHOICES, RETURN, _Fixed
+from .values import Value
+
+if TYPE_CHECKING:
+    from rulelang.checker import Checker
+    from rulelang.program import Program
+    from rulelang.types import Type
+
+    from .boards import Board
+    from .pieces import PieceKind
+    from .value_check import ValueTypes
+
+Closure = Callable[[Any, dict[str, Value]], Value]  # a compiled expression: (the game, the locals) -> its value
 
 
 # ============================================================================ ruleset
@@ -25,11 +38,66 @@ class Ruleset:
     # Set only by interpreter/coverage.py on its instrumented copy (None, the default, costs nothing):
     # `compile_hooks(xc, sc)` is called with the closures' compilers before the rules are compiled;
     # `observer.finished(game, reason)` is told when a game ends.
-    compile_hooks = None
-    observer = None
+    compile_hooks: Optional[Callable[[Any, Any], None]] = None
+    observer: Any = None
 
-    def __init__(self, program, checker, step_budget=DEFAULT_STEP_BUDGET, cascade_depth=DEFAULT_CASCADE_DEPTH,
-                 time_limit=TIME_LIMIT, backend="generated", optimise=True):
+    # What _build sets (see there). The expression and statement compilers are those of the closures
+    # (interpreter/closures.py) or of the generated code (interpreter/codegen/), not typed yet: Any.
+    source_program: Program
+    optimised: bool
+    checker: Checker
+    program: Program
+    time_limit: float
+    name: str
+    player_counts: tuple[int, ...]
+    variants: tuple[str, ...]
+    active_variants: tuple[str, ...]
+    step_budget: int
+    cascade_depth: int
+    endings: tuple[str, ...]
+    action_cache: dict[int, dict[Any, Any]]
+    _cached_actions: int
+    _starts: dict[int, Any]
+    _first_decisions: dict[tuple[int, str, int, int], Game]
+    option_lists: dict[Any, Any]
+    _listed: int
+    table_rows: dict[str, tuple[str, ...]]
+    row_fields: dict[str, dict[str, Value]]
+    boards: dict[str, Board]
+    functions: dict[str, CompiledFunction]
+    codes: dict[str, Code]
+    actions: dict[str, CompiledAction]
+    triggers: dict[str, list[tuple[Code, list[str]]]]
+    trigger_tests: dict[str, list[tuple[Optional[Closure], tuple[str, ...]]]]
+    _xc: Any
+    _board_nodes: int
+    _native: bool  # set by _ready when the native path is asked for (interpreter/native.py)
+    _native_note: Optional[str]
+    _built: str
+    _wanted: str
+    _fallback: Optional[str]
+    consts: list[tuple[str, Closure]]
+    vars: list[tuple[str, bool, Optional[Closure], Type, str]]  # (name, per player, start, type, visibility)
+    var_spans: dict[str, A.Span]
+    visibility: dict[str, str]
+    per_player: set[str]
+    pieces: dict[str, PieceKind]
+    pieces_by_key: dict[str, PieceKind]
+    ending_checks: list[tuple[str, Closure, A.Span]]
+    invariant_checks: list[tuple[str, Closure, A.Span, Any]]
+    invariants: tuple[str, ...]
+    score_fn: Optional[tuple[str, Closure]]
+    tiebreak_fn: Optional[tuple[str, Closure]]
+    payoff_fn: Optional[tuple[str, Closure]]
+    heuristic_fn: Optional[tuple[str, Closure]]
+    max_decisions: Optional[int]
+    placeholders: list[Any]
+    warnings: list[Any]
+    _value_types: ValueTypes  # (set by interpreter/runtime.py at the first value it checks)
+
+    def __init__(self, program: Program, checker: Checker, step_budget: int = DEFAULT_STEP_BUDGET,
+                 cascade_depth: int = DEFAULT_CASCADE_DEPTH, time_limit: float = TIME_LIMIT,
+                 backend: str = "generated", optimise: bool = True) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {backend!r}")
         self.source_program = program  # as checked, before the optimiser (coverage counts the calls it inlines)
@@ -43,12 +111,12 @@ class Ruleset:
         self._build(program, checker, step_budget, cascade_depth, time_limit, "closures")
         self._wanted = backend
 
-    def _ready(self):
+    def _ready(self) -> None:
         """Build the backend asked for, if not yet done (before anything runs the rules)."""
         if self._wanted == self._built:
             return
         self._wanted = self._built = "generated"
-        keep = {k: self.__dict__[k] for k in ("placeholders", "warnings", "path", "reload") if k in self.__dict__}
+        keep: dict[str, Any] = {k: self.__dict__[k] for k in ("placeholders", "warnings", "path", "reload") if k in self.__dict__}
         limits = (self.step_budget, self.cascade_depth, self.time_limit)  # as they may have been set since
         static = (self.table_rows, self.row_fields, self.boards, self._board_nodes)
         try:
@@ -64,30 +132,30 @@ class Ruleset:
         self.__dict__.update(keep)
 
     @property
-    def backend(self):
+    def backend(self) -> str:
         """"generated" or "closures": how the rules run (see docs/runtime.md)."""
         self._ready()
         return self._built
 
     @property
-    def fallback(self):
+    def fallback(self) -> Optional[str]:
         """Why the closures run these rules although the generated backend was asked for (None: it was not)."""
         self._ready()
         return self._fallback
 
     @property
-    def native(self):
+    def native(self) -> bool:
         """Whether the generated code runs compiled by Cython (asked for by RULELANG_NATIVE=1; docs/runtime.md)."""
         self._ready()
         return self.__dict__.get("_native", False)
 
     @property
-    def native_note(self):
+    def native_note(self) -> str | None:
         """Why the native path was asked for but not taken (None: it was taken, or not asked for)."""
         self._ready()
         return self.__dict__.get("_native_note")
 
-    def with_backend(self, backend):
+    def with_backend(self, backend: str) -> Ruleset:
         """The same rules (same program, same check) compiled by another backend: tests play both side by side."""
         other = Ruleset(self.program, self.checker, self.step_budget, self.cascade_depth, self.time_limit,
                         backend=backend, optimise=False)  # self.program is optimised already, if asked
@@ -99,17 +167,19 @@ class Ruleset:
         return other
 
     @property
-    def generated_source(self):
+    def generated_source(self) -> str:
         """The Python source generated for these rules ("" with the closures backend): see docs/runtime.md."""
         self._ready()
         return self._xc.source if self._built == "generated" else ""
 
-    def _build(self, program, checker, step_budget, cascade_depth, time_limit, backend, static=None):
+    def _build(self, program: Program, checker: Checker, step_budget: int, cascade_depth: int, time_limit: float,
+               backend: str, static: Optional[tuple[Any, Any, Any, int]] = None) -> None:
         self._built = backend
         self._fallback = None
         self.program = program
         self.time_limit = time_limit  # seconds of CPU time the rules may compute between two decisions
         game = program.game
+        assert game is not None  # (a checked program has its game header)
         self.name = game.title
         self.player_counts = tuple(game.player_counts) or (2,)
         for n in self.player_counts:
@@ -150,7 +220,7 @@ class Ruleset:
         # event -> per trigger, its condition (None: it has none) and parameter names: emit_event tests them
         # (not under coverage, which counts the tests where the triggers run them)
         self.trigger_tests = {}
-        xc = ExprCompiler(self)
+        xc: Any = ExprCompiler(self)
         if backend == "generated":
             xc = ExprGenerator(self, xc, label=os.path.basename(game.span.path or "rules"))
             for d in program.decls.values():  # named first: a call may come before the function, or be recursive
@@ -225,11 +295,11 @@ class Ruleset:
             xc.finish()  # compiles the generated source: every function handed out gets its code
             xc.auto_finish = True  # what is compiled later (scenario blocks) is compiled at once
 
-    def _build_static(self, program, xc):
+    def _build_static(self, program: Program, xc: Any) -> None:
         class _Static:
             n = 0
-            consts = {}
-            data = {}
+            consts = {}  # type: dict[str, Value]
+            data = {}  # type: dict[str, Value]
             fdepth = 0
             work = 0
             work_mark = TIME_CHECK_EVERY
@@ -260,19 +330,20 @@ class Ruleset:
         for d in program.decls.values():
             if isinstance(d, A.BoardDecl):
                 if d.spec is not None:
-                    gen = B.GENERATORS[d.spec.func.ident]
-                    pos = [self._static_eval(xc, a.value, G) for a in d.spec.args if a.name is None]
-                    kws = {a.name: self._static_eval(xc, a.value, G) for a in d.spec.args if a.name is not None}
-                    for v in list(pos) + list(kws.values()):
+                    spec: Any = d.spec  # (checked: a call of a board generator, such as hex(5))
+                    gen = B.GENERATORS[spec.func.ident]
+                    posargs = [self._static_eval(xc, a.value, G) for a in spec.args if a.name is None]
+                    kws = {a.name: self._static_eval(xc, a.value, G) for a in spec.args if a.name is not None}
+                    for v in list(posargs) + list(kws.values()):
                         if v.__class__ is int and not 1 <= v <= 200:
-                            raise Located(f"board '{d.name}' needs sizes from 1 to 200, not {v}", d.spec.span)
-                    count = B.node_count(d.spec.func.ident, pos, kws)
+                            raise Located(f"board '{d.name}' needs sizes from 1 to 200, not {v}", spec.span)
+                    count = B.node_count(spec.func.ident, posargs, kws)
                     if count is not None:  # before building it
-                        self._charge_nodes(d, count, d.spec.span)
+                        self._charge_nodes(d, count, spec.span)
                     try:
-                        board = gen(d.name, *pos, **kws)
+                        board = gen(d.name, *posargs, **kws)
                     except Exception as e:  # noqa: BLE001 - any failure of a generator is a rule error here
-                        raise Located(f"board '{d.name}' cannot be built: {e}", d.spec.span) from None
+                        raise Located(f"board '{d.name}' cannot be built: {e}", spec.span) from None
                     for key_expr, args, span in d.nodes:
                         key = self._static_eval(xc, key_expr, G)
                         if not board.has_node(key):
@@ -284,7 +355,7 @@ class Ruleset:
                     self.boards[d.name] = B.from_edges(d.name, d.edges, attrs)
                     self._charge_nodes(d, len(self.boards[d.name].nodes), d.span)
 
-    def _charge_nodes(self, d, count, span):
+    def _charge_nodes(self, d: A.BoardDecl, count: int, span: A.Span) -> None:
         """Count a board's nodes against MAX_BOARD_NODES (for all the boards together)."""
         self._board_nodes += count
         if self._board_nodes > B.MAX_BOARD_NODES:
@@ -292,15 +363,15 @@ class Ruleset:
                           f"{B.MAX_BOARD_NODES:,} nodes in all", span, code="E503",
                           hint="use a smaller board")
 
-    def _static_eval(self, xc, expr, G):
+    def _static_eval(self, xc: Any, expr: Any, G: Any) -> Value:
         try:
             return xc.closure(expr)(G, {})
         except (RuleRuntimeError, KeyError, TypeError) as e:
             raise Located(f"this value must be fixed data (numbers, names, lists): {e}", expr.span) from None
 
-    def _compile_action(self, d, xc, sc):
-        domains = []
-        sizes = []  # the number of choices of each parameter, where it is known when loading
+    def _compile_action(self, d: A.ActionDecl, xc: Any, sc: Any) -> None:
+        domains: list[Any] = []  # per parameter: its candidates (_Fixed) or a closure that lists them
+        sizes: list[Optional[int]] = []  # the number of choices of each parameter, where it is known when loading
         for p in d.params:
             if p.domain is not None and xc.is_constant(p.domain):
                 domains.append(_Fixed(xc.compile(p.domain)(None, {})))
@@ -320,6 +391,7 @@ class Ruleset:
         name = d.name
 
         def epilogue(code):
+            # type: (Code) -> None
             # with no trigger waiting for it the event would do nothing (its argument, `me`, is always
             # there): no op at all (a save made inside the action ends at the same place)
             if "action_done" in triggered:
@@ -346,7 +418,7 @@ class Ruleset:
             if not costs and (not d.params or act.fixed_options is not None):
                 act.fast_legal, act.same_pairs = xc.legal_function(act, [r.test for r in d.requires], d.span)
             elif len(d.params) <= 8 and all(_plain_place(c.target) for c in d.costs):
-                specs = []
+                specs: list[tuple[str, Any]] = []
                 for p, dom in zip(d.params, domains):
                     if dom.__class__ is _Fixed:
                         specs.append(("fixed", dom.values))
@@ -359,7 +431,7 @@ class Ruleset:
                 act.fast_legal = xc.legal_general(act, specs, [r.test for r in d.requires],
                                                   [(c.target, c.amount) for c in d.costs], d.span, act.order)
 
-    def _type_domain_size(self, p):
+    def _type_domain_size(self, p: A.Param) -> int:
         t = p.type
         if isinstance(t, A.TypeRange):
             return max(0, t.high - t.low + 1)
@@ -374,7 +446,7 @@ class Ruleset:
             return sum(len(rs) for tname, rs in self.table_rows.items() if self.program.decls[tname].record == t.name)
         return 0
 
-    def _type_domain(self, p):
+    def _type_domain(self, p: A.Param) -> Closure:
         t = p.type
         if isinstance(t, A.TypeRange):
             vals = tuple(range(t.low, t.high + 1))
@@ -396,10 +468,11 @@ class Ruleset:
             return lambda G, L: rows
         return lambda G, L: ()
 
-    def _compile_trigger(self, i, t, xc, sc):
+    def _compile_trigger(self, i: int, t: A.TriggerDecl, xc: Any, sc: Any) -> None:
         cond = xc.compile(t.condition) if t.condition is not None else None
 
         def prologue(code):
+            # type: (Code) -> None
             if cond is not None:
                 code.emit(lambda G, L: None if cond(G, L) else RETURN, t.span)
         cid = f"trigger:{i}"
@@ -414,7 +487,7 @@ class Ruleset:
             tests.append((cond, params))
 
     # ------------------------------------------------------------------ games
-    def new_game(self, players, seed=None, chance="sampled"):
+    def new_game(self, players: int, seed: Optional[int] = None, chance: str = "sampled") -> Game:
         if players.__class__ is int and seed.__class__ is int and 0 <= seed < 1 << 64:
             # the usual call, when a game of this many players was made before: a copy (see below; a key is
             # only there for a valid count and chance mode)
@@ -447,12 +520,12 @@ class Ruleset:
                 first._list_actions()  # made once here, handed to every copy (as a repeated offer's are)
         return g
 
-    def load_game(self, json_text):
+    def load_game(self, json_text: object) -> Game:
         self._ready()
         return Game.from_json(self, json_text)
 
 
-def _reseeded(first, seed):
+def _reseeded(first: Game, seed: int) -> Game:
     """A copy of a game stopped at its first decision, with its own seed and the random state that seed gives."""
     g = first.clone()
     g.seed = seed
@@ -460,18 +533,18 @@ def _reseeded(first, seed):
     return g
 
 
-def _no_event(G, L):
+def _no_event(G: Any, L: dict[str, Value]) -> None:
     """An event that no trigger waits for (what emit_event would do)."""
 
 
-def _plain_place(target):
+def _plain_place(target: Optional[A.Expr]) -> bool:
     """A variable or local with [index] steps only (a cost read as an expression reads the same)."""
     while isinstance(target, A.Index):
         target = target.target
     return isinstance(target, A.Name) and target.ref in ("var", "local")
 
 
-def _check_choices(d, sizes):
+def _check_choices(d: A.ActionDecl, sizes: list[Optional[int]]) -> int:
     """The product of the known domain sizes of action `d`; more than MAX_ACTION_CHOICES is a load error."""
     total = 1
     for n in sizes:
@@ -485,8 +558,8 @@ def _check_choices(d, sizes):
     return total
 
 
-def _counts_text(counts):
-    counts = sorted(counts)
+def _counts_text(seats: tuple[int, ...]) -> str:
+    counts = sorted(seats)
     if len(counts) == 1:
         return str(counts[0])
     if counts == list(range(counts[0], counts[-1] + 1)):

@@ -17,18 +17,25 @@ from __future__ import annotations
 import re
 import types
 from bisect import bisect_right
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, Sized
 
 from rulelang import ast as A
 
+from .builtins import RunningGame
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, measure, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
 from .value_check import Bad, ValueTypes
-from .values import MAX_SIZE, Pile, decode, encode, fmt, ordered_pile, readable, skey
+from .values import MAX_SIZE, Json, Pile, Value, decode, encode, fmt, ordered_pile, readable, skey
+
+if TYPE_CHECKING:
+    from rulelang.types import Type
+
+    from .value_check import CheckedRules
 
 SUSPEND = "suspend"
 # the locals of code that has none (an ending's condition): shared, read-only (an expression never writes its
 # locals, so nothing should try to; if something did, it would fail instead of leaking into other games)
-NO_LOCALS = types.MappingProxyType({})
+NO_LOCALS: Mapping[str, Value] = types.MappingProxyType({})
 RETURN = "return"
 END = "end"
 MAX_FUNCTION_DEPTH = 200
@@ -42,12 +49,63 @@ MAX_ACTION_ID = 300  # characters of one action id, such as "place(0,1)"
 MAX_FRAMES = 400  # procedures and triggers running at once (each a Frame on the game's stack)
 
 
+Locals = dict[str, Value]  # the local names of a running procedure
+Closure = Callable[[Any, Locals], Value]  # a compiled expression: (the game, the locals) -> its value
+Legal = Callable[[Any, int], list[tuple[str, Value]]]  # (the game, the seat) -> the legal (id, value) options
+# What an op returns to the game's loop (Game._run): None (go on), a position (jump there), SUSPEND (a decision
+# is pending), RETURN, END, ("call", code, locals) or ("push", [(code, locals), ...][, position])
+Signal = Any
+
+
+# What the ops read of the game and its rules, which stand above this module (interpreter/game.py, ruleset.py):
+# protocols, so that it need not import them.
+if TYPE_CHECKING:
+    class OpRules(CheckedRules, Protocol):
+        """The compiled rules (interpreter/ruleset.py's Ruleset), as far as the ops read them."""
+
+        _value_types: ValueTypes  # made at the first value loose_check checks
+
+        @property
+        def codes(self) -> Mapping[str, Code]: ...
+
+        @property
+        def actions(self) -> Mapping[str, CompiledAction]: ...
+
+        @property
+        def ending_checks(self) -> Sequence[Any]: ...
+
+        @property
+        def option_lists(self) -> dict[Any, Any]: ...
+
+
+class OpGame(RunningGame, Protocol):
+    """A running game (interpreter/game.py's Game), as far as the ops read and change it."""
+
+    data: dict[str, Value]
+    pending: Optional[Pending]
+    frames: list[Frame]
+    _actions: Any  # the Actions of the pending options (Game._list_actions)
+    _lookup: Any
+
+    @property
+    def rs(self) -> OpRules: ...
+
+    @property
+    def chance_mode(self) -> str: ...
+
+    def forget(self, name: str, keys: tuple[Value, ...]) -> None: ...
+
+    def _check_endings(self) -> bool: ...
+
+    def random_below(self, n: int) -> int: ...
+
+
 class Frame:
     """A running procedure: its code, the position in it, its locals and how deep it was called."""
 
     __slots__ = ("code", "pc", "locals", "depth")
 
-    def __init__(self, code, pc, locals, depth):
+    def __init__(self, code: Code, pc: int, locals: Locals, depth: int) -> None:
         self.code = code
         self.pc = pc
         self.locals = locals
@@ -57,14 +115,14 @@ class Frame:
 class Code:
     __slots__ = ("id", "ops", "spans", "name", "whole")
 
-    def __init__(self, id, name=""):
+    def __init__(self, id: str, name: str = "") -> None:
         self.id = id
         self.name = name or id
-        self.ops = []
-        self.spans = []
-        self.whole = None  # one generated op that runs the whole code (it cannot stop), if there is one
+        self.ops: list[Any] = []  # each op(G, L) -> a Signal (the decision ops have more methods)
+        self.spans: list[Optional[A.Span]] = []
+        self.whole: Optional[Callable[[Any, Locals], Signal]] = None  # one generated op that runs the whole code (it cannot stop), if there is one
 
-    def emit(self, op, span):
+    def emit(self, op: Any, span: Optional[A.Span]) -> int:
         self.ops.append(op)
         self.spans.append(span)
         return len(self.ops) - 1
@@ -73,18 +131,19 @@ class Code:
 class Located(Exception):
     """A rule error with the rule-file position where it happened (at load: diagnostic `code`)."""
 
-    def __init__(self, message, span, code="E501", hint="", where=None):
+    def __init__(self, message: str, span: A.Span, code: str = "E501", hint: str = "",
+                 where: Optional[str] = None) -> None:
         self.message = message
         self.span = span
         self.code = code
         self.hint = hint
         self.where = where  # the procedure to name in the error, when not the running frame's ("": none)
-        self.frames = None  # procedures called without a frame that were running: [(code, pc, locals)]
-        self.caller_pc = None  # and the position after the call in the running frame
+        self.frames: Optional[list[tuple[Code, int, Locals]]] = None  # procedures called without a frame that were running: [(code, pc, locals)]
+        self.caller_pc: Optional[int] = None  # and the position after the call in the running frame
         super().__init__(f"{span.where()}: {message}" if span else message)
 
 
-def _check_map(G, m):
+def _check_map(G: Optional[OpGame], m: dict[Value, Value]) -> Value:
     """A map just built: measured against the value limits when it holds lists, sets or maps."""
     for k, v in m.items():
         if k.__class__ in CONTAINERS or v.__class__ in CONTAINERS:
@@ -92,7 +151,7 @@ def _check_map(G, m):
     return m
 
 
-def _equal(G, a, b):
+def _equal(G: Optional[OpGame], a: Value, b: Value) -> bool:
     """a == b for a list, set, map or pile a: comparing two of one kind and length reads them whole."""
     if b.__class__ is a.__class__ and a is not b and len(a) == len(b):
         if a.__class__ is tuple and G is not None and len(a) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, a)):
@@ -105,14 +164,14 @@ def _equal(G, a, b):
     return a == b
 
 
-def _builtin_error(name, args, e):
+def _builtin_error(name: str, args: Sequence[Value], e: BaseException) -> RuleRuntimeError:
     shown = ", ".join(fmt(a) for a in args if not callable(a))
     if len(shown) > 200:
         shown = shown[:200] + "..."
     return RuleRuntimeError(f"{name}({shown}) cannot be computed: {e}")
 
 
-def _size(v):
+def _size(v: Value) -> int:
     """Items held directly by a value (its elements were counted when they were computed)."""
     if v.__class__ in (tuple, frozenset, dict, str):
         return len(v)
@@ -121,7 +180,7 @@ def _size(v):
     return 1
 
 
-def _contains(coll, x, G=None):
+def _contains(coll: Value, x: Value, G: Optional[OpGame] = None) -> bool:
     c = coll.__class__
     if c is tuple or c is Pile:  # a list is searched item by item
         n = len(coll)
@@ -140,14 +199,14 @@ def _contains(coll, x, G=None):
     raise RuleRuntimeError(f"'in' needs a collection, not {fmt(coll)}")
 
 
-def _arith(op, a, b, G=None):
+def _arith(op: str, a: Value, b: Value, G: Optional[OpGame] = None) -> Value:
     if a.__class__ is int and b.__class__ is int and (op == "+" or op == "-"):  # the common case, as below
         r = a + b if op == "+" else a - b
         if not -MAX_INT < r < MAX_INT:
             raise RuleRuntimeError(f"{_short(a)} {op} {_short(b)} is too large a number")
         return r
     if a.__class__ in CONTAINERS or a.__class__ is str:  # list + list copies both
-        n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)
+        n = len(a) + (len(b) if b.__class__ in CONTAINERS or b.__class__ is str else 1)  # type: ignore[arg-type]
         if a.__class__ is str:
             n //= 64
         charge(G, n)
@@ -162,7 +221,7 @@ def _arith(op, a, b, G=None):
     return r
 
 
-def concat(G, a, b):
+def concat(G: Optional[OpGame], a: Value, b: Value) -> Value:
     """_arith("+", a, b, G), quicker for two lists of plain values (the common case): the same result and
     the same work, counted in the same two steps (the copy, then the size of the new list)."""
     if (a.__class__ is tuple and b.__class__ is tuple and len(a) + len(b) < MAX_ITEMS and G is not None
@@ -178,12 +237,12 @@ def concat(G, a, b):
     return _arith("+", a, b, G)  # (a list holding lists or sets: nothing joined here first)
 
 
-def _short(v):
+def _short(v: Value) -> str:
     t = fmt(v)
     return t if len(t) <= 60 else t[:60] + "..."
 
 
-def _arith_raw(op, a, b):
+def _arith_raw(op: str, a: Value, b: Value) -> Value:
     if op == "+":
         if isinstance(a, int) and isinstance(b, int):
             return a + b
@@ -210,7 +269,7 @@ def _arith_raw(op, a, b):
     raise RuleRuntimeError(f"cannot compute {fmt(a)} {op} {fmt(b)}")
 
 
-def unpacked(v, size, pattern):
+def unpacked(v: Value, size: int, pattern: str) -> tuple[Value, ...]:
     """v, a tuple of `size` items for a tuple pattern (`let (a, b) = v`); else the rules error that says
     what v is (its type was loose: `any`, a node, or none)."""
     if v.__class__ is tuple:
@@ -220,7 +279,7 @@ def unpacked(v, size, pattern):
     raise RuleRuntimeError(f"the pattern {pattern} takes a tuple apart, not {fmt(v)[:100]}")
 
 
-def _get(c, k):
+def _get(c: Value, k: Value) -> Value:
     if c.__class__ is tuple:
         if k.__class__ is int and 0 <= k < len(c):
             return c[k]
@@ -232,7 +291,7 @@ def _get(c, k):
     raise RuleRuntimeError(f"cannot look up [{fmt(k)}] in {fmt(c)}")
 
 
-def _set(c, k, v):
+def _set(c: Value, k: Value, v: Value) -> Value:
     if c.__class__ is tuple:
         if k.__class__ is int and 0 <= k < len(c):
             return c[:k] + (v,) + c[k + 1:]
@@ -250,7 +309,7 @@ def _set(c, k, v):
 
 
 # ============================================================================ places (lvalues)
-def index_chain(xc, target):
+def index_chain(xc: Any, target: Any) -> tuple[list[Closure], Any]:
     """`x[a][b]` -> ([compiled a, compiled b], x): the index steps of a place and what they index."""
     keys = []
     root = target
@@ -263,9 +322,10 @@ def index_chain(xc, target):
 
 class Place:
     """Something assignable: a variable or local, with an optional chain of [index] steps (a field of a
-    piece is a PieceFieldPlace: pieces.place makes the one a target needs)."""
+    piece is a PieceFieldPlace: pieces.place makes the one a target needs). Its methods take the game as Any:
+    OpGame here, pieces.PiecesGame in PieceFieldPlace's."""
 
-    def __init__(self, xc, target):
+    def __init__(self, xc: Any, target: Any) -> None:
         self.keys, root = index_chain(xc, target)
         self.name = root.ident
         self.is_var = root.ref == "var"
@@ -274,22 +334,22 @@ class Place:
         # a variable whose places can be revealed: writing a place forgets what was known of it
         self.watch = self.is_var and xc.rs.visibility.get(self.name) in ("known", "owner")
 
-    def typed(self, ty):
+    def typed(self, ty: Optional[Type]) -> None:
         """The checks a write into a place of type `ty` needs."""
         self.check = range_check(ty, self.text)  # None when no bounded number is inside the type
         self.pile_kind = ty.name if ty is not None and ty.name in ("deck", "bag", "set") else None
 
-    def root(self, G, L):
+    def root(self, G: Any, L: Locals) -> Value:
         """The whole value this place is part of (what a write into it copies)."""
         return G.data[self.name] if self.is_var else L[self.name]
 
-    def get(self, G, L):
+    def get(self, G: Any, L: Locals) -> Value:
         c = G.data[self.name] if self.is_var else L[self.name]
         for k in self.keys:
             c = _get(c, k(G, L))
         return c
 
-    def set(self, G, L, v):
+    def set(self, G: Any, L: Locals, v: Value) -> None:
         if self.pile_kind is not None and v.__class__ is tuple:
             v = as_pile(self.pile_kind, v)
         if self.check is not None:
@@ -304,7 +364,7 @@ class Place:
             return
         root = G.data[self.name] if self.is_var else L[self.name]
         if len(self.keys) == 1:  # (what _set_path does with one key)
-            ks = (self.keys[0](G, L),)
+            ks: Sequence[Value] = (self.keys[0](G, L),)
             new = _set(root, ks[0], v)
         else:
             ks = [k(G, L) for k in self.keys]
@@ -317,17 +377,17 @@ class Place:
             L[self.name] = new
 
 
-    def keys_now(self, G, L):
+    def keys_now(self, G: Any, L: Locals) -> tuple[Value, ...]:
         """The index values of this place now (a draw keeps taking from the same pile)."""
         return tuple(k(G, L) for k in self.keys)
 
-    def get_at(self, G, L, ks):
+    def get_at(self, G: Any, L: Locals, ks: Sequence[Value]) -> Value:
         c = G.data[self.name] if self.is_var else L[self.name]
         for k in ks:
             c = _get(c, k)
         return c
 
-    def set_at(self, G, L, ks, v):
+    def set_at(self, G: Any, L: Locals, ks: Sequence[Value], v: Value) -> None:
         if self.check is not None:
             self.check(v)
         root = G.data[self.name] if self.is_var else L[self.name]
@@ -340,12 +400,13 @@ class Place:
             L[self.name] = new
 
 
-def loose_check(ty, text):
+def loose_check(ty: Type, text: str) -> Callable[[OpGame, Value], Value]:
     """A function (G, value) -> value that stops a value that is not of the declared type `ty`, for an
     assignment the checker could vouch for only loosely (checker._loose): a value of unknown type, a
     number stored as a player, a node as a number. The value is checked as a save's is (value_check.py),
     its walk charged as work."""
     def check(G, v):
+        # type: (OpGame, Value) -> Value
         if v is None:
             return v
         if v.__class__ in CONTAINERS:
@@ -362,7 +423,7 @@ def loose_check(ty, text):
     return check
 
 
-def range_check(ty, text):
+def range_check(ty: Optional[Type], text: str) -> Optional[Callable[[Value], None]]:
     """A function that stops a value breaking the bounds of a range type inside `ty`, or None."""
     if ty is None:
         return None
@@ -370,6 +431,7 @@ def range_check(ty, text):
         lo, hi = ty.low, ty.high
 
         def check_one(v):
+            # type: (Value) -> None
             if v is not None and (v.__class__ is not int or not lo <= v <= hi):
                 raise RuleRuntimeError(f"{text} would hold {fmt(v)}, outside its range {lo}..{hi}")
         return check_one
@@ -379,9 +441,10 @@ def range_check(ty, text):
             return None
 
         def check_items(v):
+            # type: (Value) -> None
             if v is not None and not isinstance(v, dict):
                 for x in _items(v):
-                    inner(x)
+                    inner(x)  # type: ignore[misc]  # (not None: tested above)
         return check_items
     if ty.name == "map" and len(ty.args) == 2:
         inner = range_check(ty.args[1], text)
@@ -389,6 +452,7 @@ def range_check(ty, text):
             return None
 
         def check_values(v):
+            # type: (Value) -> None
             if isinstance(v, dict):
                 for x in v.values():
                     inner(x)
@@ -396,13 +460,13 @@ def range_check(ty, text):
     return None
 
 
-def _set_path(c, ks, v):
+def _set_path(c: Value, ks: Sequence[Value], v: Value) -> Value:
     if len(ks) == 1:
         return _set(c, ks[0], v)
     return _set(c, ks[0], _set_path(_get(c, ks[0]), ks[1:], v))
 
 
-def _expr_text(e):
+def _expr_text(e: Any) -> str:
     if isinstance(e, A.Name):
         return e.ident
     if isinstance(e, A.Index):
@@ -411,28 +475,28 @@ def _expr_text(e):
 
 
 # ============================================================================ collections
-def as_pile(kind, items):
+def as_pile(kind: str, items: tuple[Value, ...]) -> Value:
     """A list written into a place of type deck, bag or set: the pile (a deck keeps the list's order, a bag's
     pool is sorted) or set of its items."""
     return Pile("deck", items, ()) if kind == "deck" else (Pile("bag", (), items) if kind == "bag" else frozenset(items))
 
 
-def sorting_cost(items):
+def sorting_cost(items: Sized) -> int:
     """What sorting or hashing a list of items into a bag's pool or a set is charged."""
     return (len(items) + 1) * (len(items).bit_length() + 1)
 
 
-def _check_root(G, L, place, v):
+def _check_root(G: OpGame, L: Locals, place: Place, v: Value) -> None:
     """After a write of a list, set or map into part of a variable: the whole variable keeps to the
     value limits (size, depth)."""
     if v.__class__ in CONTAINERS:
         check_value(G, place.root(G, L))
     else:
         root = place.root(G, L)
-        charge(G, len(root) if root.__class__ in CONTAINERS else 1)  # the copy of the outer list or map
+        charge(G, len(root) if root.__class__ in CONTAINERS else 1)  # type: ignore[arg-type]  # the copy of the outer list or map
 
 
-def _copy_cost(coll):
+def _copy_cost(coll: Value) -> int:
     """Adding to or removing from a collection copies it (a pile's pool is kept sorted)."""
     c = coll.__class__
     if c is Pile:
@@ -442,7 +506,7 @@ def _copy_cost(coll):
     return 1
 
 
-def add_item(coll, x, G=None):
+def add_item(coll: Value, x: Value, G: Optional[OpGame] = None) -> Value:
     if coll.__class__ is tuple and G is not None:  # the common case: charge(G, _copy_cost(coll)), inline
         G.work += len(coll) + 1
         if G.work > G.work_mark:
@@ -468,7 +532,7 @@ def add_item(coll, x, G=None):
     raise RuleRuntimeError(f"cannot add to {fmt(coll)}")
 
 
-def remove_item(coll, x, G=None):
+def remove_item(coll: Value, x: Value, G: Optional[OpGame] = None) -> Value:
     if coll.__class__ is tuple and x.__class__ not in CONTAINERS and G is not None:  # the common case, inline
         G.work += len(coll) + 1
         if G.work > G.work_mark:
@@ -499,7 +563,7 @@ def remove_item(coll, x, G=None):
     raise RuleRuntimeError(f"cannot remove from {fmt(coll)}")
 
 
-def distinct(xs):
+def distinct(xs: Iterable[Value]) -> list[Value]:
     seen = set()
     out = []
     for x in xs:
@@ -522,19 +586,20 @@ class Pending:
     low = 1
     start = 0
     ordered = False
-    pool = ()
+    pool: tuple[Value, ...] = ()
     same_pairs = False  # an offer's options are a list handed out again by its generated listing (_list_actions)
 
-    def __init__(self, kind, player, options, prompt="", target="", probs=None):
+    def __init__(self, kind: str, player: int, options: list[tuple[str, Value]], prompt: str = "", target: str = "",
+                 probs: Optional[list[float]] = None) -> None:
         self.kind = kind  # action | choose | chance
         self.player = player
         self.options = options  # list of (id, value)
         self.probs = probs
         self.prompt = prompt
         self.target = target
-        self.acc = []
+        self.acc: list[Value] = []
 
-    def copy(self):
+    def copy(self) -> Pending:
         if self.__class__ is not Pending:  # an offer's or a single pick's decision is never changed once made: shared
             return self
         # field by field, never through __dict__ (that would make both objects' attributes slower to read,
@@ -550,7 +615,7 @@ class Pending:
                 setattr(p, name, getattr(self, name))
         return p
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Json]:
         return {
             "kind": self.kind, "player": self.player, "prompt": self.prompt, "target": self.target,
             "options": [[i, {"$done": True} if v is _DONE else encode(v)] for i, v in self.options],
@@ -560,7 +625,7 @@ class Pending:
         }
 
     @classmethod
-    def from_dict(cls, d, boards=None):
+    def from_dict(cls, d: Json, boards: Optional[Mapping[str, Value]] = None) -> Pending:
         """A Pending from its saved dict; the fields must already have their JSON kinds (interpreter/saves.py
         checks them): anything else raises ValueError, never a half-built decision."""
         if not isinstance(d, dict) or d.get("kind") not in ("action", "choose", "chance"):
@@ -605,9 +670,9 @@ class Offer(Pending):
     prompt = "take an action"
     target = ""
     probs = None
-    acc = ()  # an offer collects nothing (choose and roll/draw have lists of their own)
+    acc = ()  # type: ignore[assignment]  # an offer collects nothing (choose and roll/draw have lists of their own)
 
-    def __init__(self, player, options):
+    def __init__(self, player: int, options: list[tuple[str, Value]]) -> None:
         self.player = player
         self.options = options
 
@@ -617,9 +682,10 @@ class Pick(Pending):
     changed once made (its pick ends it), so clones and games share it."""
     kind = "choose"
     probs = None
-    acc = ()  # a single pick collects nothing (finish() reads no pick: none)
+    acc = ()  # type: ignore[assignment]  # a single pick collects nothing (finish() reads no pick: none)
 
-    def __init__(self, player, prompt, target, pool, options):
+    def __init__(self, player: int, prompt: str, target: str, pool: tuple[Value, ...],
+                 options: list[tuple[str, Value]]) -> None:
         self.player = player
         self.prompt = prompt
         self.target = target
@@ -632,7 +698,7 @@ class SameOffer(Offer):
     same_pairs = True
 
 
-def _choice_options(values):
+def _choice_options(values: Iterable[Value]) -> list[tuple[str, Value]]:
     """(id, value) per distinct id of a pool of choices, in order (the first of equal ids kept). A plain
     loop: for pools of a few items it is quicker than building sets of classes and ids in C."""
     out = []
@@ -650,7 +716,8 @@ def _choice_options(values):
 class ChooseOp:
     """let x = choose COUNT [ordered] of OPTIONS [by P] [optional] [prompt "..."]"""
 
-    def __init__(self, target, options, player, count, ordered, optional, prompt, span, local=None):
+    def __init__(self, target: str, options: Closure, player: Optional[Closure], count: Optional[Closure], ordered: bool,
+                 optional: bool, prompt: str, span: Optional[A.Span], local: Optional[str] = None) -> None:
         self.target = target
         self.options = options
         self.player = player  # the chooser's expression, or None: then the local named `local`, else `me`
@@ -661,14 +728,14 @@ class ChooseOp:
         self.prompt = prompt
         self.span = span
 
-    def __call__(self, G, L):
+    def __call__(self, G: OpGame, L: Locals) -> Signal:
         if G.rs.ending_checks and G._check_endings():
             return END
         pool = self.options(G, L)
         if pool.__class__ is not tuple:  # (a list is its own items)
             pool = tuple(_items(pool))
         if self.local is not None or self.player is not None:
-            who = L[self.local] if self.local is not None else self.player(G, L)
+            who = L[self.local] if self.local is not None else self.player(G, L)  # type: ignore[misc]
             if who.__class__ is not int or not 0 <= who < G.n:
                 raise RuleRuntimeError(f"choose by {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         elif "me" in L:
@@ -683,7 +750,7 @@ class ChooseOp:
                     return None
                 raise RuleRuntimeError("must choose 1 from only 0 options")
             opts = _choice_options(pool)
-            p = Pick(who, self.prompt or "choose one", self.target, pool, opts)
+            p: Pending = Pick(who, self.prompt or "choose one", self.target, pool, opts)
             if self.ordered:
                 p.ordered = True
             if self.optional:
@@ -720,8 +787,8 @@ class ChooseOp:
         G.pending = p
         return SUSPEND
 
-    def resume(self, G, L, value):
-        p = G.pending
+    def resume(self, G: OpGame, L: Locals, value: Value) -> Signal:
+        p: Pending = G.pending  # type: ignore[assignment]  # (its decision is pending)
         if value is _DONE:
             return self.finish(G, L, p)
         if p.single and p.need == 1:  # one pick: the choice is made
@@ -741,7 +808,7 @@ class ChooseOp:
             return self.finish(G, L, p)
         return SUSPEND
 
-    def finish(self, G, L, p):
+    def finish(self, G: OpGame, L: Locals, p: Pending) -> None:
         G.pending = None
         if p.single:
             L[self.target] = p.acc[0] if p.acc else None
@@ -751,7 +818,7 @@ class ChooseOp:
 
 
 class _Done:
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "done"
 
 
@@ -759,7 +826,7 @@ _DONE = _Done()
 DONE_ID = "done"
 
 
-def _refresh_choose(p):
+def _refresh_choose(p: Pending) -> None:
     if p.ordered or p.single:
         opts = _choice_options(p.pool)
     else:
@@ -773,7 +840,7 @@ def _refresh_choose(p):
     p.options = opts
 
 
-def _in_setup(G):
+def _in_setup(G: OpGame) -> bool:
     """Whether setup is running (its frame stands on the flow's, at the bottom of the stack)."""
     frames = G.frames
     setup = G.rs.codes.get("setup")
@@ -783,15 +850,16 @@ def _in_setup(G):
 class RandomOp:
     """let x = roll COUNT of FACES  /  let x = draw COUNT from PILE"""
 
-    def __init__(self, target, source, count, is_draw, place, span):
+    def __init__(self, target: str, source: Optional[Closure], count: Optional[Closure], is_draw: bool,
+                 place: Optional[Place], span: Optional[A.Span]) -> None:
         self.target = target
-        self.source = source
+        self.source: Closure = source  # type: ignore[assignment]  # (None for a draw, which reads place instead)
         self.count = count
         self.is_draw = is_draw
-        self.place = place
+        self.place: Place = place  # type: ignore[assignment]  # (None for a roll, which reads source instead)
         self.span = span
 
-    def __call__(self, G, L):
+    def __call__(self, G: OpGame, L: Locals) -> Signal:
         if G.rs.ending_checks and not _in_setup(G) and G._check_endings():
             return END  # a chance step of play, like a decision, waits on no ended game (setup is not play)
         n = 1 if self.count is None else self.count(G, L)
@@ -809,7 +877,7 @@ class RandomOp:
         p.pool = self.place.keys_now(G, L) if self.is_draw else faces
         return self.step(G, L, p)
 
-    def step(self, G, L, p):
+    def step(self, G: OpGame, L: Locals, p: Pending) -> Signal:
         while len(p.acc) < p.need:
             if self.is_draw:
                 pile = self.place.get_at(G, L, p.pool)
@@ -836,7 +904,7 @@ class RandomOp:
                 idx = G.random_below(len(faces))
                 self._take(G, L, p, faces[idx], idx if self.is_draw else None)
                 continue
-            counts = {}
+            counts: dict[Value, int] = {}
             for f in faces:
                 counts[f] = counts.get(f, 0) + 1
             vals = sorted(counts, key=skey)
@@ -851,7 +919,7 @@ class RandomOp:
             L[self.target] = check_items(G, tuple(p.acc))
         return None
 
-    def _take(self, G, L, p, value, at=None):
+    def _take(self, G: OpGame, L: Locals, p: Pending, value: Value, at: Optional[int] = None) -> None:
         """`value` drawn or rolled; `at`: its position in the pool of the pile, when step() has just picked it
         there (the pile has no known part then: the item taken is that one, equal to the first of its value
         that remove_item would take)."""
@@ -867,8 +935,8 @@ class RandomOp:
             else:
                 self.place.set_at(G, L, p.pool, remove_item(pile, value))
 
-    def resume(self, G, L, value):
-        p = G.pending
+    def resume(self, G: OpGame, L: Locals, value: Value) -> Signal:
+        p: Pending = G.pending  # type: ignore[assignment]  # (its decision is pending)
         G.pending = None
         self._take(G, L, p, value)
         return self.step(G, L, p)
@@ -877,22 +945,23 @@ class RandomOp:
 class OfferOp:
     """offer [a, b] to P"""
 
-    def __init__(self, actions, player, span, local=None):
+    def __init__(self, actions: Sequence[str], player: Optional[Closure], span: Optional[A.Span],
+                 local: Optional[str] = None) -> None:
         self.actions = actions  # names
         self.player = player  # the seat's expression, or None: then the seat is the local named `local`
         self.local = local
         self.span = span
-        self._rs = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
-        self._acts = ()
-        self._tests = ()  # their legal functions
-        self._one = None  # the legal function of the one action offered
-        self.else_pc = None  # `offer ... else { ... }`: where the else block starts (taken when none is legal)
+        self._rs: Any = None  # the ruleset whose CompiledActions `_acts` holds (looked up at the first offer)
+        self._acts: tuple[CompiledAction, ...] = ()
+        self._tests: tuple[Legal, ...] = ()  # their legal functions
+        self._one: Optional[Legal] = None  # the legal function of the one action offered
+        self.else_pc: Optional[int] = None  # `offer ... else { ... }`: where the else block starts (taken when none is legal)
 
-    def __call__(self, G, L):
+    def __call__(self, G: OpGame, L: Locals) -> Signal:
         rs = G.rs
         if rs.ending_checks and G._check_endings():
             return END
-        who = L[self.local] if self.player is None else self.player(G, L)
+        who = L[self.local] if self.player is None else self.player(G, L)  # type: ignore[index]  # (one is set)
         if who.__class__ is not int or not 0 <= who < G.n:
             raise RuleRuntimeError(f"offer to {fmt(who)}, which is not a player (seats are 0 to {G.n - 1})")
         if self._rs is not rs:
@@ -925,8 +994,8 @@ class OfferOp:
             G._lookup = got[1]  # (made from this very list: the key is its identity)
         return SUSPEND
 
-    def resume(self, G, L, value):
-        who = G.pending.player
+    def resume(self, G: OpGame, L: Locals, value: Value) -> Signal:
+        who = G.pending.player  # type: ignore[union-attr]  # (its decision is pending)
         G.pending = None
         name, args = value
         act = G.rs.actions[name]
@@ -934,7 +1003,7 @@ class OfferOp:
 
 
 # ============================================================================ actions
-def _locals_maker(names):
+def _locals_maker(names: Sequence[str]) -> Callable[[Sequence[Value], int], Locals]:
     """(args, who) -> an action's locals: its parameters in order, then `me` (a dict display for up to three
     parameters, which Python builds faster than dict(zip(...)))."""
     names = tuple(names)
@@ -951,6 +1020,7 @@ def _locals_maker(names):
         return lambda args, who: {a: args[0], b: args[1], c: args[2], "me": who}
 
     def make(args, who):
+        # type: (Sequence[Value], int) -> Locals
         L = dict(zip(names, args))
         L["me"] = who
         return L
@@ -958,16 +1028,18 @@ def _locals_maker(names):
 
 
 class CompiledAction:
-    def __init__(self, name, param_names, domains, requires, costs, code, text, span, order=None):
+    def __init__(self, name: str, param_names: list[str], domains: list[Any], requires: list[tuple[Closure, A.Span]],
+                 costs: list[tuple[Any, Closure]], code: Code, text: Optional[str], span: A.Span,
+                 order: Optional[Sequence[str]] = None) -> None:
         self.name = name
         self.param_names = param_names
         self.make_locals = _locals_maker(param_names)
         self.domains = domains
         self.requires = requires  # list of (closure, span)
         self.require_fns = [r for r, _ in requires]
-        self.fast_legal = None  # a generated legal(G, who), see generate.ExprGenerator.legal_function
+        self.fast_legal: Optional[Legal] = None  # a generated legal(G, who), see generate.ExprGenerator.legal_function
         self.same_pairs = False  # fast_legal hands out one list per set of legal candidates (never changed)
-        self.fixed_options = None
+        self.fixed_options: Optional[list[tuple[str, tuple[Value, ...], Value]]] = None
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools
             # the longest id combines the longest value of each domain: check it before listing them all
@@ -988,7 +1060,7 @@ class CompiledAction:
         self.text = text
         self.span = span
 
-    def legal(self, G, who):
+    def legal(self, G: OpGame, who: int) -> list[tuple[str, Value]]:
         if self.fast_legal is not None:
             return self.fast_legal(G, who)
         out = []
@@ -1002,6 +1074,7 @@ class CompiledAction:
         order = self.order
 
         def ok():
+            # type: () -> bool
             try:
                 ri = ci = 0
                 for kind in order:  # as written: a require, or a cost
@@ -1048,6 +1121,7 @@ class CompiledAction:
             return out
 
         def rec(i, vals):
+            # type: (int, list[Value]) -> None
             if i == n:
                 if ok():
                     aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
@@ -1071,7 +1145,7 @@ class CompiledAction:
         rec(0, [])
         return out
 
-    def describe(self, args):
+    def describe(self, args: Sequence[Value]) -> str:
         if self.text:
             vals = dict(zip(self.param_names, args))
             return re.sub(r"\{(\w+)\}", lambda m: readable(vals[m.group(1)]) if m.group(1) in vals else m.group(0),
@@ -1081,7 +1155,7 @@ class CompiledAction:
         return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
 
 
-def _long_id(name, length):
+def _long_id(name: str, length: int) -> str:
     return (f"an id of action '{name}' would be {length:,} characters long; "
             f"ids are at most {MAX_ACTION_ID} characters")
 
@@ -1091,19 +1165,19 @@ class _Fixed:
 
     __slots__ = ("values",)
 
-    def __init__(self, values):
+    def __init__(self, values: Value) -> None:
         self.values = distinct(_items(values))
 
 
 class CompiledFunction:
     __slots__ = ("params", "body")
 
-    def __init__(self, params, body):
+    def __init__(self, params: list[str], body: Any) -> None:
         self.params = params
         self.body = body
 
 
-def span_of(G, a, b):
+def span_of(G: Optional[OpGame], a: Value, b: Value) -> tuple[int, ...]:
     """a..b: the list of whole numbers from a to b, its length charged as work (both backends)."""
     if not isinstance(a, int) or not isinstance(b, int):
         raise RuleRuntimeError(f"a range needs numbers, not {fmt(a)}..{fmt(b)}")

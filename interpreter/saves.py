@@ -15,6 +15,7 @@ import math
 import re
 import sys
 import weakref
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, TypeVar
 
 from rulelang import ast as A
 from rulelang import types as T
@@ -23,12 +24,22 @@ from rulelang.types import PLAYER
 
 from . import pieces as P
 from . import rng as R
-from .runtime import (MAX_FRAMES, MAX_PICKS, SUSPEND, _DONE, ChooseOp, Frame, OfferOp, Pending, RandomOp,
+from .runtime import (MAX_FRAMES, MAX_PICKS, SUSPEND, _DONE, ChooseOp, Frame, OfferOp, OpGame, Pending, RandomOp,
                       _get, _items)
 from .builtins import RuleRuntimeError
 from .errors import GameError
 from .value_check import Bad, ValueTypes, _bad, _bool, _int, _show
-from .values import decode, encode, fmt
+from .values import Json, Value, decode, encode, fmt
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from rulelang.checker_pieces import CheckerCore
+    from rulelang.program import Program
+
+    from .boards import Board
+    from .pieces import PieceKind
+    from .runtime import Code
 
 SAVE_FORMAT = "rulelang/game-1"
 MAX_NOTES = 500  # log lines a save holds (the game keeps the last ones)
@@ -49,15 +60,106 @@ _HIDDEN = re.compile(r"%(items|i|n|turn)[0-9]{1,9}\Z")
 _OP_OF_KIND = {"action": OfferOp, "choose": ChooseOp, "chance": RandomOp}
 
 
+# What a save reads of the compiled rules and of the game it fills, which both stand above this module
+# (interpreter/ruleset.py, game.py): protocols, so that it need not import them.
+class SavedRules(Protocol):
+    """The compiled rules (interpreter/ruleset.py's Ruleset), as far as loading a save reads them."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def program(self) -> Program: ...
+
+    @property
+    def checker(self) -> CheckerCore: ...
+
+    @property
+    def boards(self) -> dict[str, Board]: ...
+
+    @property
+    def table_rows(self) -> Mapping[str, Sequence[str]]: ...
+
+    @property
+    def pieces(self) -> dict[str, PieceKind]: ...
+
+    @property
+    def pieces_by_key(self) -> dict[str, PieceKind]: ...
+
+    @property
+    def active_variants(self) -> tuple[str, ...]: ...
+
+    @property
+    def player_counts(self) -> tuple[int, ...]: ...
+
+    @property
+    def consts(self) -> Sequence[tuple[str, Callable[[Any, dict[str, Value]], Value]]]: ...
+
+    @property
+    def vars(self) -> Sequence[tuple[str, bool, Any, T.Type, str]]: ...  # (name, per player, start, type, visibility)
+
+    @property
+    def visibility(self) -> Mapping[str, str]: ...  # variable -> its visibility
+
+    @property
+    def codes(self) -> Mapping[str, Code]: ...  # code id ("flow", "action:take", "trigger:0" ...) -> its ops
+
+    @property
+    def triggers(self) -> Mapping[str, Sequence[tuple[Any, ...]]]: ...  # event -> its triggers (code first)
+
+    @property
+    def cascade_depth(self) -> int: ...
+
+    @property
+    def endings(self) -> tuple[str, ...]: ...
+
+
+class SavedGame(OpGame, Protocol):
+    """A game (interpreter/game.py's Game), as far as loading a save fills and reads it."""
+
+    consts: dict[str, Value]
+    data: dict[str, Value]
+    current: int
+    eliminated: tuple[bool, ...]
+    known: dict[str, dict[tuple[Value, ...], frozenset[int]]]  # variable -> place -> seats that know it (-1: all)
+    over: bool
+    end_reason: Optional[str]
+    end_pending: Optional[str]
+    rng: int
+    turns: int
+    log: list[dict[str, Any]]
+    notes: list[str]
+    error: Optional[str]
+    frames: list[Frame]
+    pending: Optional[Pending]
+    work: int
+    fdepth: int
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def chance_mode(self) -> str: ...
+
+    def clone(self) -> Self: ...
+
+
+GameT = TypeVar("GameT", bound=SavedGame)
+MakeGame = Callable[[Any, int, int, str], GameT]  # the game's class: (rules, players, seed, chance) -> a new game
+Locals = dict[str, Value]
+Succ = tuple[Optional[int], tuple[str, ...], tuple[str, ...]]  # (target op, names bound on the edge, names dropped)
+Site = tuple[T.Type, bool]  # a binding site of a local: its type, and whether a value must be of it exactly
+
+
 class _Constant(ValueError):
     pass
 
 
-def _no_constant(name):
+def _no_constant(name: str) -> float:
     raise _Constant(f"{name} is not a number a save can hold")
 
 
-def _finite_float(text):
+def _finite_float(text: str) -> float:
     x = float(text)
     if not math.isfinite(x):
         raise _Constant(f"{text[:20]} is too large a number")
@@ -65,7 +167,7 @@ def _finite_float(text):
 
 
 # ============================================================================ parsing
-def parse(rs, text):
+def parse(rs: SavedRules, text: object) -> Json:
     """Save text -> JSON data, or a one-line GameError."""
     what = f"not a saved game of {rs.name}"
     if isinstance(text, (bytes, bytearray)):
@@ -100,7 +202,7 @@ def parse(rs, text):
     return d
 
 
-def _check_shape(d):
+def _check_shape(d: Json) -> None:
     """No nesting deeper than MAX_SAVE_DEPTH, and no fractions outside the chances of a pending draw or roll.
     (The fields of fixed form, like the log and the notes, are checked field by field instead.)"""
     if not isinstance(d, dict):
@@ -132,7 +234,7 @@ def _check_shape(d):
 _LEAVES = frozenset({int, str, bool, type(None)})
 
 
-def _str(path, v, limit=MAX_TEXT_CHARS):
+def _str(path: str, v: Json, limit: int = MAX_TEXT_CHARS) -> str:
     if not isinstance(v, str):
         _bad(path, v, "a text")
     if len(v) > limit:
@@ -140,7 +242,7 @@ def _str(path, v, limit=MAX_TEXT_CHARS):
     return v
 
 
-def _list(path, v, limit=None):
+def _list(path: str, v: Json, limit: Optional[int] = None) -> list[Json]:
     if not isinstance(v, list):
         _bad(path, v, "a list")
     if limit is not None and len(v) > limit:
@@ -148,7 +250,7 @@ def _list(path, v, limit=None):
     return v
 
 
-def _obj(path, v, keys):
+def _obj(path: str, v: Json, keys: Sequence[str]) -> dict[str, Json]:
     if not isinstance(v, dict):
         _bad(path, v, "an object")
     missing = [k for k in keys if k not in v]
@@ -160,7 +262,7 @@ def _obj(path, v, keys):
     return v
 
 
-def _value(path, v, rs):
+def _value(path: str, v: Json, rs: SavedRules) -> Value:
     try:
         return decode(v, rs.boards)
     except RecursionError:
@@ -183,44 +285,45 @@ _UNIVERSE = None  # "every name" (the must-set of a position not reached yet)
 class _OpInfo:
     __slots__ = ("kind", "data", "succ", "must", "may")
 
-    def __init__(self, kind, data=None):
+    def __init__(self, kind: str, data: Any = None) -> None:
         self.kind = kind  # "plain", "call", "emit", "turn", "offer", "choose", "random", "draw_into", "end"
         self.data = data
-        self.succ = []  # (target, names bound on that edge, names dropped on that edge)
-        self.must = _UNIVERSE
-        self.may = frozenset()
+        self.succ: list[Succ] = []  # (target, names bound on that edge, names dropped on that edge)
+        self.must: Optional[frozenset[str]] = _UNIVERSE
+        self.may: frozenset[str] = frozenset()
 
 
 class _CodeInfo:
     __slots__ = ("id", "name", "ops", "entry_must", "entry_may", "types", "binds_at", "written", "loops", "ok")
 
-    def __init__(self, cid, name):
+    def __init__(self, cid: str, name: str) -> None:
         self.id = cid
         self.name = name
-        self.ops = []
-        self.entry_must = frozenset()
-        self.entry_may = frozenset()
-        self.types = {}  # local -> [(type, strict)], one per binding site
-        self.binds_at = {}  # local -> the ops that bind or write it (a let, a choice, a for loop's start, x = ...)
-        self.written = set()  # locals that statements write in place (their types are not checked)
-        self.loops = []  # ("for", first body op, back jump, items name, index name, loop names) / ("repeat", ...)
+        self.ops: list[_OpInfo] = []
+        self.entry_must: frozenset[str] = frozenset()
+        self.entry_may: frozenset[str] = frozenset()
+        self.types: dict[str, list[Site]] = {}  # local -> [(type, strict)], one per binding site
+        self.binds_at: dict[str, list[int]] = {}  # local -> the ops that bind or write it (a let, a choice, a for loop's start, x = ...)
+        self.written: set[str] = set()  # locals that statements write in place (their types are not checked)
+        self.loops: list[tuple[str, int, int, str, Any, tuple[str, ...]]] = []  # (5th: None but for a for loop)  # ("for", first body op, back jump, items name, index name, loop names) / ("repeat", ...)
         self.ok = True
 
 
 class _Layout:
     stmt_methods = A.Dispatch("s_", fallback="s_other")  # s_Let(code, s) for a Let, ... (rulelang/ast.py)
 
-    def __init__(self, rs):
+    def __init__(self, rs: SavedRules) -> None:
         self.rs = rs
         self.counter = 0
         self.triggered = {t.event for t in rs.program.triggers}
-        self.codes = {}
+        self.codes: dict[str, _CodeInfo] = {}
+        self.loops: list[tuple[int, list[int]]] = []  # the loops around: (head, [break ops])
 
-    def hidden(self, what):
+    def hidden(self, what: str) -> str:
         self.counter += 1
         return f"%{what}{self.counter}"
 
-    def build(self):
+    def build(self) -> dict[str, _CodeInfo]:
         rs = self.rs
         prog = rs.program
         checker = rs.checker
@@ -234,6 +337,7 @@ class _Layout:
                 c.entry_may = c.entry_must | ({"me"} if d.proc_kind == "procedure" else set())
                 if "me" in c.entry_may:
                     self.bind(c, "me", PLAYER, True)
+                assert d.body is not None  # (a parsed procedure has a body)
                 self.block(c, d.body)
                 if d.proc_kind == "setup":
                     self.emit(c, "emit", "game_start" if "game_start" in self.triggered else None)
@@ -275,16 +379,17 @@ class _Layout:
         return self.codes
 
     # ---- helpers
-    def start(self, cid, name):
+    def start(self, cid: str, name: str) -> _CodeInfo:
         c = _CodeInfo(cid, name)
         self.codes[cid] = c
         self.loops = []  # (head, [break ops])
         return c
 
-    def finish(self, c):
+    def finish(self, c: _CodeInfo) -> None:
         _flow(c, len(c.ops))
 
-    def emit(self, c, kind, data=None, fall=True, binds=(), drops=()):
+    def emit(self, c: _CodeInfo, kind: str, data: Any = None, fall: bool = True, binds: Iterable[str] = (),
+             drops: Iterable[str] = ()) -> int:
         k = len(c.ops)
         op = _OpInfo(kind, data)
         if fall:
@@ -292,11 +397,11 @@ class _Layout:
         c.ops.append(op)
         return k
 
-    def bind(self, c, name, ty, strict=False):
+    def bind(self, c: _CodeInfo, name: str, ty: Optional[T.Type], strict: bool = False) -> None:
         c.types.setdefault(name, []).append((ty if ty is not None else _ANY, strict))
         c.binds_at.setdefault(name, []).append(len(c.ops))
 
-    def written_by(self, c, *places):
+    def written_by(self, c: _CodeInfo, *places: Optional[A.Expr]) -> None:
         for e in places:
             while isinstance(e, (A.Index, A.Field)):
                 e = e.target
@@ -304,15 +409,16 @@ class _Layout:
                 c.written.add(e.ident)
                 c.binds_at.setdefault(e.ident, []).append(len(c.ops))  # (the op about to be emitted)
 
-    def block(self, c, b):
+    def block(self, c: _CodeInfo, b: A.Block) -> None:
         for s in b.stmts:
             self.stmt_methods[s.__class__](self, c, s)
 
-    # ---- statements (as closures.StmtCompiler lays them out)
-    def s_other(self, c, s):
+    # ---- statements (as closures.StmtCompiler lays them out). `s` is the statement of the method's name (A.Let for
+    # s_Let ...), typed Any: their blocks are Optional in rulelang/ast.py though a parsed tree always has them
+    def s_other(self, c: _CodeInfo, s: Any) -> None:
         self.emit(c, "plain")
 
-    def s_Let(self, c, s):
+    def s_Let(self, c: _CodeInfo, s: Any) -> None:
         v = s.value
         if isinstance(v, A.Choose):
             self.bind(c, s.name, _element(v.options) if v.count is None else _list_of(_element(v.options)))
@@ -327,39 +433,39 @@ class _Layout:
             self.bind(c, s.name, None if isinstance(v, A.New) else getattr(v, "ty", None))
             self.emit(c, "plain", binds=(s.name,))
 
-    def s_Assign(self, c, s):
+    def s_Assign(self, c: _CodeInfo, s: Any) -> None:
         self.written_by(c, s.target)
         self.emit(c, "plain")
 
-    def s_Add(self, c, s):
+    def s_Add(self, c: _CodeInfo, s: Any) -> None:
         self.written_by(c, s.target)
         self.emit(c, "plain")
 
-    def s_Remove(self, c, s):
+    def s_Remove(self, c: _CodeInfo, s: Any) -> None:
         self.written_by(c, s.source)
         self.emit(c, "plain")
 
-    def s_Move(self, c, s):
+    def s_Move(self, c: _CodeInfo, s: Any) -> None:
         self.written_by(c, s.source, s.target)
         self.emit(c, "plain")
 
-    def s_Shuffle(self, c, s):
+    def s_Shuffle(self, c: _CodeInfo, s: Any) -> None:
         self.written_by(c, s.pile, s.source)
         self.emit(c, "plain")
 
-    def s_ExprStmt(self, c, s):
+    def s_ExprStmt(self, c: _CodeInfo, s: Any) -> None:
         self.emit(c, "call", s.expr.func.ident)
 
-    def s_Emit(self, c, s):
+    def s_Emit(self, c: _CodeInfo, s: Any) -> None:
         self.emit(c, "emit", s.event if s.event in self.triggered else None)
 
-    def s_EndGame(self, c, s):
+    def s_EndGame(self, c: _CodeInfo, s: Any) -> None:
         self.emit(c, "end", fall=False)
 
-    def s_Return(self, c, s):
+    def s_Return(self, c: _CodeInfo, s: Any) -> None:
         self.emit(c, "end", fall=False)
 
-    def s_Offer(self, c, s):
+    def s_Offer(self, c: _CodeInfo, s: Any) -> None:
         i = self.emit(c, "offer", s)
         if s.orelse is not None:  # as closures.s_Offer lays it out: a jump past the else block, the block
             skip = self.emit(c, "plain", fall=False)
@@ -367,7 +473,7 @@ class _Layout:
             self.block(c, s.orelse)
             c.ops[skip].succ.append((len(c.ops), (), ()))
 
-    def s_If(self, c, s):
+    def s_If(self, c: _CodeInfo, s: Any) -> None:
         end_jumps = []
         for test, body in s.branches:
             i = self.emit(c, "plain")
@@ -379,7 +485,7 @@ class _Layout:
         for j in end_jumps:
             c.ops[j].succ.append((len(c.ops), (), ()))
 
-    def _loop_body(self, c, body, head):
+    def _loop_body(self, c: _CodeInfo, body: A.Block, head: int) -> tuple[int, int]:
         self.loops.append((head, []))
         self.block(c, body)
         back = self.emit(c, "plain", fall=False)
@@ -390,7 +496,7 @@ class _Layout:
             c.ops[b].succ.append((end, (), ()))
         return back, end
 
-    def s_For(self, c, s):
+    def s_For(self, c: _CodeInfo, s: Any) -> None:
         items, idx = self.hidden("items"), self.hidden("i")
         st = getattr(s.source, "ty", None) or _ANY
         if len(s.names) == 2:
@@ -409,12 +515,12 @@ class _Layout:
         c.ops[head].succ.append((end, (), ()))
         c.loops.append(("for", head + 1, back, items, idx, tuple(s.names)))
 
-    def s_While(self, c, s):
+    def s_While(self, c: _CodeInfo, s: Any) -> None:
         head = self.emit(c, "plain")
         _, end = self._loop_body(c, s.body, head)
         c.ops[head].succ.append((end, (), ()))
 
-    def s_Repeat(self, c, s):
+    def s_Repeat(self, c: _CodeInfo, s: Any) -> None:
         left = self.hidden("n")
         self.emit(c, "plain", binds=(left,))
         head = self.emit(c, "plain")
@@ -422,18 +528,18 @@ class _Layout:
         c.ops[head].succ.append((end, (), ()))
         c.loops.append(("repeat", head + 1, back, left, None, ()))
 
-    def s_Loop(self, c, s):
+    def s_Loop(self, c: _CodeInfo, s: Any) -> None:
         self._loop_body(c, s.body, len(c.ops))
 
-    def s_Break(self, c, s):
+    def s_Break(self, c: _CodeInfo, s: Any) -> None:
         i = self.emit(c, "plain", fall=False)
         self.loops[-1][1].append(i)
 
-    def s_Continue(self, c, s):
+    def s_Continue(self, c: _CodeInfo, s: Any) -> None:
         i = self.emit(c, "plain", fall=False)
         c.ops[i].succ.append((self.loops[-1][0], (), ()))
 
-    def s_Turn(self, c, s):
+    def s_Turn(self, c: _CodeInfo, s: Any) -> None:
         who = self.hidden("turn")
         first = self.emit(c, "turn", ("turn_start" if "turn_start" in self.triggered else None, who), fall=False)
         c.ops[first].succ.append((first + 1, (who,), ()))
@@ -444,14 +550,14 @@ class _Layout:
         if seat is not None:  # `turn p`: while it runs, its seat is p (unless the turn binds p again)
             c.loops.append(("turn", first, finish, who, None, (seat,)))
 
-    def s_DrawInto(self, c, s):
+    def s_DrawInto(self, c: _CodeInfo, s: Any) -> None:
         drawn = self.hidden("items")
         self.written_by(c, s.pile, s.target)
         self.emit(c, "draw_into", drawn, binds=(drawn,))
         self.emit(c, "plain", drops=(drawn,))
 
 
-def _flow(c, n):
+def _flow(c: _CodeInfo, n: int) -> None:
     """The locals every path brings to each op (must) and those some path may bring (may)."""
     if not c.ops:
         return
@@ -463,6 +569,7 @@ def _flow(c, n):
         i = work.pop()
         queued.discard(i)
         op = c.ops[i]
+        assert op.must is not None  # (an op on the work list has been reached)
         for t, binds, drops in op.succ:
             if t is None or t >= n:
                 continue
@@ -482,7 +589,7 @@ _ANY = T.ANY
 INT = T.INT
 
 
-def _resolve(checker, t):
+def _resolve(checker: CheckerCore, t: Any) -> T.Type:
     if t is None:
         return _ANY
     try:
@@ -491,18 +598,18 @@ def _resolve(checker, t):
         return _ANY
 
 
-def _element(e):
+def _element(e: Optional[A.Expr]) -> T.Type:
     return T.element(getattr(e, "ty", None) or _ANY) if e is not None else _ANY
 
 
-def _list_of(t):
+def _list_of(t: T.Type) -> T.Type:
     return T.list_of(t)
 
 
-_LAYOUTS = weakref.WeakKeyDictionary()
+_LAYOUTS: weakref.WeakKeyDictionary[Any, dict[str, _CodeInfo]] = weakref.WeakKeyDictionary()
 
 
-def _layout(rs):
+def _layout(rs: SavedRules) -> dict[str, _CodeInfo]:
     """code id -> _CodeInfo of every code of the ruleset (made once per Ruleset), checked against the real ops."""
     got = _LAYOUTS.get(rs)
     if got is not None:
@@ -516,7 +623,7 @@ def _layout(rs):
         info.ok = code is not None and len(code.ops) == len(info.ops) and all(
             isinstance(op, _DECISION_OPS[o.kind]) if o.kind in _DECISION_OPS
             else not isinstance(op, (OfferOp, ChooseOp, RandomOp)) for op, o in zip(code.ops, info.ops))
-        if info.ok:  # the hidden local a `draw ... into` draws into is the name the compiler gave it
+        if info.ok and code is not None:  # the hidden local a `draw ... into` draws into is the name the compiler gave it
             info.ok = all(code.ops[k].target == o.data for k, o in enumerate(info.ops) if o.kind == "draw_into")
     _LAYOUTS[rs] = got
     return got
@@ -526,7 +633,7 @@ _DECISION_OPS = {"offer": OfferOp, "choose": ChooseOp, "random": RandomOp, "draw
 
 
 # ============================================================================ the frame stack
-def _check_stack(g, rs, types):
+def _check_stack(g: SavedGame, rs: SavedRules, types: ValueTypes) -> None:
     """The frames of a game in progress, against the code: which frames can stand where, the position of
     each (a frame below another waits at the op that started the one above it: a call, an event, an offer;
     the top one at its decision, checked with the pending decision), its locals there and their types."""
@@ -609,17 +716,18 @@ def _check_stack(g, rs, types):
         _check_locals(g, rs, info, f, i, i == len(F) - 1, types)
 
 
-def _same_depth(lo, above, k):
+def _same_depth(lo: Frame, above: Frame, k: int) -> None:
     if above.depth != lo.depth:
         raise Bad(f"frames[{k + 1}][3]", f"is {above.depth}, but what frames[{k}] calls or offers runs at its "
                                          f"depth, {lo.depth}")
 
 
-def _plain_local(e):
+def _plain_local(e: Optional[A.Expr]) -> Optional[str]:
     return e.ident if isinstance(e, A.Name) and e.ref == "local" else None
 
 
-def _check_locals(g, rs, info, f, i, top, types):
+def _check_locals(g: SavedGame, rs: SavedRules, info: Optional[_CodeInfo], f: Frame, i: int, top: bool,
+                  types: ValueTypes) -> None:
     if info is None or not info.ok:
         return
     path = f"frames[{i}][2]"
@@ -629,16 +737,16 @@ def _check_locals(g, rs, info, f, i, top, types):
     else:
         pos = f.pc - 1
         op = info.ops[pos]
-        must, may = op.must, op.may
-        if must is _UNIVERSE:
+        must, may = op.must, op.may  # type: ignore[assignment]  # (None: never reached, said below)
+        if must is None:  # (_UNIVERSE)
             raise Bad(f"frames[{i}][1]", f"is {f.pc}: {info.name} never gets there")
         if not top and op.kind == "turn":  # a turn's start sets off turn_start once it has its player
             must = must | {op.data[1]}
             may = may | {op.data[1]}
-    names = set(f.locals)
-    for x in sorted(must - names):
+    held = set(f.locals)
+    for x in sorted(must - held):
         raise Bad(path, f"has no local \"{x}\", which {where} always has")
-    for x in sorted(names - may):
+    for x in sorted(held - may):
         raise Bad(path, f"has a local \"{x[:40]}\" that {where} does not have")
     written = info.written
     for name, v in f.locals.items():
@@ -682,8 +790,9 @@ def _check_locals(g, rs, info, f, i, top, types):
                                          f"({_show(f.locals[seat])})")
 
 
-def _hidden_value(g, name, v, path):
-    kind = _HIDDEN.match(name).group(1) if _HIDDEN.match(name) else ""
+def _hidden_value(g: SavedGame, name: str, v: Value, path: str) -> None:
+    m = _HIDDEN.match(name)
+    kind = m.group(1) if m else ""
     if kind == "items":
         if not isinstance(v, tuple):
             _bad(path, v, "a list")
@@ -693,7 +802,7 @@ def _hidden_value(g, name, v, path):
         _int(path, v, 0, g.n - 1, expected=f"a player (0 to {g.n - 1})")
 
 
-def _one_of(types, sites, v, path, written=False):
+def _one_of(types: ValueTypes, sites: Sequence[Site], v: Value, path: str, written: bool = False) -> None:
     """`v` fits the type of one of the local's binding sites; a local the rules write in place (`x = ...`,
     `add y to x`) only needs to be of that type's kind (a number, a text, a list, a map ...)."""
     first = None
@@ -706,15 +815,16 @@ def _one_of(types, sites, v, path, written=False):
             return
         except Bad as e:
             first = first or e
+    assert first is not None  # (a local has one binding site or more)
     raise first
 
 
-def _same(a, b):
+def _same(a: Value, b: Value) -> bool:
     """Equal as values, and of the same kinds (true is not 1)."""
     return a == b and encode(a) == encode(b)
 
 
-def _eliminates(rs):
+def _eliminates(rs: SavedRules) -> bool:
     """Whether any rule can eliminate a player (an `eliminate` statement anywhere)."""
     got = _ELIMINATES.get(rs)
     if got is None:
@@ -724,19 +834,20 @@ def _eliminates(rs):
     return got
 
 
-_ELIMINATES = weakref.WeakKeyDictionary()
+_ELIMINATES: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 # ============================================================================ locals of each code
-_LOCALS = weakref.WeakKeyDictionary()
+_LOCALS: weakref.WeakKeyDictionary[Any, dict[str, set[str]]] = weakref.WeakKeyDictionary()
 
 
-def _local_names(rs):
+def _local_names(rs: SavedRules) -> dict[str, set[str]]:
     """code id -> the names its frames can hold (besides the compiler's hidden `%` names); once per Ruleset."""
-    out = _LOCALS.get(rs)
-    if out is not None:
-        return out
-    out = _LOCALS[rs] = {}
+    got = _LOCALS.get(rs)
+    if got is not None:
+        return got
+    out: dict[str, set[str]] = {}
+    _LOCALS[rs] = out
     for d in rs.program.decls.values():
         if isinstance(d, A.ProcDecl):
             cid = d.proc_kind if d.proc_kind in ("setup", "flow") else "proc:" + d.name
@@ -748,9 +859,9 @@ def _local_names(rs):
     return out
 
 
-def _bound(node):
+def _bound(node: Any) -> set[str]:
     """Every name a `let` or `for` binds anywhere inside an AST node."""
-    names = set()
+    names: set[str] = set()
     for x in A.walk(node):
         if isinstance(x, A.Let):
             names.add(x.name)
@@ -760,12 +871,13 @@ def _bound(node):
 
 
 # ============================================================================ the game
-def _load_known(rs, g, raw, what):
+def _load_known(rs: SavedRules, g: SavedGame, raw: Json, what: str
+                ) -> dict[str, dict[tuple[Value, ...], frozenset[int]]]:
     """The "known" field of a save: [[variable, [key, ...], [seat, ...]], ...], each a place that exists."""
     if not isinstance(raw, list):
         raise GameError(f"{what}: known is not a list")
     vis = rs.visibility
-    out = {}
+    out: dict[str, dict[tuple[Value, ...], frozenset[int]]] = {}
     for entry in raw:
         if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
                 and isinstance(entry[1], list) and isinstance(entry[2], list)):
@@ -788,7 +900,7 @@ def _load_known(rs, g, raw, what):
     return out
 
 
-def load_game(cls, rs, text):
+def load_game(cls: MakeGame[GameT], rs: SavedRules, text: object) -> GameT:
     what = f"not a saved game of {rs.name}"
     try:
         d = parse(rs, text)
@@ -803,7 +915,7 @@ def load_game(cls, rs, text):
         raise GameError(f"{what}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
 
 
-def _build(cls, rs, d):
+def _build(cls: MakeGame[GameT], rs: SavedRules, d: Json) -> GameT:
 
     what = f"not a saved game of {rs.name}"
     if not isinstance(d, dict) or d.get("format") != SAVE_FORMAT:
@@ -951,7 +1063,7 @@ def _build(cls, rs, d):
     return g
 
 
-def _pending(g, rs, pend):
+def _pending(g: SavedGame, rs: SavedRules, pend: Json) -> Pending:
     _obj("pending", pend, PENDING_KEYS)
     kind = pend["kind"]
     if not isinstance(kind, str) or kind not in _OP_OF_KIND:
@@ -1009,7 +1121,7 @@ def _pending(g, rs, pend):
     return p
 
 
-def _redo(g, fr, op, saved):
+def _redo(g: SavedGame, fr: Frame, op: Any, saved: Pending) -> Optional[Pending]:
     """The pending decision `op` makes in this state (on a copy of the game), or None if it makes none."""
     c = g.clone()
     c.pending = None
@@ -1057,10 +1169,10 @@ def _redo(g, fr, op, saved):
         return None
 
 
-def _replay_rolls(c, L, op, p, acc):
+def _replay_rolls(c: SavedGame, L: Locals, op: RandomOp, p: Pending, acc: Sequence[Value]) -> Any:
     r = op.step(c, L, p)
     for x in acc:
-        if r is not SUSPEND or fmt(x) not in {i for i, _ in c.pending.options}:
+        if r is not SUSPEND or c.pending is None or fmt(x) not in {i for i, _ in c.pending.options}:
             return None
         r = op.resume(c, L, x)
     return r

@@ -24,6 +24,7 @@ ten or so reductions each operand of an expression goes through, which this loop
 from __future__ import annotations
 
 import re
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 _new_str = str.__new__
 
@@ -32,13 +33,26 @@ class NotParsed(Exception):
     """The text has a lexing or parsing error, or uses something this loop does not cover: Lark parses it."""
 
 
+Match = Callable[[str, int], Optional["re.Match[str]"]]  # (text, position) -> the terminal that matches there
+Scan = tuple[Match, Optional[Any], Any, Any, Any]  # (match, alternatives, keywords, newline terminals, ignored ones)
+
+
 class Token(str):
     """A token, with the attributes of Lark's ``Token`` (``type`` its terminal's name; positions as
     Lark counts them: lines and columns from 1, ``end_column`` just after the last character)."""
     __slots__ = ("type", "start_pos", "value", "line", "column", "end_line", "end_column", "end_pos")
+    type: str
+    start_pos: Optional[int]
+    value: str
+    line: Optional[int]
+    column: Optional[int]
+    end_line: Optional[int]
+    end_column: Optional[int]
+    end_pos: Optional[int]
 
-    def __new__(cls, type, value, start_pos=None, line=None, column=None, end_line=None, end_column=None,
-                end_pos=None):
+    def __new__(cls, type: str, value: str, start_pos: Optional[int] = None, line: Optional[int] = None,
+                column: Optional[int] = None, end_line: Optional[int] = None, end_column: Optional[int] = None,
+                end_pos: Optional[int] = None) -> Token:
         inst = _new_str(cls, value)
         inst.type = type
         inst.start_pos = start_pos
@@ -51,11 +65,11 @@ class Token(str):
         return inst
 
     @classmethod
-    def new_borrow_pos(cls, type_, value, borrow_t):
+    def new_borrow_pos(cls, type_: str, value: str, borrow_t: Token) -> Token:
         return cls(type_, value, borrow_t.start_pos, borrow_t.line, borrow_t.column, borrow_t.end_line,
                    borrow_t.end_column, borrow_t.end_pos)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r})"
 
 
@@ -63,7 +77,7 @@ class Loop:
     """The parser of ``tables`` (lalr_tables.from_standalone), its regular expressions compiled on first use.
     ``passing``: the numbers of the rules whose value is their only child, unchanged."""
 
-    def __init__(self, tables: dict, passing=()):
+    def __init__(self, tables: dict[str, Any], passing: Iterable[int] = ()) -> None:
         self.start_state = tables["start"]
         self.end_state = tables["end"]
         self.rows = tables["rows"]  # state -> {symbol: next state (>= 0) or ~number of the rule to reduce by}
@@ -73,17 +87,17 @@ class Loop:
         self.passing = [i in passing and rule[0] == 1 for i, rule in enumerate(self.rules)]
         self.flags = tables["flags"]
         self.root = tables["root"]  # the root scanner's expression (None: never used)
-        self.root_match = None
+        self.root_match: Optional[Match] = None
         self.lexers = tables["lexers"]
         self.lexer_of_state = tables["lexer_of_state"]
-        self.scans = [None] * len(self.rows)  # state -> what the loop reads tokens with (see _scan)
-        self.own_scans = {}  # lexer number -> (match, keywords) of its own scanner
+        self.scans: list[Optional[Scan]] = [None] * len(self.rows)  # state -> what the loop reads tokens with (see _scan)
+        self.own_scans: dict[int, tuple[Match, Any]] = {}  # lexer number -> (match, keywords) of its own scanner
         # (state below, state, next terminal) -> the state after the reductions by passing rules
         # that terminal leads to from there (these chains, `?sum: term` and the like, are most of the
         # reductions of an expression grammar: one look-up instead of two per rule)
-        self.chains = {}
+        self.chains: dict[tuple[int, int, str], int] = {}
 
-    def _chain(self, below, state, kind):
+    def _chain(self, below: int, state: int, kind: str) -> int:
         """The state reached from ``state`` (``below`` under it on the stack) by reducing by passing
         rules while ``kind`` asks for that; NotParsed when the table has no goto."""
         key = (below, state, kind)
@@ -98,12 +112,13 @@ class Loop:
         self.chains[key] = state
         return state
 
-    def _compile(self, patterns):
+    def _compile(self, patterns: Sequence[str]) -> Match:
         mres = [re.compile(p, self.flags) for p in patterns]
         if len(mres) == 1:
             return mres[0].match
 
         def match(text, pos):
+            # type: (str, int) -> Optional[re.Match[str]]
             for mre in mres:
                 m = mre.match(text, pos)
                 if m:
@@ -111,7 +126,7 @@ class Loop:
             return None
         return match
 
-    def _own(self, state):
+    def _own(self, state: int) -> tuple[Match, Any]:
         """(match, keywords) of the state's own scanner (compiled on first use)."""
         number = self.lexer_of_state[state]
         found = self.own_scans.get(number)
@@ -120,7 +135,7 @@ class Loop:
             found = self.own_scans[number] = (self._compile(lexer[0]), lexer[3])
         return found
 
-    def _scan(self, state):
+    def _scan(self, state: int) -> Scan:
         """(match, alternatives, keywords, newline terminals, ignored terminals) for ``state``:
         ``alternatives`` is None when ``match`` is the state's own scanner, else the terminals the state
         tries (a match of another terminal is read again with ``_own``)."""
@@ -131,13 +146,14 @@ class Loop:
         if shared and self.root is not None:
             if self.root_match is None:
                 self.root_match = self._compile([self.root])
-            found = (self.root_match, alternatives, keywords, newline, ignore)
+            found: Scan = (self.root_match, alternatives, keywords, newline, ignore)
         else:
             found = (self._own(state)[0], None, keywords, newline, ignore)
         self.scans[state] = found
         return found
 
-    def parse(self, text: str, rule_callbacks, token_callbacks):
+    def parse(self, text: str, rule_callbacks: Sequence[Optional[Callable[[list[Any]], Any]]],
+              token_callbacks: Mapping[str, Callable[[Token], Any]]) -> Any:
         """The value of the start rule for ``text``, built by ``rule_callbacks`` (by rule number; those
         of passing rules are not called) and ``token_callbacks`` (terminal -> function of the token,
         called as the token is shifted). Raises NotParsed where Lark would report an error."""
@@ -150,7 +166,7 @@ class Loop:
         scans, scan_of, own_scan = self.scans, self._scan, self._own
         end_state = self.end_state
         states = [self.start_state]
-        values = []
+        values: list[Any] = []
         state = self.start_state
         pos, line, line_start = 0, 1, 0
         size = len(text)
@@ -245,5 +261,5 @@ class Loop:
                 return values[-1]
 
 
-def _only_child(children):
+def _only_child(children: list[Any]) -> Any:
     return children[0]

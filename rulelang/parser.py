@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from . import ast as A
-from .diagnostics import Source
+from .diagnostics import Diagnostic, Source
 from .ast_builder import MAX_NUMBER, MAX_PLAYERS, _Builder, _meta, _unquote  # noqa: F401  (MAX_*: imported from here too)
+
+if TYPE_CHECKING:
+    from .lalr_loop import Loop
+
+Callback = Callable[[list[Any]], Any]  # a rule's callback: the matched children -> its value
 
 MAX_NESTING = 100
 MAX_ERRORS = 8
@@ -47,8 +53,16 @@ class _Node:
     of expressions nested in the value, less a few (see _DEPTH_SLACK)."""
     __slots__ = ("value", "children", "empty", "line", "column", "end_line", "end_column",
                  "cline", "ccolumn", "cend_line", "cend_column", "depth")
+    line: Optional[int]
+    column: Optional[int]
+    end_line: Optional[int]
+    end_column: Optional[int]
+    cline: Optional[int]  # the positions of its container (see above)
+    ccolumn: Optional[int]
+    cend_line: Optional[int]
+    cend_column: Optional[int]
 
-    def __init__(self, value, children=None):
+    def __init__(self, value: Any, children: Optional[list[Any]] = None) -> None:
         self.value = value
         self.children = children  # only for an inlined rule (its children go to its parent)
         self.empty = True
@@ -61,7 +75,7 @@ class _Node:
 _DEPTH_SLACK = 4
 
 
-def _place(node, raw):
+def _place(node: _Node, raw: Sequence[Any]) -> None:
     """Set ``node``'s positions from the children the rule matched (as PropagatePositions does)."""
     for c in raw:
         if c.__class__ is _Node:
@@ -69,7 +83,7 @@ def _place(node, raw):
                 line, column = c.cline, c.ccolumn
                 break
         elif isinstance(c, str):  # a token (Lark's or the quick loop's)
-            line, column = c.line, c.column
+            line, column = c.line, c.column  # type: ignore[attr-defined]  # (a token has its positions)
             break
     else:
         return
@@ -79,7 +93,7 @@ def _place(node, raw):
                 end_line, end_column = c.cend_line, c.cend_column
                 break
         elif isinstance(c, str):
-            end_line, end_column = c.end_line, c.end_column
+            end_line, end_column = c.end_line, c.end_column  # type: ignore[attr-defined]
             break
     if node.line is None:
         node.line, node.column = line, column
@@ -91,13 +105,13 @@ def _place(node, raw):
 
 
 class _BuildFailed(Exception):
-    def __init__(self, exc, line):
+    def __init__(self, exc: BaseException, line: int) -> None:
         super().__init__(str(exc))
         self.exc = exc
         self.line = line
 
 
-def _plans_of(shapes) -> tuple:
+def _plans_of(shapes: Iterable[tuple[Any, ...]]) -> tuple[Any, ...]:
     """For each rule, how its children become the builder's arguments: (key, builder method name or None,
     with positions, children to keep, Nones to add at the end, single child passed through, length),
     from its shape (key, name, children to keep, Nones, passed through, length; see
@@ -113,17 +127,17 @@ def _plans_of(shapes) -> tuple:
     return tuple(plans)
 
 
-def _passes(plan) -> bool:
+def _passes(plan: tuple[Any, ...]) -> bool:
     """Whether a rule's value is its only child, unchanged (`?sum_expr: term` and the like)."""
     _, _, _, _, include, _, expand1, length = plan
     return expand1 and include is None and length == 1
 
 
-def _pass_through(raw):
+def _pass_through(raw: list[Any]) -> Any:
     return raw[0]
 
 
-def _callbacks(builder, plans) -> dict:
+def _callbacks(builder: _Builder, plans: Sequence[tuple[Any, ...]]) -> dict[Any, Any]:
     """The parser's callbacks: for each grammar rule, one call that builds the AST node directly from the
     matched children, as Lark's tree builder (child filter, placeholders, inlining, positions) followed
     by the builder's method would, without building a tree in between. Token callbacks (INT, STRING)
@@ -142,25 +156,28 @@ def _callbacks(builder, plans) -> dict:
     return out
 
 
-def _built(builder, node, fn, values, with_meta, depth):
+def _built(builder: _Builder, node: _Node, fn: Callable[..., Any], values: list[Any], with_meta: bool,
+           depth: int) -> _Node:
     """`node` with the builder's value of its children's values, and its depth (one more for an
     expression); a builder failure is kept for after the parse, never raised."""
     try:
         node.value = value = fn(node, values) if with_meta else fn(values)
     except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
         if builder.failed is None:
-            builder.failed = _BuildFailed(e, node.line or 1)
+            builder.failed = _BuildFailed(e, node.line or 1)  # type: ignore[assignment]  # (_Builder: not typed yet)
         return node
     node.depth = depth + 1 if isinstance(value, A.Expr) else depth
     return node
 
 
-def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
+def _rule_callback(builder: _Builder, name: str, fn: Optional[Callable[..., Any]], with_meta: bool,
+                   include: Optional[Sequence[tuple[int, bool, int]]], nones: int, expand1: bool) -> Callback:
     if include is None and not expand1 and fn is not None:
         return _building_callback(builder, fn, with_meta)
     tree_name = None if name.startswith("_") else name  # an inlined rule has no value of its own
 
     def callback(raw):
+        # type: (list[Any]) -> Any
         if include is None:
             kids = raw
         else:
@@ -192,7 +209,8 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
             _place(node, raw)
             if tree_name is not None and builder.failed is None:  # (the grammar has none: a rule without a
                 # builder method always passes its lone child on)
-                builder.failed = _BuildFailed(ValueError(f"no builder for the rule {tree_name}"), node.line or 1)
+                builder.failed = _BuildFailed(ValueError(f"no builder for the rule {tree_name}"),  # type: ignore[assignment]
+                                              node.line or 1)
             return node
         node = _Node(None)
         _place(node, raw)
@@ -202,18 +220,19 @@ def _rule_callback(builder, name, fn, with_meta, include, nones, expand1):
 
 
 @functools.lru_cache(maxsize=1)
-def _quick():
+def _quick() -> tuple[Loop, tuple[Any, ...]]:
     """The quick parser loop (rulelang/lalr_loop.py) over the generated tables, and the plans of its
     rules (by number)."""
     from .grammar_tables import TABLES
     from .lalr_loop import Loop
 
+    rules: list[Any] = TABLES["rules"]  # type: ignore[assignment]  # (the generated tables: plain data)
     plans = _plans_of([(number, name, include, nones, expand1, length)
-                       for number, (length, _, name, include, nones, expand1) in enumerate(TABLES["rules"])])
+                       for number, (length, _, name, include, nones, expand1) in enumerate(rules)])
     return Loop(TABLES, [plan[0] for plan in plans if _passes(plan)]), plans
 
 
-def _parse_quickly(builder, text):
+def _parse_quickly(builder: _Builder, text: str) -> Any:
     """The value of the start rule for text without syntax errors, as a _Node; raises lalr_loop.NotParsed
     at the first error (``builder`` may then hold part of a parse: parse again with a new one)."""
     loop, plans = _quick()
@@ -221,10 +240,11 @@ def _parse_quickly(builder, text):
     return loop.parse(text, [callbacks[plan[0]] for plan in plans], {"INT": builder.INT, "STRING": builder.STRING})
 
 
-def _building_callback(builder, fn, with_meta):
+def _building_callback(builder: _Builder, fn: Callable[..., Any], with_meta: bool) -> Callback:
     """What _rule_callback makes for the commonest rules (every child kept, a builder method), in one
     pass over the children; a lone token (a name, a number) placed directly."""
     def callback(raw):
+        # type: (list[Any]) -> Any
         if len(raw) == 1 and raw[0].__class__ is not _Node:  # a token: the node spans it
             tok = raw[0]
             node = _Node(None)
@@ -252,14 +272,14 @@ def _building_callback(builder, fn, with_meta):
 
 
 @functools.lru_cache(maxsize=1)
-def _lark():
+def _lark() -> Any:
     """Lark's stand-alone parser of the grammar (made once: some 60 ms)."""
     from .grammar_standalone import Lark_StandAlone
 
     return Lark_StandAlone()
 
 
-def _parse_with_lark(builder, text, on_error):
+def _parse_with_lark(builder: _Builder, text: str, on_error: Callable[[Any], bool]) -> Any:
     """Parse ``text`` with Lark's own parser and its error recovery (``on_error``, as Lark's
     ``Lark.parse`` takes it), then build the AST from its tree node by node, bottom up and without
     recursion, with the builder's methods (as a Lark ``Transformer`` with ``v_args(meta=True)`` on the
@@ -269,8 +289,8 @@ def _parse_with_lark(builder, text, on_error):
 
     tree = _lark().parse(text, on_error=on_error)
     tokens = {"INT": builder.INT, "STRING": builder.STRING}
-    done = {}
-    stack = [(tree, False)]
+    done: dict[int, Any] = {}
+    stack: list[tuple[Any, bool]] = [(tree, False)]
     while stack:
         node, ready = stack.pop()
         if not ready:
@@ -286,14 +306,14 @@ def _parse_with_lark(builder, text, on_error):
             done[id(node)] = method(node.meta, kids) if getattr(method, "with_meta", False) else method(kids)
         except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
             if builder.failed is None:
-                builder.failed = _BuildFailed(e, getattr(node.meta, "line", 1))
+                builder.failed = _BuildFailed(e, getattr(node.meta, "line", 1))  # type: ignore[assignment]
             done[id(node)] = None
     # the quick loop reports the findings of tokens as it reads them, in the order of the text
     builder.diags.sort(key=lambda d: (d.line, d.column))
     return done[id(tree)]
 
 
-def _code_chars(text: str):
+def _code_chars(text: str) -> Iterator[tuple[int, int, int, str]]:
     """The characters of rule text that are code (not in a string or comment), as (index, line, column,
     character); every newline is given too, so that a scanner can follow lines."""
     line, col = 1, 0
@@ -326,7 +346,7 @@ def _code_chars(text: str):
 _SKIP_OR_BRACKET = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"?|#[^\n]*|[()\[\]{}]')
 
 
-def _nesting_problem(text: str):
+def _nesting_problem(text: str) -> Optional[tuple[int, int]]:
     """Find a bracket nested deeper than MAX_NESTING, before the recursive AST builder meets it (the
     brackets of code as _code_chars finds them, scanned by a regular expression)."""
     depth = 0
@@ -342,12 +362,12 @@ def _nesting_problem(text: str):
     return None
 
 
-def _unclosed_block(text: str):
+def _unclosed_block(text: str) -> Optional[tuple[int, int, str]]:
     """When the file opens more '{' than it closes, the '{' that is never closed: (line, column, what).
 
     The outermost block still open when a declaration starts at the left margin is the one missing its
     '}' (declarations do not nest, except inside a variant); failing that, the outermost one left open."""
-    stack = []
+    stack: list[tuple[int, int, str]] = []
     at_margin = None  # the outermost open block when a declaration word first stood at the left margin
     line_start = 0
     for i, line, col, ch in _code_chars(text):
@@ -383,9 +403,9 @@ def _block_words(before: str) -> str:
     return "this block"
 
 
-def _too_deep(module_items):
+def _too_deep(module_items: Iterable[Any]) -> Optional[A.Expr]:
     """The first expression nested more than MAX_DEPTH operators deep (walked without recursion)."""
-    stack = [(x, 0, None) for x in module_items]
+    stack: list[tuple[Any, int, Optional[A.Expr]]] = [(x, 0, None) for x in module_items]
     while stack:
         node, depth, top = stack.pop()
         if isinstance(node, A.Expr):
@@ -397,7 +417,7 @@ def _too_deep(module_items):
     return None
 
 
-def _describe_expected(expected) -> str:
+def _describe_expected(expected: Iterable[str]) -> str:
     words = sorted({TOKEN_WORDS.get(e, "'" + e.lower() + "'" if e.isupper() and not e.startswith("__") else e)
                     for e in expected})
     words = [w for w in words if not w.startswith("__")]
@@ -408,7 +428,7 @@ def _describe_expected(expected) -> str:
     return "expected " + ", ".join(words)
 
 
-def _token_text(tok) -> str:
+def _token_text(tok: Any) -> str:
     if tok is None:
         return "end of file"
     if getattr(tok, "type", "") == "$END":
@@ -416,7 +436,7 @@ def _token_text(tok) -> str:
     return repr(str(tok))
 
 
-def _syntax_diag(source: Source, err):
+def _syntax_diag(source: Source, err: Any) -> Diagnostic:
     from .grammar_standalone import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
     line = getattr(err, "line", None) or 1
@@ -471,7 +491,7 @@ def _syntax_diag(source: Source, err):
     return source.diag("E005", "syntax error", line, col)
 
 
-def parse(text: str, path: str = "<string>"):
+def parse(text: str, path: str = "<string>") -> tuple[Optional[A.Module], list[Diagnostic]]:
     """Parse one file. Returns (Module or None, diagnostics)."""
     source = Source(text, path)
     diags = []
@@ -483,14 +503,16 @@ def parse(text: str, path: str = "<string>"):
     errors = []
 
     def on_error(e):
+        # type: (Any) -> bool
         errors.append(e)
         if set(getattr(e, "accepts", None) or getattr(e, "expected", None) or ()) == {"INTO"}:
             return False  # a draw statement without 'into': skipping tokens would only repeat the error
         return len(errors) < MAX_ERRORS
 
-    builder = _Builder(path, source)
+    first = _Builder(path, source)
+    builder: Optional[_Builder] = first
     try:
-        tree = _parse_quickly(builder, text)
+        tree = _parse_quickly(first, text)
     except Exception:  # noqa: BLE001 - a syntax error (NotParsed), or anything unforeseen (never seen in
         # the tests, which call _parse_quickly directly): Lark parses it again, with its errors and messages
         builder = None
@@ -508,8 +530,8 @@ def parse(text: str, path: str = "<string>"):
                                      hint="split long expressions with 'let'"))
             return None, diags
     seen_lines = set()
-    for e in errors:
-        d = _syntax_diag(source, e)
+    for err in errors:
+        d = _syntax_diag(source, err)
         if d.line in seen_lines:
             continue
         seen_lines.add(d.line)
@@ -537,9 +559,9 @@ def parse(text: str, path: str = "<string>"):
     shallow = tree.__class__ is _Node and tree.depth + _DEPTH_SLACK <= MAX_DEPTH
     if builder.diags:
         return None, diags + builder.diags
-    deep = None if shallow else _too_deep(items)  # the exact walk only when some expression may be too deep
-    if deep is not None:
-        sp = deep.span
+    deepest = None if shallow else _too_deep(items)  # the exact walk only when some expression may be too deep
+    if deepest is not None:
+        sp = deepest.span
         diags.append(source.diag("E006", f"this expression chains more than {MAX_DEPTH} operators", sp.line,
                                  sp.column, end_line=sp.end_line, end_column=sp.end_column,
                                  hint="split it into parts with 'let', or add up a list with sum([...])"))
