@@ -639,7 +639,7 @@ class Game:
             # identity (the cache holds the list too, so no other object can have its id): its Actions and
             # lookup are kept for the next time it is offered (OfferOp finds them with its decision). Other
             # listings are new lists of computed candidates, seldom offered again alike: nothing is kept
-            # for them (finding them by their options cost more than it saved: Station 2% slower)
+            # for them (finding them by their options cost more than it saved: a 3-player rulebook game 2% slower)
             key = (who, id(options)) if p.same_pairs and len(options) <= MAX_LISTED_OPTIONS else None
             if key is not None:
                 got = rs.option_lists.get(key)

@@ -35,11 +35,11 @@ import types
 from rulelang import cache as _cache
 
 FORMAT = "rulelang-native-1"
-DEFAULT_CPU_SECONDS = 300  # Cython plus the C compiler, each: Mars's 1.8 MB of generated source needs the most
+DEFAULT_CPU_SECONDS = 300  # Cython plus the C compiler, each: the largest shipped rulebook's 1.8 MB of generated source needs the most
 MEMORY_BYTES = 4 << 30  # address space of each child process
 CFLAGS = ("-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-DNDEBUG", "-w")
-# a C file larger than this (a rulebook's: Station's generated source makes tens of MB of C) is compiled
-# with -O1: half of gcc's time, some 5% slower than -O2 (checkers 1.30x the Python path, against 1.41x)
+# a C file larger than this (a rulebook's generated source can make tens of MB of C) is compiled
+# with -O1: half of gcc's time, some 5% slower than -O2 (a draughts-like example: 1.30x the Python path, against 1.41x)
 LARGE_C_BYTES = 8 << 20
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _loaded: dict = {}  # module name -> the imported extension (one import per process, shared by Rulesets)

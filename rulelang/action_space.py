@@ -287,7 +287,7 @@ class ActionSpace:
 
     def picks(self, name, args):
         """The values an action taken in steps is picked as, in order: each parameter's value, or the parts
-        of a tuple whose universe is too large to number whole (checkers' `jump(m)`, `m` a (row, column,
+        of a tuple whose universe is too large to number whole (a `jump(m)` whose `m` is a (row, column,
         direction) of plain ints, is three picks)."""
         split = self._split.get(name)
         if not split:

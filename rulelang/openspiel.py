@@ -11,14 +11,14 @@ See docs/ecosystem.md. What the adapter promises:
   event is an OpenSpiel chance node), deterministic otherwise; imperfect information when a variable or
   piece field is declared hidden (`visible to ...`) or a deck or bag exists, perfect otherwise; zero-sum
   when the file declares no `payoff` (the returns are zero-sum by construction) or when its payoffs sum
-  to 0 at every end of the whole game tree (walked when it is small: Kuhn poker), general-sum otherwise
+  to 0 at every end of the whole game tree (walked when it is small, as for a three-card poker), general-sum otherwise
   (`zero_sum=True` declares it, and the adapter checks that the payoffs sum to 0 at every end); rewards at
   the end only.
 * Sizes (`rulelang.action_space.ActionSpace`): `num_distinct_actions` the player ids, `max_chance_outcomes`
   the values a roll or draw can produce, each numbered on its own from 0 (as OpenSpiel numbers them).
 * `max_game_length`: the most player actions of a game (chance outcomes are not counted, as in
   OpenSpiel): `max_game_length=` if given; else the longest game of the whole tree when the walk of
-  small games completes (tic-tac-toe 9, Kuhn poker 3); else `DEFAULT_MAX_GAME_LENGTH` (20,000, as
+  small games completes (9 for a game of noughts and crosses); else `DEFAULT_MAX_GAME_LENGTH` (20,000, as
   `rulelang validate`). A game that reaches it ends there with all returns 0.
 * Utilities: `payoff_bounds=` if given; else without a `payoff` the zero-sum returns' bounds (a loser
   -1, a lone winner n - 1); else the lowest and highest payoff of the whole tree when the walk completes;
