@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 # A run-time value: int, bool, str, None, tuple, frozenset, dict, Pile, Piece or a Board (the docstring
 # above). Any, not their union: the hot paths tell the kinds apart by `v.__class__ is ...`, on which type
-# type checkers do not narrow, and a value is read whole by code that knows its kind from the rules' types.
+# checkers do not narrow, and a value is read whole by code that knows its kind from the rules' types.
 Value = Any
 # JSON data as json.loads gives it and json.dumps takes it (lists, dicts, str, int, bool, None)
 Json = Any
