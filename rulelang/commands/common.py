@@ -131,6 +131,18 @@ def player_count(ruleset: Ruleset, players: int | None) -> int:
     return players
 
 
+def parse_workers(workers: str) -> int:
+    """--workers as a number of worker processes, or a usage error naming the range."""
+    from interpreter.runner import MAX_WORKERS, check_workers
+
+    try:
+        return check_workers(int(workers))
+    except ValueError:
+        shown = workers if len(workers) <= 24 else workers[:20] + "..."
+        raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
+                   EXIT_USAGE) from None
+
+
 def rule_files_below(path: str) -> list[str]:
     """A file as it is; a folder as the *.rules files below it, not following symbolic links out of it."""
     if os.path.isdir(path):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import click
 
-from .common import EXIT_FAIL, EXIT_USAGE, Fail, first_line, load_rules, player_count, root_option, variant_option
+from .common import EXIT_FAIL, EXIT_USAGE, Fail, first_line, load_rules, parse_workers, player_count, root_option, variant_option
 
 if TYPE_CHECKING:
     from interpreter.ruleset import Ruleset
@@ -112,7 +112,7 @@ def run(ctx: click.Context, *, file: str, variants: Iterable[str], against: str 
         root: str | None) -> None:
     """``rulelang compare``: play both sides, print the summary, write the report and the rows."""
     from interpreter.compare import MissingAnalysis, compare, require_analysis
-    from interpreter.simulate import MAX_WORKERS, WorkerError, check_workers
+    from interpreter.simulate import WorkerError
 
     variants = tuple(variants)
     if against and restrict:
@@ -122,12 +122,7 @@ def run(ctx: click.Context, *, file: str, variants: Iterable[str], against: str 
                    "(another rule file) or --restrict ACTION (a seat that never takes ACTION)", EXIT_USAGE)
     if html and no_html:
         raise Fail("give --html PATH or --no-html, not both", EXIT_USAGE)
-    try:
-        worker_count = check_workers(int(workers))
-    except ValueError:
-        shown = workers if len(workers) <= 24 else workers[:20] + "..."
-        raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
-                   EXIT_USAGE) from None
+    worker_count = parse_workers(workers)
     from interpreter.simulate import game_seed
 
     if game_seed(seed, games - 1) > MAX_SEED:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from .common import EXIT_FAIL, EXIT_USAGE, Fail, api, first_line, load_rules, player_count, plural, printable, \
+from .common import EXIT_FAIL, EXIT_USAGE, Fail, api, first_line, load_rules, parse_workers, player_count, plural, printable, \
     native_note, native_option, root_option, variant_option
 
 
@@ -42,16 +42,11 @@ def command(ctx: click.Context, file: str, players: int | None, games: int, seed
             out_format: str | None, scheduler: str | None, as_json: bool, root: str | None,
             coverage: bool) -> None:
     """Play many games between agents (random by default) and summarise them (exit 1 if any game failed)."""
-    from interpreter.runner import MAX_WORKERS, RunnerError, check_agents, check_seeds, check_workers, parse_scheduler
+    from interpreter.runner import RunnerError, check_agents, check_seeds, parse_scheduler
     from interpreter.simulate import simulate as run
     from rulelang.progress import progress_bar
 
-    try:
-        worker_count = check_workers(int(workers))
-    except ValueError:
-        shown = workers if len(workers) <= 24 else workers[:20] + "..."
-        raise Fail(f"--workers {shown!r}: give a whole number of worker processes from 1 to {MAX_WORKERS}",
-                   EXIT_USAGE) from None
+    worker_count = parse_workers(workers)
     if coverage and (worker_count > 1 or scheduler):
         raise Fail("--coverage counts in this process: leave out --workers and --scheduler", EXIT_USAGE)
     if scheduler is not None:
