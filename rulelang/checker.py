@@ -35,6 +35,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
     def __init__(self, prog):
         self.prog = prog
         self.diags = []
+        self._reported = set()  # (span, code, message) already reported: a part checked twice reports once
         self.types = {}  # enum/record name -> Type
         self.globals = {}  # name -> (ref, Type)
         self.calls = {}  # caller decl name -> set of called procedure names
@@ -58,6 +59,10 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
 
     # ------------------------------------------------------------------ reporting
     def err(self, span, code, message, hint="", severity=ERROR):
+        key = (span.path, span.line, span.column, span.end_line, span.end_column, code, message)
+        if key in self._reported:  # e.g. a declared type resolved when declared and again when checked
+            return
+        self._reported.add(key)
         src = self.prog.sources.get(span.path) or Source("", span.path)
         self.diags.append(src.diag(code, message, span.line, span.column, severity=severity, hint=hint,
                                    end_line=span.end_line, end_column=span.end_column))
