@@ -7,12 +7,12 @@ from __future__ import annotations
 import glob
 import os
 
-import attrs
 import pytest
 
 from rulelang import ast as A
 from rulelang import parser
 from rulelang.ast_print import to_text
+from tests.ast_compare import same_tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAMES = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "games", "**", "*.rules"),
@@ -96,18 +96,7 @@ def test_a_family_of_methods_dispatches_by_prefix_and_a_subclass_method_wins():
         _Family().methods[A.Literal]
 
 
-def _same(a, b):
-    """Structural equality, positions and checker notes aside."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, A.Span):
-        return True
-    if attrs.has(type(a)):
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a))
-                   if f.name not in ("span", "ty", "ref", "loose_type"))
-    return a == b
+_same = same_tree
 
 
 @pytest.mark.parametrize("rel", GAMES)

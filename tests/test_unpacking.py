@@ -246,20 +246,8 @@ def test_renaming_a_pattern_name_at_its_references_keeps_the_game(tmp_path):
                                   "{a: c for i, (a, (_, c)) in pairs}",
                                   "[(a, d) for (a, _) in xs for (c, d) in ys if c == a]"])
 def test_a_comprehension_with_patterns_prints_as_written(text):
-    import attrs
     from rulelang.ast_print import to_text
-
-    def same(a, b):
-        if type(a) is not type(b):
-            return False
-        if isinstance(a, (list, tuple)):
-            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-        if isinstance(a, A.Span):
-            return True
-        if attrs.has(type(a)):
-            return all(same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a))
-                       if f.name not in ("span", "ty", "ref", "loose_type"))
-        return a == b
+    from tests.ast_compare import same_tree as same
 
     module, _ = parse(f"const z = {text}\n", "p.rules")
     printed = to_text(module.items[0].value)
