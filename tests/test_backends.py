@@ -135,7 +135,7 @@ ERRORS = {
     "add to a missing entry of a map": "var m: map[int, list[int]] = {1: [2]}\nvar r: int = 0\n"
                                        "flow { add 3 to m[1]  r = 1  add 4 to m[2] }",
     "add at a seat past the last": "per player var h: list[any] = [1]\nflow { let k = 2  add 3 to h[k] }",
-    "add to a number": "var m: map[any, any] = {1: 5}\nflow { let k = 1  add 3 to m[k] }",
+    "add to a number in a map": "var m: map[any, any] = {1: 5}\nflow { let k = 1  add 3 to m[k] }",
     "compare a text and a number": 'var s: any = "a"\nflow { let y = s < 3 }',
     "too large a number": "var n: int = 4611686018427387903\nflow { let y = n + n }",
     "multiplication overflow": "var n: int = 4611686018427387903\nflow { let y = n * 3 }",
