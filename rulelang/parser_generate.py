@@ -29,18 +29,28 @@ OPTIONS = ("--maybe_placeholders", "--propagate_positions")
 
 
 def _tables_text(tables):
-    """``TABLES = {...}`` with one line per table entry (a parser state's row, a rule, a lexer), so the
-    generated file stays a few hundred lines of data rather than tens of thousands."""
+    """``TABLES = {...}`` with the entries of each table (a parser state's row, a rule, a lexer) packed a few to
+    a line (a longer one alone), so the generated file stays about a thousand lines of data rather than tens of
+    thousands."""
     lines = ["TABLES = {\n"]
     for key, value in tables.items():
         if isinstance(value, list) and any(isinstance(item, (list, tuple, dict)) for item in value):
             lines.append(f"    {key!r}: [\n")
-            lines.extend(f"        {item!r},\n" for item in value)
+            packed = ""
+            for item in value:
+                text = f"{item!r}, "
+                if packed and len(packed) + len(text) > 240:
+                    lines.append(f"        {packed.rstrip()}\n")
+                    packed = ""
+                packed += text
+            if packed:
+                lines.append(f"        {packed.rstrip()}\n")
             lines.append("    ],\n")
         else:
             lines.append(f"    {key!r}: {value!r},\n")
     lines.append("}\n")
     return "".join(lines)
+
 
 def grammar_sha256(path: str = GRAMMAR) -> str:
     from .cache import _sha256
