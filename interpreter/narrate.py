@@ -7,6 +7,9 @@ on top of it:
 * each decision is narrated: `P0 (random): mark row 1, column 2`; a chance decision in words
   (`chance: rolled 5`; a draw is `chance: drew 2` in a game of bots only, and `chance: an item is drawn
   (hidden)` when a person plays, since the view of a draw's outcome belongs to whoever may see it);
+  when people play, a decision that one of them may not know (another seat's secret pick, a roll into
+  a hidden place: interpreter/who_knows.py, the rule the browser's log follows too) is told without
+  the option taken: `P1 (random): choose a card (hidden)`, `chance: a roll (hidden)`;
   the lines the rules `log` are narrated as `  log: ...`;
 * boards (interpreter/render.py) are drawn as text after each decision: with one human, as that seat
   sees them (never more), skipped when the human decides next (their prompt draws them); with
@@ -24,6 +27,19 @@ from __future__ import annotations
 from .agents import CHANCE, AgentError, HumanAgent, UndoRequest, seat_name
 from .render import seat_boards_text
 from .simulate import DecisionLimitExceeded
+from .who_knows import seats_that_know
+
+KNOW_SECONDS = 0.5  # CPU seconds per decision spent at most on whether the people at the table may know it
+
+
+HIDDEN_CHANCE = {"roll": "a roll", "draw": "an item is drawn"}
+
+
+class _Hidden:
+    """A decision narrated without the option taken (a person at the table may not know it)."""
+
+    def __init__(self, prompt):
+        self.prompt = prompt
 
 
 def narrate_chance(prompt, action, hidden):
@@ -104,6 +120,7 @@ class Session:
             notes = list(getattr(game, "notes", ()))
             human = seat in self.humans
             state = game.clone() if human and hasattr(game, "clone") else None
+            told = self._tellable(game, seat)
             try:
                 action = agent.choose(game, seat)
             except UndoRequest:
@@ -114,10 +131,29 @@ class Session:
             before = len(game.log)
             game.apply(action)
             self.applied += 1
-            self._narrate(seat, agent, action, prompt, game.log[before + 1:], notes, game)
+            self._narrate(seat, agent, told(action, game) if told else action, prompt,
+                          game.log[before + 1:], notes, game)
         self._flush()
         self.game = game
         return game
+
+    def _tellable(self, game, seat):
+        """When people play and one of them (not the one deciding) may not know what is chosen now: a
+        function of (the action, the game after it) giving what to narrate — the action, or a _Hidden
+        in its place when a person at the table may not know it. None when nothing needs hiding."""
+        others = [h for h in self.humans if h != seat]
+        if not others or not hasattr(game, "clone"):
+            return None
+        before = game.clone()
+        options = game.legal_actions()
+
+        def told(action, after):
+            chosen = action if hasattr(action, "id") else next((a for a in options if a.id == action), None)
+            if chosen is None:
+                return _Hidden(getattr(before, "prompt", ""))
+            know = seats_that_know(before, options, chosen, seat, after, seconds=KNOW_SECONDS)
+            return action if all(h in know for h in others) else _Hidden(getattr(before, "prompt", ""))
+        return told
 
     def _flush(self):
         if self._drawn:
@@ -153,7 +189,10 @@ class Session:
                 self._flush()
         else:
             self._flush()
-            if seat == CHANCE:
+            if isinstance(action, _Hidden):
+                say(f"chance: {HIDDEN_CHANCE.get(prompt, 'a chance event')} (hidden)" if seat == CHANCE
+                    else f"{seat_name(seat)} ({agent.name}): {prompt or 'a decision'} (hidden)")
+            elif seat == CHANCE:
                 say(narrate_chance(prompt, action, hidden))
             else:
                 say(f"{seat_name(seat)} ({agent.name}): {action}")

@@ -206,3 +206,58 @@ def test_a_refused_undo_does_not_tell_the_hidden_draw(tmp_path):
     assert all(card in shown for card in mine[:1])  # the human sees its own first card
     assert not any(card in shown for card in drawn if card not in mine)
     assert "chance: an item is drawn (hidden)" in r.stdout
+
+
+SEALED = """
+game "Sealed bids" { players 2 }
+per player var bid: int = 0 visible to owner
+var secret: int = 0 visible to none
+action bid_now {
+  text "make a sealed bid"
+  effect {
+    let x = choose one of [1, 2, 3, 4] prompt "your sealed bid"
+    bid[me] = x
+  }
+}
+action done { text "done" effect { } }
+flow {
+  let r = roll one of 1..6
+  secret = r
+  for p in players { turn p { offer [bid_now] to p } }
+  for p in players { turn p { offer [done] to p } }
+  end_game "bids made"
+}
+score p = bid[p]
+"""
+
+
+def test_a_person_is_not_told_another_seats_secret_pick_nor_a_hidden_roll(tmp_path):
+    """docs/language.md, "Hidden information and views": a choice stored where only its owner sees it
+    (`visible to owner`), and a roll into a place nobody sees, are not the person's to know; the
+    narration tells that they happened, not what came out (as the browser's log does). The proof: two
+    seeds whose hidden roll and bot's pick differ tell the person the same words."""
+    rules = tmp_path / "sealed.rules"
+    rules.write_text(SEALED)
+    shown, secrets = {}, set()
+    for seed in range(12):
+        r = play(rules, "--agents", "human,random", "--seed", seed, input="1\n1\n1\n")
+        assert r.exit_code == 0, r.output
+        out = r.stdout.split("\n", 1)[1]
+        assert "P0 (human): make a sealed bid" in out and "P0 (human): 1" in out  # one's own pick, in full
+        assert "chance: a roll (hidden)" in out and "chance: rolled" not in out
+        assert "P1 (random): your sealed bid (hidden)" in out
+        shown[seed] = out.split("Game over")[0]  # (the scores at the end tell the bids: the game is over)
+        log = tmp_path / f"{seed}.json"
+        play(rules, "--agents", "human,random", "--seed", seed, "--log", log, input="1\n1\n1\n")
+        secrets.add(tuple(d["action"] for d in json.loads(log.read_text())["log"] if d["player"] != 0))
+    assert len(secrets) > 1  # the roll and the bot's pick differed between the seeds
+    assert len(set(shown.values())) == 1, "what the person is told depends on what is hidden from them"
+
+
+def test_a_game_of_bots_is_narrated_whole(tmp_path):
+    """Nobody at the table: the narration is the whole game, the picks and rolls included."""
+    rules = tmp_path / "sealed.rules"
+    rules.write_text(SEALED)
+    r = play(rules, "--seed", 3, "--chance", "explicit")
+    assert r.exit_code == 0, r.output
+    assert "chance: rolled" in r.stdout and "(hidden)" not in r.stdout

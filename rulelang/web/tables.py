@@ -13,7 +13,7 @@ decisions are taken one at a time (a lock per table); a decision must name the d
 seat saw, so a stale page cannot act on a game that has moved on.
 
 A seat is told of each decision only what it may know (``seen``, worked out in the worker: see
-worker._seen); the others' secret choices and hidden draws are listed as "(hidden)".
+interpreter/who_knows.py); the others' secret choices and hidden draws are listed as "(hidden)".
 """
 from __future__ import annotations
 

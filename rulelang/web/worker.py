@@ -17,11 +17,11 @@ import collections
 import hashlib
 import time
 
+from interpreter.who_knows import seats_that_know, view_of
+
 MAX_RULESETS = 8  # compiled rulesets a worker keeps
 MAX_GAMES = 64  # games a worker keeps
 MAX_LEGAL_SHOWN = 2_000  # legal actions listed on a seat's page at most (the rest are counted)
-SEEN_SECONDS = 2.0  # CPU seconds spent at most per decision working out which seats may know it
-SEEN_OPTIONS = 5_000  # options compared at most per decision (beyond: the decision is hidden from the others)
 BOT_THINK_SECONDS = 10.0  # a search bot (mcts, ismcts) stops searching after this long per decision
 
 _rulesets: "collections.OrderedDict" = collections.OrderedDict()
@@ -164,38 +164,6 @@ def _outcome(game):
         return None, [], f"the game ended ({game.end_reason}) but {_first_line(exc)}"
 
 
-def _seen(before, options, chosen, actor, after, deadline) -> list:
-    """The seats that may know which option was chosen: the one who chose (``actor``; -1 for chance:
-    nobody in particular), and each other seat whose view after the decision tells the chosen option
-    apart from every other option (applied to a copy of the game ``before``). This is the rule of
-    views applied to the log: a secret pick (``choose ... by p`` into a variable visible to its owner)
-    leaves the others' views the same whatever was picked, so it is hidden from them; a draw into a
-    hand is known to its owner only; a roll onto the table, or a card played face up, to everyone.
-    A seat not yet decided when ``deadline`` (process time) passes, or when there are too many
-    options to compare, is not told."""
-    n = after.n
-    seen = {actor} if actor >= 0 else set()
-    undecided = [t for t in range(n) if t not in seen]
-    if not undecided:
-        return sorted(seen)
-    others = [a for a in options if a.id != chosen.id]
-    if len(others) > SEEN_OPTIONS or after.error is not None:
-        return sorted(seen)
-    views = {t: _view(after, t) for t in undecided}
-    for alt in others:
-        if not undecided:
-            break
-        if time.process_time() > deadline:
-            return sorted(seen)  # not decided in time: hidden from whoever is left
-        h = before.clone()
-        try:
-            h.apply(alt)
-        except Exception:  # (GameError, IllegalAction, ...) that option would have stopped the game:
-            continue  # an outcome different from the one taken, for everyone
-        undecided = [t for t in undecided if _view(h, t) != views[t]]
-    return sorted(seen | set(undecided))
-
-
 def _snapshot(game, error, bot_seats) -> dict:
     """What every seat may see, seat by seat, plus what is public."""
     from .present import panels, rows_in
@@ -218,7 +186,7 @@ def _snapshot(game, error, bot_seats) -> dict:
     }
     seats = []
     for seat in range(game.n):
-        view = _view(game, seat)
+        view = view_of(game, seat)
         legal, more = [], 0
         if error is None and not over and game.current_player == seat and seat not in bot_seats:
             actions = game.legal_actions()
@@ -244,26 +212,6 @@ def _snapshot(game, error, bot_seats) -> dict:
         seats.append({"view": view, "legal": legal, "more_legal": more, "boards": drawn,
                       "panels": panels(schema, view, game.n)})
     return {"public": public, "seats": seats}
-
-
-def _view(game, seat):
-    """``game.view(seat)``; of a finished game whose scoring fails (view() would raise the scoring's
-    error), the view without scores and winners."""
-    from interpreter.errors import GameError
-
-    try:
-        return game.view(seat)
-    except GameError:
-        if not game.is_over():
-            raise
-    over, game.over = game.over, False
-    try:
-        view = game.view(seat)
-    finally:
-        game.over = over
-    view["over"] = True
-    view["end_reason"] = game.end_reason
-    return view
 
 
 def advance(job: dict) -> dict:
@@ -300,7 +248,7 @@ def advance(job: dict) -> dict:
             game.apply(chosen)
         except GameError as exc:
             error = _first_line(exc)
-        seen = _seen(before, options, chosen, actor, game, time.process_time() + SEEN_SECONDS)
+        seen = seats_that_know(before, options, chosen, actor, game)
         added.append({"player": actor, "action": chosen.id, "text": text, "prompt": prompt, "seen": seen})
 
     if job.get("new") is not None and error is None:
@@ -383,8 +331,8 @@ def _open_to(game, job, added) -> list:
         return sorted(seen_all)
     if job.get("start_save") or game.rng != R.seed_state(game.seed):
         return []
-    whole = _comparable(_view(game, None))
-    return [s for s in sorted(seen_all) if _comparable(_view(game, s)) == whole]
+    whole = _comparable(view_of(game, None))
+    return [s for s in sorted(seen_all) if _comparable(view_of(game, s)) == whole]
 
 
 def _comparable(view):
