@@ -18,7 +18,8 @@ given a two-line body that calls its compiled twin (see _forwarder).
 
 The extension is kept in ``<cache folder>/native/`` (the folder of rulelang/cache.py, private to the user)
 under a name made of a SHA-256 of the wrapped source, the Cython version, the Python ABI, the compiler
-command and this module's format; a later load of the same rules imports it without compiling. Cython and
+command and this module's format; a later load of the same rules imports it without compiling. The
+folder keeps at most MAX_NATIVE_BYTES of modules: beyond, the least recently used are removed. Cython and
 the C compiler run as child processes bounded in CPU time (``RULELANG_NATIVE_CPU``, default 300 s), memory
 and wall time. When Cython or a compiler is missing, or anything fails, the Python functions stay as they
 are and ``Ruleset.native`` says why (one note; never a traceback).
@@ -26,6 +27,7 @@ are and ``Ruleset.native`` says why (one note; never a traceback).
 from __future__ import annotations
 
 import builtins as _py_builtins
+import contextlib
 import keyword
 import os
 import re
@@ -41,6 +43,7 @@ CFLAGS = ("-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-DNDEBUG", "-w")
 # a C file larger than this (a rulebook's generated source can make tens of MB of C) is compiled
 # with -O1: half of gcc's time, some 5% slower than -O2 (a draughts-like example: 1.30x the Python path, against 1.41x)
 LARGE_C_BYTES = 8 << 20
+MAX_NATIVE_BYTES = 512 << 20  # compiled modules kept in all (0.3-9 MB each); the least recently used go first
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _loaded: dict = {}  # module name -> the imported extension (one import per process, shared by Rulesets)
 
@@ -190,6 +193,8 @@ def build(text, name, folder):
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     final = os.path.join(folder, name + suffix)
     if os.path.exists(final):
+        with contextlib.suppress(OSError):
+            os.utime(final)  # used now: the last to go when the folder is pruned
         return final
     cpu = cpu_seconds()
     _sweep(folder, cpu * 3 + 60)
@@ -204,6 +209,7 @@ def build(text, name, folder):
             flags = ["-O1" if f == "-O2" else f for f in flags]
         _run(_compiler() + flags + [f"-I{include}", "-o", name + suffix, name + ".c"], "the C compiler", cpu, tmp)
         os.replace(os.path.join(tmp, name + suffix), final)
+    _cache.prune(folder, MAX_NATIVE_BYTES, skip=("build-",))  # (not the compiles under way)
     return final
 
 

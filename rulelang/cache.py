@@ -48,6 +48,7 @@ FORMAT = "rulelang-check-cache"
 FORMAT_VERSION = 1
 MAX_ENTRY_BYTES = 16 * 1024 * 1024  # a check of a large game stores ~50 KB
 MAX_DEPS = 64  # files one check may depend on (extends is at most 16 deep, plus the rulebook)
+MAX_CHECK_BYTES = 64 * 1024 * 1024  # the check entries kept in all (the least recently used go first)
 READ_LIMIT = 1_000_000  # program.MAX_FILE_BYTES: a file larger than this is not read, only noted as large
 
 _DIAG_INT = ("line", "column", "end_line", "end_column")
@@ -319,6 +320,8 @@ def lookup(path: str, variants: Iterable[str] = (), root: Optional[str] = None) 
         entry = _read_entry(file)
         if entry is None or not _valid(entry, key) or not _current(entry["deps"]):
             return None
+        with contextlib.suppress(OSError):
+            os.utime(file)  # used now: the last to go when the cache is pruned
         return entry["diagnostics"]
     except (OSError, ValueError, TypeError, RecursionError):
         return None
@@ -350,9 +353,51 @@ def store(path: str, variants: Iterable[str], root: Optional[str], deps: list[De
         if len(data) > MAX_ENTRY_BYTES:
             return False
         _write_atomic(file, data)
+        prune(os.path.dirname(os.path.dirname(file)), MAX_CHECK_BYTES)
         return True
     except (OSError, ValueError, TypeError, UnicodeError, RecursionError):
         return False
+
+
+def prune(folder: str, max_bytes: int, skip: tuple[str, ...] = ()) -> int:
+    """Keep the regular files below ``folder`` (this cache's own: a subfolder of the cache folder) at
+    most ``max_bytes`` in all: when they are more, remove the least recently used (by modification
+    time, which a hit renews) until they are at most three quarters of it, so that pruning is rare.
+    Symbolic links, and folders whose names start with one of ``skip`` (work in progress), are neither
+    followed nor counted. Returns the number of files removed; a file that
+    cannot be looked at or removed is left (never raises)."""
+    files: list[tuple[float, int, str]] = []
+    total = 0
+    stack = [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith(skip):
+                        stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    files.append((st.st_mtime, st.st_size, entry.path))
+                    total += st.st_size
+            except OSError:
+                continue
+    if total <= max_bytes:
+        return 0
+    removed = 0
+    for _, size, file in sorted(files):
+        if total <= max_bytes * 3 // 4:
+            break
+        try:
+            os.unlink(file)
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
 
 
 def _write_atomic(file: str, data: bytes) -> None:

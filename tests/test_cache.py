@@ -355,3 +355,46 @@ def test_entries_are_private_and_writes_leave_no_temporary_files(tmp_path, store
     assert os.stat(folder).st_mode & 0o077 == 0
     assert os.stat(entry).st_mode & 0o077 == 0
     assert [f for f in glob.glob(os.path.join(folder, "**", "*"), recursive=True) if f.endswith(".tmp")] == []
+
+
+# --- size ---------------------------------------------------------------------------------------
+
+def test_the_cache_keeps_to_its_size_and_drops_the_least_recently_used_first(tmp_path, store, monkeypatch):
+    """docs/language.md, "The check cache": the entries are kept to a bound in all; beyond it, the least
+    recently used go first (a hit counts as a use), so a long editing session cannot fill the disk."""
+    (tmp_path / "a").mkdir()
+    first = rules(tmp_path / "a")
+    rulelang.check(first, cache=True)
+    (kept,) = store()
+    size = os.path.getsize(kept)
+    monkeypatch.setattr(cache, "MAX_CHECK_BYTES", size * 4)  # room for four entries
+    others = []
+    for n in range(8):
+        folder = tmp_path / f"b{n}"
+        folder.mkdir()
+        others.append(rules(folder, base=BASE.replace("Base", f"Base {n}")))
+        os.utime(kept, (1, 1) if n == 0 else None)  # the first entry looks old ...
+        assert rulelang.check(first, cache=True)  # ... but a hit makes it the most recently used
+        rulelang.check(others[-1], cache=True)
+        total = sum(os.path.getsize(f) for f in store())
+        assert total <= size * 4 * 1.1, total  # (entries differ by a few bytes in size)
+    assert kept in store()  # used at every step: never dropped
+    no_compile(monkeypatch)
+    assert rulelang.check(first, cache=True)  # still answered from the cache
+    assert len(store()) < 9
+
+
+def test_pruning_removes_the_oldest_files_and_skips_work_in_progress(tmp_path):
+    for n in range(10):
+        f = tmp_path / f"m{n}.so"
+        f.write_bytes(b"x" * 100)
+        os.utime(f, (1000 + n, 1000 + n))
+    (tmp_path / "build-1").mkdir()
+    (tmp_path / "build-1" / "big.c").write_bytes(b"y" * 10_000)
+    (tmp_path / "link.so").symlink_to(tmp_path / "m9.so")
+    removed = cache.prune(str(tmp_path), 500, skip=("build-",))
+    left = sorted(p.name for p in tmp_path.glob("m*.so"))
+    assert removed == 7 and left == ["m7.so", "m8.so", "m9.so"]  # down to three quarters of 500 bytes
+    assert (tmp_path / "build-1" / "big.c").exists() and (tmp_path / "link.so").is_symlink()
+    assert cache.prune(str(tmp_path), 500, skip=("build-",)) == 0
+    assert cache.prune(str(tmp_path / "missing"), 1) == 0
