@@ -29,7 +29,7 @@ from tests.system_tools import CHROMIUM, require_chromium
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-WAIT = 30_000  # milliseconds a page may take to show a change
+WAIT = 120_000  # milliseconds a page may take to show a change (generous: a wall-clock wait must hold on a loaded machine)
 TTT = "games/examples/tictactoe.rules"
 TABLES = ["games/station.rules", "games/vega.rules", "games/mars.rules", "games/examples/connect4.rules"]
 FILES = [TTT, KUHN, STATION] + TABLES[1:]  # file index: tictactoe 0, kuhn 1, station 2, vega 3, mars 4, connect4 5
