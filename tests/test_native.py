@@ -119,3 +119,25 @@ def test_play_native_says_one_note_when_it_cannot_compile(tmp_path, monkeypatch)
     assert notes == ["note: the native path is not used (the C compiler failed (exit status 1)); "
                      "the rules run as Python"], result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["validate", "--games", "1", "--no-coverage", "--out", "{tmp}/findings"],
+                                     ["compare", "--restrict", "place", "--games", "2", "--no-html"],
+                                     ["explore-all", "--max-states", "50"]])
+def test_the_other_commands_that_play_take_native_too(command, tmp_path, monkeypatch):
+    """docs/language.md: `--native` on validate, compare and explore-all as on play and simulate: asked for,
+    the compile is tried once at the start and a failure is one note (here the compiler fails)."""
+    from click.testing import CliRunner
+
+    from rulelang.cli import cli
+
+    monkeypatch.setenv("RULELANG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "/bin/false")
+    monkeypatch.setenv("RULELANG_NATIVE", "0")  # --native sets it to 1: put back after the test
+    args = [command[0], str(ROOT / "games" / "examples" / "tictactoe.rules")]
+    args += [a.replace("{tmp}", str(tmp_path)) for a in command[1:]] + ["--native"]
+    result = CliRunner().invoke(cli, args)
+    assert "Traceback" not in result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("note: the native path")]
+    assert notes and set(notes) == {"note: the native path is not used (the C compiler failed (exit status 1)); "
+                                    "the rules run as Python"}, result.output

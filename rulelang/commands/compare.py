@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import click
 
-from .common import EXIT_FAIL, EXIT_USAGE, Fail, first_line, load_rules, parse_workers, player_count, root_option, variant_option
+from .common import EXIT_FAIL, EXIT_USAGE, Fail, first_line, load_rules, native_note, native_option, parse_workers, player_count, root_option, variant_option
 
 if TYPE_CHECKING:
     from interpreter.ruleset import Ruleset
@@ -50,6 +50,7 @@ MAX_SEED = 2 ** 64 - 1  # a game seed (see Ruleset.new_game)
 @click.option("--no-html", is_flag=True, help="Write no HTML report.")
 @click.option("--out", metavar="ROWS", help="Also write every game's row (both sides; .jsonl, .csv or .parquet).")
 @root_option
+@native_option
 @click.pass_context
 def command(ctx: click.Context, file: str, variants: tuple[str, ...], against: str | None, restrict: str | None,
             players: int | None, games: int, seed: int, agents: str, workers: str, scheduler: str | None,
@@ -165,6 +166,9 @@ def run(ctx: click.Context, *, file: str, variants: Iterable[str], against: str 
         rules_a = load_rules(file, (), root)
         rules_b = load_rules(file, variants, root)
         label_a, label_b = "base", " + ".join(variants)
+    native_note(rules_a)
+    if rules_b is not rules_a:
+        native_note(rules_b)
     players = player_count(rules_a, players)
     player_count(rules_b, players)
     specs = _agents(agents, players)

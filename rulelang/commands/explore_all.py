@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .common import EXIT_FAIL, load_rules, player_count, plural, root_option, variant_option
+from .common import EXIT_FAIL, load_rules, native_note, native_option, player_count, plural, root_option, variant_option
 
 
 @click.command("explore-all")
@@ -17,6 +17,7 @@ from .common import EXIT_FAIL, load_rules, player_count, plural, root_option, va
 @variant_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 @root_option
+@native_option
 @click.pass_context
 def command(ctx: click.Context, file: str, players: int | None, max_states: int, max_seconds: float,
             variants: tuple[str, ...], as_json: bool, root: str | None) -> None:
@@ -25,6 +26,7 @@ def command(ctx: click.Context, file: str, players: int | None, max_states: int,
     from interpreter.exhaustive import explore_all
 
     ruleset = load_rules(file, variants, root)
+    native_note(ruleset)
     players = player_count(ruleset, players)
     r = explore_all(ruleset, players, max_states, max_seconds=max_seconds)
     if as_json:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .common import EXIT_FAIL, EXIT_USAGE, Fail, load_rules, player_count, root_option, variant_option, \
+from .common import EXIT_FAIL, EXIT_USAGE, Fail, load_rules, native_note, native_option, player_count, root_option, variant_option, \
     write_json_atomic
 
 
@@ -32,6 +32,7 @@ from .common import EXIT_FAIL, EXIT_USAGE, Fail, load_rules, player_count, root_
 @click.option("--no-coverage", is_flag=True, help="Do not collect or print the rulebook coverage table.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (findings, summaries, coverage).")
 @root_option
+@native_option
 @click.pass_context
 def command(ctx: click.Context, file: str, player_counts: tuple[int, ...], variants: tuple[str, ...], games: int,
             seed: int, max_decisions: int, chance: str, exhaustive: bool, max_states: int, out_dir: str,
@@ -43,6 +44,7 @@ def command(ctx: click.Context, file: str, player_counts: tuple[int, ...], varia
     from rulelang.progress import progress_bar
 
     ruleset = load_rules(file, variants, root)
+    native_note(ruleset)
     counts = [player_count(ruleset, n) for n in player_counts] or list(ruleset.player_counts)
     counts = list(dict.fromkeys(counts))
     last = (1 << 64) - 1
