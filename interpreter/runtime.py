@@ -279,6 +279,24 @@ def unpacked(v: Value, size: int, pattern: str) -> tuple[Value, ...]:
     raise RuleRuntimeError(f"the pattern {pattern} takes a tuple apart, not {fmt(v)[:100]}")
 
 
+def pattern_items(v: Value, shape: tuple) -> list[tuple[str, Value]]:
+    """[(name, item)] that an action parameter's tuple pattern (Param.shape) takes from v, nested patterns
+    flattened, in order (`_` items included); the rules error of unpacked() when v does not fit."""
+    text, items = shape
+    out: list[tuple[str, Value]] = []
+    for item, x in zip(items, unpacked(v, len(items), text)):
+        if item.__class__ is str:
+            out.append((item, x))
+        else:
+            out.extend(pattern_items(x, item))
+    return out
+
+
+def flat_text(v: Value, shape: tuple) -> str:
+    """The value of a parameter written as a tuple pattern in an action id: its items flat, `5,0,4,1`."""
+    return ",".join([fmt(x) for _, x in pattern_items(v, shape)])
+
+
 def _get(c: Value, k: Value) -> Value:
     if c.__class__ is tuple:
         if k.__class__ is int and 0 <= k < len(c):
@@ -1030,9 +1048,12 @@ def _locals_maker(names: Sequence[str]) -> Callable[[Sequence[Value], int], Loca
 class CompiledAction:
     def __init__(self, name: str, param_names: list[str], domains: list[Any], requires: list[tuple[Closure, A.Span]],
                  costs: list[tuple[Any, Closure]], code: Code, text: Optional[str], span: A.Span,
-                 order: Optional[Sequence[str]] = None) -> None:
+                 order: Optional[Sequence[str]] = None, shapes: Optional[Sequence[Any]] = None) -> None:
         self.name = name
         self.param_names = param_names
+        # per parameter: None, or the shape of its tuple pattern (its value is written flat in the ids)
+        self.shapes = list(shapes) if shapes is not None else [None] * len(param_names)
+        self.has_patterns = any(self.shapes)
         self.make_locals = _locals_maker(param_names)
         self.domains = domains
         self.requires = requires  # list of (closure, span)
@@ -1043,14 +1064,17 @@ class CompiledAction:
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools
             # the longest id combines the longest value of each domain: check it before listing them all
-            longest = len(name) + len(domains) + 1 + sum(max((len(fmt(v)) for v in d.values), default=0)
-                                                         for d in domains)
+            try:
+                texts = [[self.arg_text(k, v) for v in d.values] for k, d in enumerate(domains)]
+            except RuleRuntimeError as e:
+                raise Located(f"while listing the choices of action '{name}': {e}", span) from None
+            longest = len(name) + len(domains) + 1 + sum(max((len(t) for t in ts), default=0) for ts in texts)
             if longest > MAX_ACTION_ID:
                 raise Located(_long_id(name, longest), span, code="E503",
                               hint="action ids are written into every log: use shorter values, such as row names")
-            combos = itertools.product(*[d.values for d in domains])
-            self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
-                                  for vals in combos]
+            combos = itertools.product(*[list(zip(d.values, ts)) for d, ts in zip(domains, texts)])
+            self.fixed_options = [(name + "(" + ",".join(t for _, t in c) + ")", vals, (name, vals))
+                                  for c in combos for vals in (tuple(v for v, _ in c),)]
         self.costs = costs  # list of (Place, closure)
         # "require" or "cost" per test, in the order they are tested (as written); requires, then costs when
         # no order names each of them once (an action built without the parser)
@@ -1124,7 +1148,13 @@ class CompiledAction:
             # type: (int, list[Value]) -> None
             if i == n:
                 if ok():
-                    aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
+                    if self.has_patterns:
+                        try:
+                            aid = name + "(" + ",".join(self.arg_text(k, v) for k, v in enumerate(vals)) + ")"
+                        except RuleRuntimeError as e:
+                            raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
+                    else:
+                        aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
                     if len(aid) > MAX_ACTION_ID:
                         raise Located(_long_id(name, len(aid)), self.span)
                     out.append((aid, (name, tuple(vals))))
@@ -1145,14 +1175,33 @@ class CompiledAction:
         rec(0, [])
         return out
 
+    def arg_text(self, k: int, v: Value) -> str:
+        """The k-th parameter's value v as its id writes it."""
+        shape = self.shapes[k]
+        return fmt(v) if shape is None else flat_text(v, shape)
+
+    def named_values(self, args: Sequence[Value]) -> dict[str, Value]:
+        """{name: value} of the parameters, and of the names their tuple patterns bind."""
+        vals = dict(zip(self.param_names, args))
+        if self.has_patterns:
+            for shape, v in zip(self.shapes, args):
+                if shape is not None:
+                    vals.update(pattern_items(v, shape))
+        return vals
+
     def describe(self, args: Sequence[Value]) -> str:
         if self.text:
-            vals = dict(zip(self.param_names, args))
+            vals = self.named_values(args)
             return re.sub(r"\{(\w+)\}", lambda m: readable(vals[m.group(1)]) if m.group(1) in vals else m.group(0),
                           self.text)
         if not args:
             return self.name
-        return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
+        shown = [(n, v) for n, v in zip(self.param_names, args) if not A.is_hidden(n)]
+        if self.has_patterns:  # the names of the patterns, in their places
+            shown = [(n, v) for k, (shape, arg) in enumerate(zip(self.shapes, args))
+                     for n, v in ([(self.param_names[k], arg)] if shape is None else pattern_items(arg, shape))
+                     if n != A.DISCARD]
+        return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in shown)
 
 
 def _long_id(name: str, length: int) -> str:

@@ -293,7 +293,8 @@ class ExprGenerator(Hoisting, Loops):
             fn.emit(f"{pair} = {k(ids)}.get({key}) if {plain} else None")
             fn.emit(f"if {pair} is None:")
             fn.depth += 1
-            shown = ", ".join("fmt(" + p + ")" for p in pys)
+            shown = ", ".join("fmt(" + p + ")" if shape is None else f"flat_text({p}, {k(shape)})"
+                              for p, shape in zip(pys, act.shapes))
             fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
             fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: "
                     f"raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
