@@ -540,6 +540,22 @@ class Param:
     patterns: list = attrs.Factory(list)
 
 
+def param_hidden(k: int) -> str:
+    """The hidden local holding the tuple of an action's k-th parameter, written as a tuple pattern."""
+    return f"{HIDDEN}p{k}"
+
+
+def pattern_lets(d) -> list:
+    """The Lets first in an action's effect that bind the names of its parameters' tuple patterns."""
+    out = []
+    for s in (d.effect.stmts if d.effect is not None else ()):
+        u = s.value if isinstance(s, Let) else None
+        if not (isinstance(u, Unpack) and isinstance(u.value, Name) and u.value.ident.startswith(HIDDEN + "p")):
+            break
+        out.append(s)
+    return out
+
+
 def param_text(p: Param) -> str:
     """A parameter as its author wrote it: its name, or its tuple pattern."""
     return p.shape[0] if p.shape else p.name

@@ -301,7 +301,7 @@ class _Builder:
                 params.append(p)
                 continue
             _, pat, domain, span = p
-            hidden = f"{A.HIDDEN}p{k}"
+            hidden = A.param_hidden(k)
             params.append(A.Param(name=hidden, domain=self._wrap_used(pats, domain), span=span, shape=pat.shape(),
                                   patterns=self._patterns_note([(hidden, pat)])))
             pats.append((hidden, pat))

@@ -442,19 +442,20 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
 
     def check_pattern_names(self, d):
         """The names of an action's parameters, those its tuple patterns bind included, are all different."""
-        seen = {p.name for p in d.params if not p.shape}
+        plain, patterned = set(), set()  # (two plain parameters of one name: param_scope says so)
         for p in d.params:
-            for _hidden, _text, bound in p.patterns:
-                for name, span in bound:
-                    if name in seen:
-                        self.err(span, "E101", f"parameter '{name}' is declared twice",
-                                 hint="give each name of the parameters and their patterns once")
-                    seen.add(name)
+            named = [(n, span) for _hidden, _text, bound in p.patterns for n, span in bound] if p.shape else \
+                [(p.name, p.span)]
+            for name, span in named:
+                if name in patterned or (p.shape and name in plain):
+                    self.err(span, "E101", f"parameter '{name}' is declared twice",
+                             hint="give each name of the parameters and their patterns once")
+                (patterned if p.shape else plain).add(name)
 
     def check_text_template(self, d):
         """Each {name} in an action's text must name one of its parameters, or a name one of their tuple
         patterns binds (only those are filled in)."""
-        names = [n for p in d.params for n in (A.shape_names(p.shape) if p.shape else [p.name])]
+        names = list(dict.fromkeys(n for p in d.params for n in (A.shape_names(p.shape) if p.shape else [p.name])))
         for m in re.finditer(r"\{(\w+)\}", d.text or ""):
             if m.group(1) not in names:
                 span = d.text_span or d.span
