@@ -545,7 +545,7 @@ def param_hidden(k: int) -> str:
     return f"{HIDDEN}p{k}"
 
 
-def pattern_lets(d) -> list:
+def pattern_lets(d: ActionDecl) -> list:
     """The Lets first in an action's effect that bind the names of its parameters' tuple patterns."""
     out = []
     for s in (d.effect.stmts if d.effect is not None else ()):
@@ -561,7 +561,7 @@ def param_text(p: Param) -> str:
     return p.shape[0] if p.shape else p.name
 
 
-def shape_names(shape) -> list:
+def shape_names(shape: tuple) -> list:
     """The names a parameter's tuple pattern binds, in order, nested patterns flattened (`_` left out)."""
     out = []
     for item in shape[1]:
