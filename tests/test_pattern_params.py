@@ -182,6 +182,17 @@ def test_both_backends_play_pattern_parameters_alike(seed):
     assert [x.id for x in a.legal_actions()] == [x.id for x in b.legal_actions()]
 
 
+@pytest.mark.parametrize("pattern, ident", [("(fr, fc, tr, tc)", "move(5,0,4,1)"),
+                                             ("((fr, fc), (tr, tc))", "move(5,0,4,1)"),
+                                             ("(src, dst)", "move((5,0),(4,1))"), ("(_, dst)", "move((5,0),(4,1))")])
+def test_a_nested_pattern_is_written_flat_and_a_name_holding_a_tuple_bracketed(pattern, ident):
+    flat = "(fr, fc, tr, tc)" in pattern
+    text = (f'game "M" {{ players 2 }}\nconst moves = [{"(5, 0, 4, 1)" if flat else "((5, 0), (4, 1))"}]\n'
+            f'action move({pattern} in moves) {{}}\nflow {{ turn 0 {{ offer [move] to 0 }} }}\n')
+    for backend in ("generated", "closures"):
+        assert [a.id for a in _rules(text, backend).new_game(2, seed=0).legal_actions()] == [ident]
+
+
 def test_a_plain_tuple_parameter_keeps_its_bracketed_id():
     text = GAME.replace("action move((from_cell, to_cell, _, steps) in moves) {",
                         "action move(m in moves) {").replace('text "move {from_cell} to {to_cell}"', "") \
