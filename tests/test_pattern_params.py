@@ -349,3 +349,12 @@ def test_a_pattern_name_is_a_parameter_to_the_symbol_index(tmp_path):
         _at(GAME, "action move", "steps"), _at(GAME, "require from_cell", "steps")]
     hover = ix.at(path, *_at(GAME, "require from_cell", "from_cell"))
     assert hover.symbol.detail == "from_cell (in (from_cell, to_cell, _, steps), parameter of move)"
+
+
+def test_an_extend_of_the_action_reads_the_names():
+    text = GAME + '\nvariant twice { extend move { add from_cell to trail } }\n'
+    rs = rulelang.loads(text, name="paths.rules", variants=["twice"])
+    for backend in ("generated", "closures"):
+        g = (rs if backend == "generated" else rs.with_backend("closures")).new_game(2, seed=0)
+        g.apply("move(1,0,3,2)")
+        assert g.view(None)["vars"]["trail"] == [10, 1]
