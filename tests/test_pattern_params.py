@@ -86,9 +86,15 @@ def test_what_does_not_read_a_pattern_name_is_left_alone():
     assert rs.actions["move"].fixed_options is not None
 
 
-def test_a_pattern_parameter_needs_a_domain():
-    module, diags = parse("action go((a, b): int) {}\n", "p.rules")
-    assert diags and diags[0].code.startswith("E0")
+@pytest.mark.parametrize("params", ["(a, b)", "(a, b): tuple[int, int]"])
+def test_a_pattern_parameter_needs_a_domain(params):
+    _, diags = parse(f"action go({params}) {{}}\n", "p.rules")
+    assert [(d.code, d.line, d.column, d.hint) for d in diags][:1] == [("E004", 1, 17, "expected 'in'")]
+
+
+def test_only_an_action_parameter_takes_a_pattern():
+    _, diags = parse("procedure f((a, b) in xs) {}\n", "p.rules")
+    assert [(d.code, d.column) for d in diags][:1] == [("E004", 13)]
 
 
 # ------------------------------------------------------------------------------------------ checking
