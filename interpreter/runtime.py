@@ -24,6 +24,7 @@ from rulelang import ast as A
 from .builtins import RunningGame
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, measure, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
+from .patterns import flat_text, pattern_items, unpacked  # noqa: F401  (unpacked: the backends import it here)
 from .value_check import Bad, ValueTypes
 from .values import MAX_SIZE, Json, Pile, Value, decode, encode, fmt, ordered_pile, readable, skey
 
@@ -267,34 +268,6 @@ def _arith_raw(op: str, a: Value, b: Value) -> Value:
         if op == "%":
             return a % b
     raise RuleRuntimeError(f"cannot compute {fmt(a)} {op} {fmt(b)}")
-
-
-def unpacked(v: Value, size: int, pattern: str) -> tuple[Value, ...]:
-    """v, a tuple of `size` items for a tuple pattern (`let (a, b) = v`); else the rules error that says
-    what v is (its type was loose: `any`, a node, or none)."""
-    if v.__class__ is tuple:
-        if len(v) == size:
-            return v
-        raise RuleRuntimeError(f"the pattern {pattern} takes {size} items, but {fmt(v)[:100]} has {len(v)}")
-    raise RuleRuntimeError(f"the pattern {pattern} takes a tuple apart, not {fmt(v)[:100]}")
-
-
-def pattern_items(v: Value, shape: tuple) -> list[tuple[str, Value]]:
-    """[(name, item)] that an action parameter's tuple pattern (Param.shape) takes from v, nested patterns
-    flattened, in order (`_` items included); the rules error of unpacked() when v does not fit."""
-    text, items = shape
-    out: list[tuple[str, Value]] = []
-    for item, x in zip(items, unpacked(v, len(items), text)):
-        if item.__class__ is str:
-            out.append((item, x))
-        else:
-            out.extend(pattern_items(x, item))
-    return out
-
-
-def flat_text(v: Value, shape: tuple) -> str:
-    """The value of a parameter written as a tuple pattern in an action id: its items flat, `5,0,4,1`."""
-    return ",".join([fmt(x) for _, x in pattern_items(v, shape)])
 
 
 def _get(c: Value, k: Value) -> Value:
