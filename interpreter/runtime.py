@@ -1169,7 +1169,7 @@ class CompiledAction:
                           self.text)
         if not args:
             return self.name
-        shown = [(n, v) for n, v in zip(self.param_names, args) if not A.is_hidden(n)]
+        shown = list(zip(self.param_names, args))
         if self.has_patterns:  # the names of the patterns, in their places
             shown = [(n, v) for k, (shape, arg) in enumerate(zip(self.shapes, args))
                      for n, v in ([(self.param_names[k], arg)] if shape is None else pattern_items(arg, shape))

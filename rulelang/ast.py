@@ -535,7 +535,8 @@ class Param:
     # (it holds the whole tuple), `shape` is (the pattern as written, its items: each a name, `_` or the
     # shape of a nested pattern), and `patterns` notes [(name, the pattern as written, [(name, Span) bound
     # by it])] as For.patterns does. The names are bound by Binds (of Unpack items) around the later
-    # domains, the requires and the costs that mention them, and by Lets first in the effect.
+    # domains, the requires, the cost amounts and the indexes of the cost targets that mention them, and
+    # by Lets first in the effect (pattern_lets).
     shape: Any = None
     patterns: list = attrs.Factory(list)
 

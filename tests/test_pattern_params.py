@@ -364,3 +364,11 @@ def test_an_extend_of_the_action_reads_the_names():
         g = (rs if backend == "generated" else rs.with_backend("closures")).new_game(2, seed=0)
         g.apply("move(1,0,3,2)")
         assert g.view(None)["vars"]["trail"] == [10, 1]
+
+
+def test_an_action_without_a_text_reads_as_its_names_and_values():
+    text = ('game "D" { players 2 }\nflow { turn 0 { offer [go] to 0 } }\n'
+            'action go((a, (_, b)) in [(1, (2, 3))], c in [4]) {}\n')
+    for backend in ("generated", "closures"):
+        [act] = _rules(text, backend, "d.rules").new_game(2, seed=0).legal_actions()
+        assert (act.id, str(act)) == ("go(1,2,3,4)", "go a=1, b=3, c=4")
