@@ -326,6 +326,10 @@ async def test_hover_and_rename_of_a_name_of_an_action_parameters_pattern(client
     lines = text.split("\n")
     value = await hover_text(client, uri, 5, lines[5].index("tr"))
     assert "tr (in (fr, fc, tr, tc), parameter of jump)" in value and "parameter: `int`" in value
+    result = await client.text_document_completion_async(L.CompletionParams(  # in the effect: the names in scope
+        text_document=L.TextDocumentIdentifier(uri=uri), position=L.Position(line=6, character=lines[6].index("last"))))
+    labels = {x.label for x in (result.items if isinstance(result, L.CompletionList) else result)}
+    assert {"fr", "fc", "tr", "tc", "k", "last", "jumps"} <= labels and not any(x.startswith("%") for x in labels)
     edit = await client.text_document_rename_async(L.RenameParams(
         text_document=L.TextDocumentIdentifier(uri=uri), position=L.Position(line=3, character=lines[3].index("tr")),
         new_name="row"))
