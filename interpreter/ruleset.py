@@ -413,7 +413,7 @@ class Ruleset:
             sc.action_locals = None
         self.codes[cid] = code
         act = self.actions[name] = CompiledAction(name, [p.name for p in d.params], domains, requires, costs, code,
-                                                  d.text, d.span, d.order or None)
+                                                  d.text, d.span, d.order or None, [p.shape for p in d.params])
         if self._built == "generated":
             if not costs and (not d.params or act.fixed_options is not None):
                 act.fast_legal, act.same_pairs = xc.legal_function(act, [r.test for r in d.requires], d.span)

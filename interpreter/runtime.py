@@ -24,6 +24,7 @@ from rulelang import ast as A
 from .builtins import RunningGame
 from .builtins import CONTAINERS, MAX_INT, RuleRuntimeError, _items, charge, check_items, check_value, deep_cost, measure, over
 from .builtins import WORK_BUDGET, too_much  # noqa: F401  (re-exported: they used to live here)
+from .patterns import flat_text, pattern_items, unpacked  # noqa: F401  (unpacked: the backends import it here)
 from .value_check import Bad, ValueTypes
 from .values import MAX_SIZE, Json, Pile, Value, decode, encode, fmt, ordered_pile, readable, skey
 
@@ -267,16 +268,6 @@ def _arith_raw(op: str, a: Value, b: Value) -> Value:
         if op == "%":
             return a % b
     raise RuleRuntimeError(f"cannot compute {fmt(a)} {op} {fmt(b)}")
-
-
-def unpacked(v: Value, size: int, pattern: str) -> tuple[Value, ...]:
-    """v, a tuple of `size` items for a tuple pattern (`let (a, b) = v`); else the rules error that says
-    what v is (its type was loose: `any`, a node, or none)."""
-    if v.__class__ is tuple:
-        if len(v) == size:
-            return v
-        raise RuleRuntimeError(f"the pattern {pattern} takes {size} items, but {fmt(v)[:100]} has {len(v)}")
-    raise RuleRuntimeError(f"the pattern {pattern} takes a tuple apart, not {fmt(v)[:100]}")
 
 
 def _get(c: Value, k: Value) -> Value:
@@ -1030,9 +1021,12 @@ def _locals_maker(names: Sequence[str]) -> Callable[[Sequence[Value], int], Loca
 class CompiledAction:
     def __init__(self, name: str, param_names: list[str], domains: list[Any], requires: list[tuple[Closure, A.Span]],
                  costs: list[tuple[Any, Closure]], code: Code, text: Optional[str], span: A.Span,
-                 order: Optional[Sequence[str]] = None) -> None:
+                 order: Optional[Sequence[str]] = None, shapes: Optional[Sequence[Any]] = None) -> None:
         self.name = name
         self.param_names = param_names
+        # per parameter: None, or the shape of its tuple pattern (its value is written flat in the ids)
+        self.shapes = list(shapes) if shapes is not None else [None] * len(param_names)
+        self.has_patterns = any(self.shapes)
         self.make_locals = _locals_maker(param_names)
         self.domains = domains
         self.requires = requires  # list of (closure, span)
@@ -1043,14 +1037,17 @@ class CompiledAction:
         if param_names and all(d.__class__ is _Fixed for d in domains):
             import itertools
             # the longest id combines the longest value of each domain: check it before listing them all
-            longest = len(name) + len(domains) + 1 + sum(max((len(fmt(v)) for v in d.values), default=0)
-                                                         for d in domains)
+            try:
+                texts = [[self.arg_text(k, v) for v in d.values] for k, d in enumerate(domains)]
+            except RuleRuntimeError as e:
+                raise Located(f"while listing the choices of action '{name}': {e}", span) from None
+            longest = len(name) + len(domains) + 1 + sum(max((len(t) for t in ts), default=0) for ts in texts)
             if longest > MAX_ACTION_ID:
                 raise Located(_long_id(name, longest), span, code="E503",
                               hint="action ids are written into every log: use shorter values, such as row names")
-            combos = itertools.product(*[d.values for d in domains])
-            self.fixed_options = [(name + "(" + ",".join(fmt(v) for v in vals) + ")", vals, (name, tuple(vals)))
-                                  for vals in combos]
+            combos = itertools.product(*[list(zip(d.values, ts)) for d, ts in zip(domains, texts)])
+            self.fixed_options = [(name + "(" + ",".join(t for _, t in c) + ")", vals, (name, vals))
+                                  for c in combos for vals in (tuple(v for v, _ in c),)]
         self.costs = costs  # list of (Place, closure)
         # "require" or "cost" per test, in the order they are tested (as written); requires, then costs when
         # no order names each of them once (an action built without the parser)
@@ -1124,7 +1121,13 @@ class CompiledAction:
             # type: (int, list[Value]) -> None
             if i == n:
                 if ok():
-                    aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
+                    if self.has_patterns:
+                        try:
+                            aid = name + "(" + ",".join(self.arg_text(k, v) for k, v in enumerate(vals)) + ")"
+                        except RuleRuntimeError as e:
+                            raise Located(f"while listing the choices of action '{name}': {e}", self.span) from None
+                    else:
+                        aid = name + "(" + ",".join(fmt(v) for v in vals) + ")"
                     if len(aid) > MAX_ACTION_ID:
                         raise Located(_long_id(name, len(aid)), self.span)
                     out.append((aid, (name, tuple(vals))))
@@ -1145,14 +1148,33 @@ class CompiledAction:
         rec(0, [])
         return out
 
+    def arg_text(self, k: int, v: Value) -> str:
+        """The k-th parameter's value v as its id writes it."""
+        shape = self.shapes[k]
+        return fmt(v) if shape is None else flat_text(v, shape)
+
+    def named_values(self, args: Sequence[Value]) -> dict[str, Value]:
+        """{name: value} of the parameters, and of the names their tuple patterns bind."""
+        vals = dict(zip(self.param_names, args))
+        if self.has_patterns:
+            for shape, v in zip(self.shapes, args):
+                if shape is not None:
+                    vals.update(pattern_items(v, shape))
+        return vals
+
     def describe(self, args: Sequence[Value]) -> str:
         if self.text:
-            vals = dict(zip(self.param_names, args))
+            vals = self.named_values(args)
             return re.sub(r"\{(\w+)\}", lambda m: readable(vals[m.group(1)]) if m.group(1) in vals else m.group(0),
                           self.text)
         if not args:
             return self.name
-        return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in zip(self.param_names, args))
+        shown = list(zip(self.param_names, args))
+        if self.has_patterns:  # the names of the patterns, in their places
+            shown = [(n, v) for k, (shape, arg) in enumerate(zip(self.shapes, args))
+                     for n, v in ([(self.param_names[k], arg)] if shape is None else pattern_items(arg, shape))
+                     if n != A.DISCARD]
+        return self.name + " " + ", ".join(f"{n}={readable(v)}" for n, v in shown)
 
 
 def _long_id(name: str, length: int) -> str:

@@ -415,7 +415,8 @@ class ActionSpace:
                 for u in reversed(universes):
                     args.append(u[k % len(u)])
                     k //= len(u)
-                return f"{name}({','.join(fmt(a) for a in reversed(args))})"
+                act = self.rs.actions[name]
+                return f"{name}({','.join(act.arg_text(k, a) for k, a in enumerate(reversed(args)))})"
         return f"<no action {i}>"
 
 

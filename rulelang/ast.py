@@ -531,6 +531,47 @@ class Param:
     type: Any = None
     domain: Optional[Expr] = None
     span: Span = NO_SPAN
+    # an action's parameter written as a tuple pattern (`action move((src, dst) in moves)`): `name` is hidden
+    # (it holds the whole tuple), `shape` is (the pattern as written, its items: each a name, `_` or the
+    # shape of a nested pattern), and `patterns` notes [(name, the pattern as written, [(name, Span) bound
+    # by it])] as For.patterns does. The names are bound by Binds (of Unpack items) around the later
+    # domains, the requires, the cost amounts and the indexes of the cost targets that mention them, and
+    # by Lets first in the effect (pattern_lets).
+    shape: Any = None
+    patterns: list = attrs.Factory(list)
+
+
+def param_hidden(k: int) -> str:
+    """The hidden local holding the tuple of an action's k-th parameter, written as a tuple pattern."""
+    return f"{HIDDEN}p{k}"
+
+
+def pattern_lets(d: ActionDecl) -> list:
+    """The Lets first in an action's effect that bind the names of its parameters' tuple patterns."""
+    out = []
+    for s in (d.effect.stmts if d.effect is not None else ()):
+        u = s.value if isinstance(s, Let) else None
+        if not (isinstance(u, Unpack) and isinstance(u.value, Name) and u.value.ident.startswith(HIDDEN + "p")):
+            break
+        out.append(s)
+    return out
+
+
+def param_text(p: Param) -> str:
+    """A parameter as its author wrote it: its name, or its tuple pattern."""
+    return p.shape[0] if p.shape else p.name
+
+
+def shape_names(shape: tuple) -> list:
+    """The names a parameter's tuple pattern binds, in order, nested patterns flattened (`_` left out)."""
+    out = []
+    for item in shape[1]:
+        if isinstance(item, str):
+            if item != DISCARD:
+                out.append(item)
+        else:
+            out.extend(shape_names(item))
+    return out
 
 
 @node

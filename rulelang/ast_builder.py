@@ -38,6 +38,13 @@ class _Pattern:
         inner = ", ".join(x.text() if isinstance(x, _Pattern) else str(x) for x in self.items)
         return f"({inner},)" if len(self.items) == 1 else f"({inner})"
 
+    def shape(self) -> tuple:
+        """(the pattern as written, its items: a name, `_`, or a nested pattern's shape): Param.shape."""
+        return (self.text(), tuple(x.shape() if isinstance(x, _Pattern) else str(x) for x in self.items))
+
+    def names(self) -> set:
+        return {n for x in self.items for n in (x.names() if isinstance(x, _Pattern) else [str(x)])} - {A.DISCARD}
+
     @staticmethod
     def hidden(k: int = 0) -> str:
         """The local holding the tuple of the k-th pattern of a `for` (0 for `let`). It is read only by the
@@ -275,10 +282,53 @@ class _Builder:
     def param(self, meta, c):
         return A.Param(name=str(c[0]), type=c[1], domain=c[2], span=self._span(meta))
 
+    def action_params(self, c):
+        return list(c)
+
+    @_meta
+    def pattern_param(self, meta, c):
+        """`(a, b) in DOMAIN`: made a Param by action_decl, which knows its position."""
+        return ("pattern", c[0], c[1], self._span(meta))
+
+    def _action_params(self, raw: list) -> tuple:
+        """The Params of an action, and [(hidden name, _Pattern)] of those written as tuple patterns: each
+        holds its tuple in the hidden local `%pK` (K: its position), and a later domain that mentions its
+        names computes with them bound."""
+        params, pats = [], []
+        for k, p in enumerate(raw):
+            if isinstance(p, A.Param):
+                p.domain = self._wrap_used(pats, p.domain)
+                params.append(p)
+                continue
+            _, pat, domain, span = p
+            hidden = A.param_hidden(k)
+            params.append(A.Param(name=hidden, domain=self._wrap_used(pats, domain), span=span, shape=pat.shape(),
+                                  patterns=self._patterns_note([(hidden, pat)])))
+            pats.append((hidden, pat))
+        return params, pats
+
+    def _wrap_used(self, pats, e):
+        """e computed with the names of those patterns it mentions bound (it is left alone otherwise: a
+        domain that reads no parameter stays one known when the rules load)."""
+        if e is None or not pats:
+            return e
+        used = {x.ident for x in A.walk(e) if isinstance(x, A.Name)}
+        return self._wrap([(h, p) for h, p in pats if p.names() & used], e, True)
+
+    def _wrap_place(self, pats, e):
+        """A cost's target (a place: NAME, its items and fields) with the pattern names bound in its indexes."""
+        if isinstance(e, A.Index):
+            e.target = self._wrap_place(pats, e.target)
+            e.index = self._wrap_used(pats, e.index)
+        elif isinstance(e, A.Field):
+            e.target = self._wrap_place(pats, e.target)
+        return e
+
     @_meta
     def action_decl(self, meta, c):
-        name, params, mark, *clauses = c
-        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params or [], placeholder=mark)
+        name, raw, mark, *clauses = c
+        params, pats = self._action_params(raw or [])
+        d = A.ActionDecl(name=str(name), span=self._span(meta), params=params, placeholder=mark)
         for kind, value in clauses:
             if kind == "require":
                 d.requires.append(value)
@@ -293,6 +343,16 @@ class _Builder:
                     d.effect.stmts.extend(value.stmts)
             else:
                 d.text, d.text_span = value
+        if pats:  # the names of the parameters' patterns: bound where they are read, and first in the effect
+            for r in d.requires:
+                r.test = self._wrap_used(pats, r.test)
+            for cost in d.costs:
+                cost.target = self._wrap_place(pats, cost.target)
+                cost.amount = self._wrap_used(pats, cost.amount)
+            lets = [A.Let(name=n, value=v, span=sp, pattern=p.text())
+                    for h, p in pats for n, v, sp in self._pattern_binds(p, h)]
+            effect = d.effect or A.Block(stmts=[], span=d.span)
+            d.effect = A.Block(stmts=lets + effect.stmts, span=effect.span)
         return d
 
     def _split_cites(self, c):

@@ -2,9 +2,10 @@
 
 What prints an expression uses it: the optimiser's fixtures and `rulelang check --show-optimised`
 (interpreter/optimise/tree.py), and the messages that quote an expression (``short=True``: a call's
-arguments and any larger part written ``...``, as in "'pos[p] > 10' is never true"). A Bind, which only
-the optimiser makes, prints as `let %x = value in body`; a node the printer does not know prints as its
-class name.
+arguments and any larger part written ``...``, as in "'pos[p] > 10' is never true"). A Bind that binds
+a tuple pattern's name (`for (a, b) in ...`, an action's `(a, b) in ...`) prints as the expression it
+wraps, as written; any other Bind, which only the optimiser makes, prints as `let %x = value in body`; a
+node the printer does not know prints as its class name.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def precedence(e) -> int:
         return _PREC.get(e.op, 4)
     if isinstance(e, A.Unary):
         return 3 if e.op == "not" else 8
+    if isinstance(e, A.Bind) and isinstance(e.value, A.Unpack):
+        return precedence(_unbound(e))
     if isinstance(e, (A.Cond, A.Lambda, A.Bind)):
         return 0
     return 9
@@ -82,6 +85,8 @@ class _Printer(A.NodeVisitor):
         return f"{e.param} => {self.text(e.body)}"
 
     def visit_Bind(self, e):
+        if isinstance(e.value, A.Unpack):  # a tuple pattern's name, bound where the pattern is written
+            return self.text(_unbound(e))
         return f"let {e.name} = {self.text(e.value)} in {self.text(e.body)}"
 
     def args(self, e):
@@ -152,7 +157,10 @@ class _Short(_Printer):
     def visit_Call(self, e):
         return f"{e.func.ident}(...)" if isinstance(e.func, A.Name) else "..."
 
-    visit_Placeholder = visit_Unary = visit_Binary = visit_Cond = visit_Lambda = visit_Bind = generic_visit
+    def visit_Bind(self, e):
+        return self.text(_unbound(e)) if isinstance(e.value, A.Unpack) else "..."
+
+    visit_Placeholder = visit_Unary = visit_Binary = visit_Cond = visit_Lambda = generic_visit
     visit_New = visit_TupleLit = visit_ListLit = visit_SetLit = visit_MapLit = visit_EmptyLit = generic_visit
     visit_Comprehension = visit_Choose = visit_Roll = visit_Draw = generic_visit
 

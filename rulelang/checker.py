@@ -402,7 +402,8 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                     self.err(prm.domain.span, "E401", "only action parameters take 'in DOMAIN'")
                 dt = self.expr(prm.domain, scope, ctx)
                 if not T.is_collection(dt):
-                    self.err(prm.domain.span, "E310", f"the domain of '{prm.name}' must be a list, set or range, not {dt}")
+                    self.err(prm.domain.span, "E310", f"the domain of '{A.param_text(prm)}' must be a list, set or "
+                                                      f"range, not {dt}")
                 et = T.element(dt)
                 if t is None:
                     t = et
@@ -427,6 +428,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                     self.err(prm.span, "E312", f"parameter '{prm.name}' needs a domain to choose from",
                              hint=f"write {prm.name} in LIST (or give it a finite type: an enum, a record, a range, bool or player)")
             self.param_scope([prm], ctx, allow_domain=True, scope=scope)
+        self.check_pattern_names(d)
         for r in d.requires:
             self.expect_type(self.expr(r.test, scope, ctx), T.BOOL, r.test, "a require")
         for c in d.costs:
@@ -438,9 +440,22 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             self.block(d.effect, Scope(scope), ctx)
         self.check_text_template(d)
 
+    def check_pattern_names(self, d):
+        """The names of an action's parameters, those its tuple patterns bind included, are all different."""
+        plain, patterned = set(), set()  # (two plain parameters of one name: param_scope says so)
+        for p in d.params:
+            named = [(n, span) for _hidden, _text, bound in p.patterns for n, span in bound] if p.shape else \
+                [(p.name, p.span)]
+            for name, span in named:
+                if name in patterned or (p.shape and name in plain):
+                    self.err(span, "E101", f"parameter '{name}' is declared twice",
+                             hint="give each name of the parameters and their patterns once")
+                (patterned if p.shape else plain).add(name)
+
     def check_text_template(self, d):
-        """Each {name} in an action's text must name one of its parameters (only those are filled in)."""
-        names = [p.name for p in d.params]
+        """Each {name} in an action's text must name one of its parameters, or a name one of their tuple
+        patterns binds (only those are filled in)."""
+        names = list(dict.fromkeys(n for p in d.params for n in (A.shape_names(p.shape) if p.shape else [p.name])))
         for m in re.finditer(r"\{(\w+)\}", d.text or ""):
             if m.group(1) not in names:
                 span = d.text_span or d.span

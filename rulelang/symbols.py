@@ -651,7 +651,20 @@ class _Builder(A.NodeVisitor):
             self.block(d.body, scope)
         elif isinstance(d, A.ActionDecl):
             scope = _Scope()
-            self.param_symbols(d.params, scope, d.name, d)
+            lets = A.pattern_lets(d)  # the names of the parameters' tuple patterns: parameters here
+            self.seen_stmts.update(id(s) for s in lets)
+            types = {s.name: _ty(getattr(s.value, "ty", None)) for s in lets}
+            for p in d.params:
+                if p.shape is None:
+                    self.param_symbols([p], scope, d.name, d)
+                    continue
+                self.expr(p.domain, scope)
+                for _hidden, text, bound in p.patterns:
+                    for name, span in bound:
+                        s = Symbol(name, "param", span, p.span, container=d.name, type=types.get(name, ""),
+                                   scope=d.span, detail=f"{name} (in {text}, parameter of {d.name})")
+                        self.add_symbol(s)
+                        scope.names[name] = s
             for r in d.requires:
                 self.expr(r.test, scope)
             for c in d.costs:
@@ -918,7 +931,7 @@ def _comment_of(line: str) -> str:
 def _params_text(params) -> str:
     out = []
     for p in params:
-        s = p.name
+        s = A.param_text(p)
         if p.type is not None:
             s += f": {_type_text(p.type)}"
         if p.domain is not None:

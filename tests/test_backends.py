@@ -256,6 +256,11 @@ ERRORS = {
         "r2(1000, 2) }\nflow { let y = [x.b + x.b for x in [r1, r2]]  let z = [x.a + x.b for x in [r2, r1]] }",
     "choices with a map among them": "var xs: list[any] = [1, {1: 2}]\naction a(k in xs) { }\n"
                                      "flow { loop { offer [a] to 0 } }",
+    # an action parameter's tuple pattern over loosely typed items: met by a require, or by the id
+    "a pattern parameter's require meets a number": "var xs: list[any] = [(1, 2), 3]\n"
+        "action a((x, y) in xs) { require x > 0 }\nflow { loop { offer [a] to 0 } }",
+    "a pattern parameter's id meets a pair of another size": "var xs: list[any] = [(1, 2), (1, 2, 3)]\n"
+        "action a((x, y) in xs, k in 0..1) { }\nflow { loop { offer [a] to 0 } }",
     # rows looked up by their fields (row_lookup): the second value is met once a row has the first one
     "a table row picked by the field of a non-row": "record R { a: int, b: int }\ntable T: R { r1(1, 2)  r2(2, 3) }\n"
         "var z: any = 3\nflow { let y = [x for x in T if x.a == 2 and x.b == z.b] }",
@@ -399,6 +404,13 @@ SAME_RESULT = {
         "r = r + [z, count(z) + k] } }\n"
         "action b(k in 0..1) { effect { r = r + [k]  k = k + 10  r = r + [k, (k, me)]\n"
         "let q = [w for w in 0..1 if w + k > 0]  let w = 5  r = r + [q, w] } }\n"
+        "flow { repeat 3 times { offer [a, b] to 0  offer [b, a] to 1 } }",
+    "action parameters taken apart by tuple patterns": "var r: list[any] = []\nper player var c: int = 9\n"
+        "var free: list[tuple[int, tuple[int, int]]] = [(0, (1, 2)), (1, (2, 0)), (2, (0, 1))]\n"
+        "action a((k, (j, _)) in [(0, (1, 5)), (1, (0, 6))], n in 0..k) { require j + n > 0\n"
+        "effect { r = r + [(k, j, n, me)] } }\n"
+        "action b((i, (x, y)) in free, z in [x, y]) { require z != i  cost c[me]: z + i\n"
+        "effect { r = r + [(i, x, y, z)]  free = [f for f in free if f[0] != i] } }\n"
         "flow { repeat 3 times { offer [a, b] to 0  offer [b, a] to 1 } }",
 }
 

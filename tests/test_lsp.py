@@ -304,6 +304,51 @@ async def test_hover_type_outline_references_and_refused_renames(client: Languag
     close(client, uri)
 
 
+PATTERN_PARAMS = """game "Jumps" { players 2 }
+const jumps = [(5, 0, 4, 1), (2, 3, 1, 1)]
+var last: tuple[int, int] = (0, 0)
+action jump((fr, fc, tr, tc) in jumps, k in 0..tr) {
+  text "jump from {fr},{fc}"
+  require fr > tr + k
+  effect { last = (tr, tc + k) }
+}
+flow { repeat 2 times { for p in players { turn p { offer [jump] to p } } } }
+"""
+
+
+@ASYNC
+async def test_hover_and_rename_of_a_name_of_an_action_parameters_pattern(client: LanguageClient, tmp_path):
+    """docs/language.md, "Tuple patterns": a pattern's names in an action's parameter are parameters; a rename
+    edits the pattern and every use (a later domain, the require, the effect)."""
+    text = PATTERN_PARAMS
+    uri, diags = await open_doc(client, tmp_path / "jumps.rules", text)
+    assert got(diags) == ()
+    lines = text.split("\n")
+    value = await hover_text(client, uri, 5, lines[5].index("tr"))
+    assert "tr (in (fr, fc, tr, tc), parameter of jump)" in value and "parameter: `int`" in value
+    result = await client.text_document_completion_async(L.CompletionParams(  # in the effect: the names in scope
+        text_document=L.TextDocumentIdentifier(uri=uri), position=L.Position(line=6, character=lines[6].index("last"))))
+    labels = {x.label for x in (result.items if isinstance(result, L.CompletionList) else result)}
+    assert {"fr", "fc", "tr", "tc", "k", "last", "jumps"} <= labels and not any(x.startswith("%") for x in labels)
+    edit = await client.text_document_rename_async(L.RenameParams(
+        text_document=L.TextDocumentIdentifier(uri=uri), position=L.Position(line=3, character=lines[3].index("tr")),
+        new_name="row"))
+    edits = edit.changes[uri]
+    want = sorted((i, m.start()) for i, ln in enumerate(lines) for m in re.finditer(r"\btr\b", ln))
+    assert len(want) == 4 and sorted((e.range.start.line, e.range.start.character) for e in edits) == want
+    renamed = lines[:]
+    for e in sorted(edits, key=lambda e: (e.range.start.line, -e.range.start.character)):
+        ln = renamed[e.range.start.line]
+        renamed[e.range.start.line] = ln[:e.range.start.character] + e.new_text + ln[e.range.end.character:]
+    renamed = "\n".join(renamed)
+    assert "action jump((fr, fc, row, tc) in jumps, k in 0..row)" in renamed
+    assert got(await change(client, uri, 2, renamed)) == ()
+    a, b = (api.loads(t, name="jumps.rules").new_game(2, seed=0) for t in (text, renamed))
+    assert [x.id for x in a.legal_actions()] == [x.id for x in b.legal_actions()] == [
+        "jump(5,0,4,1,0)", "jump(2,3,1,1,0)"]  # fr > tr + k
+    close(client, uri)
+
+
 @ASYNC
 async def test_extends_is_read_from_disk_next_to_the_document(client: LanguageClient, tmp_path):
     base = (GAMES / "examples" / "tictactoe.rules").read_text(encoding="utf-8")

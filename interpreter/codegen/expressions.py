@@ -293,8 +293,15 @@ class ExprGenerator(Hoisting, Loops):
             fn.emit(f"{pair} = {k(ids)}.get({key}) if {plain} else None")
             fn.emit(f"if {pair} is None:")
             fn.depth += 1
-            shown = ", ".join("fmt(" + p + ")" for p in pys)
-            fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
+            shown = ", ".join("fmt(" + p + ")" if shape is None else f"flat_text({p}, {k(shape)})"
+                              for p, shape in zip(pys, act.shapes))
+            if act.has_patterns:  # a pattern parameter's value that does not fit: said as the closures say it
+                fn.emit("try:")
+                fn.emit(f"    {aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
+                fn.emit("except RuleRuntimeError as err:")
+                fn.emit(f"    raise Located({listing} + str(err), {k(act.span)}) from None")
+            else:
+                fn.emit(f"{aid} = {k(act.name + '(')} + {k(',')}.join([{shown}]) + {k(')')}")
             fn.emit(f"if len({aid}) > {MAX_ACTION_ID}: "
                     f"raise Located(long_id({k(act.name)}, len({aid})), {k(act.span)})")
             fn.emit(f"{pair} = ({aid}, ({k(act.name)}, {key}))")

@@ -249,6 +249,7 @@ def _runtime_names():
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
         "sum_of_values": sum_of_values, "add_item": C.add_item, "remove_item": C.remove_item,
         "as_pile": C.as_pile, "sorting_cost": C.sorting_cost, "unpacked": C.unpacked,
+        "flat_text": C.flat_text,
     }
 
 
