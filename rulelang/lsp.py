@@ -29,6 +29,7 @@ empty answer: no document or request stops the server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import os
@@ -56,6 +57,7 @@ except ImportError:  # pragma: no cover - depends on the checkout
 
 DEBOUNCE = 0.3  # seconds of quiet after an edit before the text is checked
 MAX_WAIT = 60.0  # seconds a request waits for the check of the current text (then: the last check)
+INDEX_WAIT = 10.0  # seconds a completion waits for the index of a text whose diagnostics are out
 GRACE = 0.5  # seconds hover, definition, references and the outline wait for the current text's index
 MAX_CHECK_CPU = 60.0  # seconds of CPU time one check may take (a 1 MB file takes about 10); then it is stopped
 WATCH_EVERY = 0.25  # seconds between two looks at the running checks (CPU time, stopped ones)
@@ -192,6 +194,7 @@ class _Check:
         self.finished = False
         self.stopped = None  # why it was stopped: "stale", "closed", "cpu"
         self.raised = 0.0  # when _Stopped was last raised in it (monotonic)
+        self.indexing = False  # its diagnostics are published: only the symbol index is being made
         self.thread = threading.Thread(target=self._run, name="rulelang-check", daemon=True)
 
     def start(self):
@@ -296,7 +299,7 @@ class RulesServer(LanguageServer):
         chk = doc.check
         if chk is not None and chk.version == doc.version and chk.stopped in (None, "cpu"):
             return chk.future  # (a text whose check took too long is not checked again until it changes)
-        if chk is not None and not chk.future.done():
+        if chk is not None and not chk.future.done() and not chk.indexing:
             chk.stop("stale")
         doc.check = _Check(self, doc).start()
         self.running.add(doc.check)
@@ -304,14 +307,20 @@ class RulesServer(LanguageServer):
         return doc.check.future
 
     def stale(self, doc: Doc, why: str = "stale"):
-        """The document's text changed (or it was closed): stop its check of an older text now."""
+        """The document's text changed (or it was closed): stop its check of an older text now, unless that
+        check is only making its symbol index (the index of a text one edit old is still worth having: a
+        completion typed right after an edit that added a name must know the name)."""
         chk = doc.check
-        if chk is not None and (chk.version != doc.version or why != "stale") and not chk.future.done():
-            chk.stop(why)
+        if chk is None or chk.future.done() or (chk.version == doc.version and why == "stale"):
+            return
+        if why == "stale" and chk.indexing:
+            return  # its diagnostics are out: let it make its index (completion and hover use the newest one)
+        chk.stop(why)
 
     def _early(self, chk: _Check, diags):
         doc = chk.doc
         if chk.version == doc.version and not doc.closed and doc.shown != chk.version and chk.stopped is None:
+            chk.indexing = True
             doc.shown = chk.version
             self.publish(doc, S.Analysis(doc.path, chk.text, diags, None), chk.version)
 
@@ -861,6 +870,10 @@ def make_server() -> RulesServer:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
+        coming = [c.future for c in ls.running if c.doc is doc and c.indexing and not c.future.done()]
+        if coming:  # the index of a newer text than the last indexed one is being made: it is worth a wait
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(asyncio.gather(*coming)), INDEX_WAIT)
         an = doc.analysis if doc.analysed == doc.version else None
         if an is None or an.index is None:
             an = doc.good
