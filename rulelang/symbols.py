@@ -597,6 +597,18 @@ class _Builder(A.NodeVisitor):
             if scope is not None:
                 scope.names[p.name] = s
 
+    def text_template_refs(self, d, scope):
+        """Each `{name}` in an action's text is a use of that parameter (so a rename changes it too)."""
+        if not d.text or d.text_span is None or "{" not in d.text:
+            return
+        t = self.token_after(d.text_span, lambda t: t.kind == "string", limit=3)
+        if t is None:
+            return
+        for m in re.finditer(r"\{(\w+)\}", t.text):
+            sym = scope.names.get(m.group(1))
+            if sym is not None and sym.kind == "param":
+                self.ref(A.Span(d.text_span.path, t.line, t.column + m.start(1), t.line, t.column + m.end(1)), sym)
+
     def local(self, name, span, scope_span, scope, owner, ty=None, decl_span=None):
         s = Symbol(name, "local", span, decl_span or span, container=owner, type=_ty(ty), scope=scope_span,
                    detail=f"{name} (local in {owner})" if owner else name)
@@ -665,6 +677,7 @@ class _Builder(A.NodeVisitor):
                                    scope=d.span, detail=f"{name} (in {text}, parameter of {d.name})")
                         self.add_symbol(s)
                         scope.names[name] = s
+            self.text_template_refs(d, scope)
             for r in d.requires:
                 self.expr(r.test, scope)
             for c in d.costs:

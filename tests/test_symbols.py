@@ -214,3 +214,34 @@ def test_keywords_are_the_grammars_words():
     kw = keywords()
     assert {"let", "action", "offer", "effect", "require", "for", "in", "elif", "else", "visible"} <= kw
     assert not {"take", "marks", "count", "x"} & kw
+
+
+TEMPLATE = '''game "Template" { players 2 }
+var total: int = 0
+action add(n in 1..3, (a, b) in [(1, 2), (3, 4)]) {
+  text "add {n} then {a} and {b}"
+  effect { total += n + a + b }
+}
+flow { loop { for p in players { turn p { offer [add] to p } } } }
+ending "full" when total >= 9
+score p = total
+'''
+
+
+def test_a_parameter_named_in_the_action_text_is_a_use_of_it(tmp_path):
+    """docs/language.md, "Actions": `{name}` in an action's text shows that parameter (E328 when it is none),
+    so renaming the parameter must rename it there too, or the renamed file no longer checks."""
+    path = tmp_path / "template.rules"
+    path.write_text(TEMPLATE, encoding="utf-8")
+    a = analyse(str(path), TEMPLATE)
+    assert a.diagnostics == [], [d.render() for d in a.diagnostics]
+    lines = TEMPLATE.split("\n")
+    text_line = next(i for i, ln in enumerate(lines) if "text \"add" in ln) + 1
+    for name in ("n", "a", "b"):
+        decl_line = 3
+        decl_col = lines[2].index(f"{name} in" if name == "n" else name, lines[2].index("(") + 1) + 1
+        ref = a.index.at(str(path), decl_line, decl_col)
+        assert ref is not None and ref.symbol.name == name and ref.symbol.kind == "param", name
+        uses = sorted((r.span.line, r.span.column, r.span.end_column) for r in a.index.references_to(ref.symbol))
+        col = lines[text_line - 1].index("{" + name + "}") + 2
+        assert (text_line, col, col + 1) in uses, (name, uses)
