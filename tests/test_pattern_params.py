@@ -349,7 +349,8 @@ def test_a_pattern_name_is_a_parameter_to_the_symbol_index(tmp_path):
     assert (ref.symbol.name, ref.symbol.kind, ref.type) == ("r", "param", "int")
     assert sorted((r.span.line, r.span.column) for r in ix.references_to(ref.symbol)) == sorted([
         _at(GAME, "action place", "r"), _at(GAME, "action place", "r", 1), _at(GAME, "cost", "r"),
-        _at(GAME, "cost", "r", 1), _at(GAME, "placed[(r", "r"), _at(GAME, "add times", "r")])
+        _at(GAME, "cost", "r", 1), _at(GAME, "placed[(r", "r"), _at(GAME, "add times", "r"),
+        _at(GAME, 'text "place', "r")])  # {r} in the text shows it: a use (a rename changes it too)
     steps = ix.at(path, *_at(GAME, "action move", "steps"))
     assert [(r.span.line, r.span.column) for r in ix.references_to(steps.symbol)] == [
         _at(GAME, "action move", "steps"), _at(GAME, "require from_cell", "steps")]
