@@ -8,7 +8,8 @@ runner plays them: one heuristic agent per seat, seeded from the game seed and t
 seeded chance agent. Station is played by `heuristic:10` (actions weighed once their inner choices are
 made), Vega by `heuristic:10:0` (one decision ahead: the file's heuristic is written for it, and with
 whole actions weighed colonies became rare, docs/games/vega.md). A Vega game takes about fifteen
-seconds of CPU, a Station game about five; the runs of several games are marked slow.
+seconds of CPU at 2 players and thirty at 3, a Station game about five; the runs of several games are
+marked slow.
 """
 from __future__ import annotations
 
@@ -124,11 +125,9 @@ def test_vega_games_of_heuristic_agents_look_like_the_rulebook():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="at 2 players the home planets lie far apart on the placeholder board and "
-                   "the agent founds no colony in some games (docs/games/vega.md)")
 def test_two_player_vega_games_found_colonies():
     """V-9, V-4.1: production, what wins, comes only from colonies, so every real game founds some; at 2
-    players as at 3. Eight games (about 40 s)."""
+    players as at 3. Eight games (about two minutes of CPU)."""
     founded = [vega_game(i, players=2)["founded"] for i in range(8)]
     assert all(n >= 1 for n in founded), founded
 
