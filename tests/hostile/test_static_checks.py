@@ -267,9 +267,9 @@ print(json.dumps({name: passes(path, ARGS["mode"]) for name, path in ARGS["files
 '''
 
 
-def _measure(tmp_path, size, mode, seconds):
+def _measure(tmp_path, size, mode, seconds, shapes=SCALE_SHAPES):
     files = {}
-    for shape in SCALE_SHAPES:
+    for shape in shapes:
         for n, label in ((size, "n"), (2 * size, "2n")):
             path = tmp_path / f"{shape}-{label}.rules"
             path.write_text(scaled(shape, n), encoding="utf-8")
@@ -277,7 +277,8 @@ def _measure(tmp_path, size, mode, seconds):
     out = run_bounded(MEASURE, {"files": files, "mode": mode}, seconds=seconds)
     assert out.ok, out.explain()
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    for shape, (_, codes) in SCALE_SHAPES.items():  # each file checks as it was made to: no error, its findings
+    for shape in shapes:  # each file checks as it was made to: no error, its findings
+        codes = SCALE_SHAPES[shape][1]
         for label in ("n", "2n"):
             r = got[f"{shape} {label}"]
             assert r["errors"] == [] and r["codes"] == codes, (shape, label, r.get("errors"), r.get("codes"))
@@ -305,12 +306,24 @@ def test_every_lint_and_the_symbol_index_take_cpu_time_in_proportion_to_a_1_mb_f
     in every pass that takes more than 50 ms (a quadratic pass takes four times; before issue 31.7, W311 took
     65 s on the 1 MB file of assignments, W314 and W316 minutes on the procedures)."""
     got = _measure(tmp_path, 495_000, "cpu", seconds=600)
-    for shape in SCALE_SHAPES:
-        small, big = got[f"{shape} n"], got[f"{shape} 2n"]
-        assert big["bytes"] > 900_000
-        for name, t in big["work"].items():
-            if t > 0.05:
-                assert t < 3 * small["work"][name], (shape, name, small["work"][name], t)
+
+    def over(got):
+        """The shapes with a pass over the bound: (shape, pass, time at n, time at 2n)."""
+        out = []
+        for shape in sorted({key.rsplit(" ", 1)[0] for key in got}):
+            small, big = got[f"{shape} n"], got[f"{shape} 2n"]
+            assert big["bytes"] > 900_000
+            out += [(shape, name, small["work"][name], t) for name, t in big["work"].items()
+                    if t > 0.05 and t >= 3 * small["work"][name]]
+        return out
+    # CPU time of a pass of a tenth of a second moves by tens of percent from run to run (the counted work
+    # above does not): a pass over the bound is measured once more, and the shorter time of each size counts
+    first = over(got)
+    if first:
+        again = _measure(tmp_path, 495_000, "cpu", seconds=600, shapes=sorted({f[0] for f in first}))
+        for key, r in again.items():
+            r["work"] = {name: min(t, got[key]["work"][name]) for name, t in r["work"].items()}
+        assert not over(again), (first, over(again))
 
 
 def test_findings_about_many_values_or_a_long_cycle_stay_short(tmp_path):
