@@ -8,10 +8,12 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 import rulelang
+from interpreter import builtins as budget_module
 from rulelang import GameError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -547,13 +549,18 @@ def test_a_bound_value_is_computed_once_in_both_backends():
     assert a.scores() == b.scores() == [12, 13]  # sum([4, 2, 3]) + p = 9 + p: three items differ, plus it
 
 
+THRESHOLD_BUDGET = 100_000  # a tenth of the work budget: each run of the bisection does at most this much
+
+
 def same_budget_threshold(rules, hi):
     """rules(n): a ruleset whose work grows with n, within the work budget at n = 1 and over it at n = hi.
     The longest run that stays within the budget (found by bisection with the closures) is the same with
-    the generated code."""
+    the generated code. The work budget is lowered to THRESHOLD_BUDGET meanwhile (the property holds at
+    any budget; a small one makes each of the twenty-odd runs a tenth as long)."""
     def fails(n, backend):
         rs = rules(n)
-        return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
+        with mock.patch.object(budget_module, "WORK_BUDGET", THRESHOLD_BUDGET):
+            return outcome(rs if backend == "generated" else rs.with_backend("closures")).startswith("GameError")
 
     lo = 1
     assert not fails(lo, "closures") and fails(hi, "closures")
@@ -603,7 +610,6 @@ def test_a_list_written_into_a_bag_charges_as_the_closures_to_the_last_unit(targ
                                                    f"flow {{ {target} = [i for i in 1..{n}] }}"), 900_000)
 
 
-@pytest.mark.slow  # minutes of CPU: run by `pytest -m slow` (.ci/run does), not by the README's command
 @pytest.mark.parametrize("loop", [
     "[any(1..40, x => x == i) for i in 1..{n}]",                      # an any/all loop counting in a local
     "[all(1..40, x => m[x] == none) for i in 1..{n}]",                # the same, reading a variable
@@ -680,7 +686,6 @@ def test_a_remembered_part_fails_where_and_as_the_closures_fail(flow):
     assert outcome(rs) == outcome(rs.with_backend("closures"))
 
 
-@pytest.mark.slow  # minutes of CPU: run by `pytest -m slow` (.ci/run does), not by the README's command
 def test_a_listing_remembers_a_part_its_candidates_share():
     """The requires of an action's candidates: a part that reads no parameter is computed once per listing,
     its work charged for each candidate as the closures charge it."""
@@ -759,7 +764,6 @@ def test_joined_and_changed_lists_charge_as_the_closures_to_the_last_unit(flow):
     same_budget_threshold(rules, 900_000)
 
 
-@pytest.mark.slow  # tens of seconds of CPU on a loaded machine: run by `pytest -m slow` (.ci/run does)
 def test_a_count_by_a_row_field_in_a_loop_counts_each_value_once():
     """`count([y for y in xs if y.f == e])` in a loop, xs computed before it: the counts of xs per value of
     the field are made at the first round that needs them (field_counts), later rounds look their value up.
