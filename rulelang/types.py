@@ -107,6 +107,8 @@ def compatible(a: Type, b: Type) -> bool:
         return not a.args or not b.args or compatible(a.args[0], b.args[0])
     if a.name != b.name:
         return False
+    if a.name == "tuple" and a.args and b.args and len(a.args) != len(b.args):
+        return False  # a pair never stands for a triple
     if a.args and b.args and len(a.args) == len(b.args):
         return all(compatible(x, y) for x, y in zip(a.args, b.args))
     return True
