@@ -932,7 +932,17 @@ class ExprGenerator(Hoisting, Loops):
         t = fn.tmp()
         k = self.mod.const
         if e.target.ty is not None and e.target.ty.kind == "piece":
-            fn.emit(f"{t} = read_field(G, {v}, {k(e.name)})")
+            kind = getattr(self.rs, "pieces", {}).get(e.target.ty.name)
+            position = kind.index.get(e.name) if kind is not None and e.name != "id" else None
+            if position is None:  # (`id`, or a kind not built yet: read_field says what is wrong)
+                fn.emit(f"{t} = read_field(G, {v}, {k(e.name)})")
+                return t
+            # the row of a live piece of the declared kind, read in place; anything else (none, a piece
+            # destroyed, another kind through `any`) goes to read_field, which raises the rule error
+            fn.emit(f"if {v}.__class__ is Piece and {v}.kind == {k(kind.name)}:")
+            fn.emit(f"    {t} = G.data.get({k(kind.key)}, {{}}).get({v}.id)")
+            fn.emit(f"    {t} = read_field(G, {v}, {k(e.name)}) if {t} is None else {t}[{int(position)}]")
+            fn.emit(f"else: {t} = read_field(G, {v}, {k(e.name)})")
             return t
         got = fn.cached(("field", v, e.name))
         if got is not None:

@@ -244,7 +244,7 @@ def _runtime_names():
         "BUILTIN_ERRORS": BUILTIN_ERRORS,
         "arith": C._arith, "concat": C.concat, "equal": C._equal, "contains": C._contains, "get": C._get,
         "check_map": C._check_map,
-        "builtin_error": C._builtin_error, "read_field": read_field, "live": live,
+        "builtin_error": C._builtin_error, "read_field": read_field, "live": live, "Piece": Piece,
         "MAX_FUNCTION_DEPTH": C.MAX_FUNCTION_DEPTH, "Located": C.Located, "str": str, "distinct": C.distinct,
         "long_id": C._long_id, "set_path": C._set_path, "UNSET": UNSET, "Unhoisted": Unhoisted,
         "sum_of_values": sum_of_values, "add_item": C.add_item, "remove_item": C.remove_item,
