@@ -156,6 +156,7 @@ class Doc:
         self.analysis = None  # the newest finished check (of some version)
         self.analysed = -1  # its version
         self.good = None  # the newest check that has a symbol index
+        self.good_version = -1  # the version of the text it checked
         self.check = None  # the newest _Check started (running or finished)
         self.debounce = None  # the task waiting for quiet after an edit
         self.published = set()  # URIs we published diagnostics for (this file and its base files)
@@ -335,11 +336,15 @@ class RulesServer(LanguageServer):
                 doc.shown = chk.version
                 self.publish_stopped(doc)
             return
-        if chk.stopped is not None or an is None or doc.closed or chk.version < doc.analysed:
+        if chk.stopped is not None or an is None or doc.closed:
+            return
+        if an.index is not None and chk.version > doc.good_version:
+            # the newest index there is, even when a newer text (one that does not parse, say: a name typed
+            # up to its dot) was checked first: completion and hover answer from it
+            doc.good, doc.good_version = an, chk.version
+        if chk.version < doc.analysed:
             return
         doc.analysis, doc.analysed = an, chk.version
-        if an.index is not None:
-            doc.good = an
         if chk.version == doc.version and doc.shown != chk.version:  # a check of an older text is never shown
             doc.shown = chk.version
             self.publish(doc, an, chk.version)
