@@ -8,8 +8,9 @@ runner plays them: one heuristic agent per seat, seeded from the game seed and t
 seeded chance agent. Station is played by `heuristic:10` (actions weighed once their inner choices are
 made), Vega by `heuristic:10:0` (one decision ahead: the file's heuristic is written for it, and with
 whole actions weighed colonies became rare, docs/games/vega.md). A Vega game takes about fifteen
-seconds of CPU at 2 players and thirty at 3, a Station game about five; the runs of several games are
-marked slow.
+seconds of CPU at 2 players and thirty at 3, a Station game about five: every test that plays is marked
+slow (`pytest -m slow`, which .ci/run runs beside the README's command). Within one run the games are
+played once (cached): game 0's own test costs nothing beside the test of six games that includes it.
 """
 from __future__ import annotations
 
@@ -101,6 +102,7 @@ def test_both_files_declare_a_heuristic_that_is_a_number_for_every_seat():
         assert values is not None and len(values) == 3 and all(isinstance(v, int) for v in values), name
 
 
+@pytest.mark.slow
 def test_a_vega_game_of_heuristic_agents_is_a_real_game():
     """V-3, V-4.2, V-9: twelve modules per player in the supply, at most one turned up per turn, a second
     pass through what was not developed: about 24 rounds or fewer. V-4.4, V-4.6: colonies are founded;
@@ -132,12 +134,12 @@ def test_two_player_vega_games_found_colonies():
     assert all(n >= 1 for n in founded), founded
 
 
+@pytest.mark.slow
 def test_station_games_of_heuristic_agents_end_by_a_rulebook_trigger():
     """S-12: a game ends after a turn in which the player reached 40 VP, built his ninth sector or left
     four aliens or fewer in the supply; with one sector per colour and level for every player (S-1.2,
     S-5) the race to nine sectors is what ends it. Not stalled: well within the rulebook's length
-    (below), against random play's 34 to 110 rounds. One game here; the slow test below asserts the same
-    of six."""
+    (below), against random play's 34 to 110 rounds. One game here; the test below asserts the same of six."""
     ends_by_nine_sectors(station_game(0))
 
 
