@@ -8,6 +8,10 @@ agents (interpreter/mcts.py, interpreter/heuristic.py) build on this module.
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from .game import Action, Game
 
 CHANCE = -1
 
@@ -22,7 +26,7 @@ def seat_name(seat: int) -> str:
     return "chance" if seat == CHANCE else f"P{seat}"
 
 
-def _legal(game) -> list:
+def _legal(game: Game) -> list[Action]:
     actions = list(game.legal_actions())
     if not actions:
         raise AgentError(f"{seat_name(game.current_player)} has no legal action")
@@ -34,14 +38,14 @@ class Agent:
 
     name = "agent"
 
-    def choose(self, game, seat=None):  # pragma: no cover - interface
+    def choose(self, game: Game, seat: Optional[int] = None) -> Action:  # pragma: no cover - interface
         raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
-def _sample_chance(game, rng: random.Random):
+def _sample_chance(game: Game, rng: random.Random) -> Action:
     outcomes = list(game.chance_outcomes() or [])
     if not outcomes:
         return rng.choice(_legal(game))

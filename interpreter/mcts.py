@@ -45,6 +45,10 @@ from __future__ import annotations
 import math
 import random
 import time
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from .game import Action, Game
 
 from .agent_protocol import Agent, AgentError, seat_name
 from .errors import GameError, IllegalAction
@@ -63,15 +67,15 @@ EXPLORATION = math.sqrt(2)
 class _Node:
     __slots__ = ("children", "visits", "total", "avail", "mover")
 
-    def __init__(self, mover):
-        self.children = {}  # action id -> _Node
+    def __init__(self, mover: Optional[int]) -> None:
+        self.children: dict[str, _Node] = {}  # action id -> _Node
         self.visits = 0
         self.total = 0.0  # the sum of the rewards of `mover`, the seat that took the action leading here
         self.avail = 0  # how often this node's action was legal when its parent was passed
         self.mover = mover
 
 
-def _sample_chance(game, rng):
+def _sample_chance(game: Game, rng: random.Random) -> Action:
     outcomes = list(game.chance_outcomes() or [])
     if not outcomes:
         return rng.choice(game.legal_actions())  # (callers make sure there is one)
@@ -81,7 +85,7 @@ def _sample_chance(game, rng):
     return rng.choices([a for a, _ in outcomes], weights=weights, k=1)[0]
 
 
-def _rewards(game, n):
+def _rewards(game: Game, n: int) -> list[float]:
     """Reward per seat in [0, 1]: from returns() at the end, from the current scores otherwise."""
     if game.is_over():
         return [(float(r) + 1.0) / 2.0 for r in game.returns("legacy")]
@@ -96,8 +100,9 @@ def _rewards(game, n):
     return [0.5 if p in leaders else 0.0 for p in range(n)]
 
 
-def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, max_nodes=DEFAULT_MAX_NODES,
-           max_rollout=DEFAULT_MAX_ROLLOUT, max_seconds=None):
+def search(game: Game, seat: int, rng: random.Random, playouts: int = DEFAULT_PLAYOUTS,
+           exploration: float = EXPLORATION, max_nodes: int = DEFAULT_MAX_NODES, max_rollout: int = DEFAULT_MAX_ROLLOUT,
+           max_seconds: Optional[float] = None) -> tuple[_Node, dict[str, int]]:
     """Runs the search for `seat`, to decide at `game` (``game.current_player == seat``); returns
     ``(root, stats)``: the root node (its ``children`` by action id, with ``visits`` and ``total``) and
     ``{"playouts", "nodes", "errors", "cut"}``."""
@@ -193,7 +198,7 @@ def search(game, seat, rng, playouts=DEFAULT_PLAYOUTS, exploration=EXPLORATION, 
     return root, {"playouts": done, "nodes": nodes, "errors": errors, "cut": cut}
 
 
-def _check_int(name, value, low, high):
+def _check_int(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, not {value!r}")
     return value
@@ -206,8 +211,9 @@ class MCTSAgent(Agent):
 
     name = "mcts"
 
-    def __init__(self, playouts=DEFAULT_PLAYOUTS, seed=None, *, exploration=EXPLORATION,
-                 max_nodes=DEFAULT_MAX_NODES, max_rollout=DEFAULT_MAX_ROLLOUT, max_seconds=None):
+    def __init__(self, playouts: int = DEFAULT_PLAYOUTS, seed: Any = None, *, exploration: float = EXPLORATION,
+                 max_nodes: int = DEFAULT_MAX_NODES, max_rollout: int = DEFAULT_MAX_ROLLOUT,
+                 max_seconds: Optional[float] = None) -> None:
         self.playouts = _check_int("playouts", playouts, 1, MAX_PLAYOUTS)
         self.max_nodes = _check_int("max_nodes", max_nodes, 1, 100_000_000)
         self.max_rollout = _check_int("max_rollout", max_rollout, 0, 100_000_000)
@@ -221,9 +227,9 @@ class MCTSAgent(Agent):
         self.max_seconds = max_seconds
         self.seed = seed
         self.rng = random.Random(seed)
-        self.last_stats = None
+        self.last_stats: Optional[dict[str, int]] = None
 
-    def choose(self, game, seat=None):
+    def choose(self, game: Game, seat: Optional[int] = None) -> Action:
         if seat is None:
             seat = game.current_player
         legal = game.legal_actions()

@@ -16,6 +16,7 @@ shares the win (two or more players); a *shared win* is a win shared by some sea
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from interpreter.agents import CHANCE, AgentError
 from interpreter.results import write_rows
@@ -23,6 +24,13 @@ from interpreter.runner import (  # noqa: F401  (re-exported: the names this mod
     MAX_WORKERS, DecisionLimitExceeded, Job, RunnerError, WorkerError, _load, check_workers, game_seed, is_draw,
     iter_games, play_row, run_metadata,
 )
+
+if TYPE_CHECKING:
+    from interpreter.agent_protocol import Agent
+    from interpreter.game import Action, Game
+    from interpreter.ruleset import Ruleset
+
+Row = dict[str, Any]  # one game's row (interpreter.runner.ROW_KEYS)
 
 __all__ = [
     "DecisionLimitExceeded",
@@ -42,7 +50,9 @@ __all__ = [
 MAX_ERROR_MESSAGES = 5
 
 
-def play_game(game, agents, *, chance_agent=None, max_decisions: int = 100_000, on_decision=None) -> int:
+def play_game(game: Game, agents: Sequence[Agent], *, chance_agent: Optional[Agent] = None,
+              max_decisions: int = 100_000,
+              on_decision: Optional[Callable[[int, Agent, Action, list[Any]], None]] = None) -> int:
     """Let ``agents`` (one per seat) play ``game`` until it is over; returns how many decisions
     this loop applied. Each decision is ``agent.choose(game, seat)`` (docs/agents.md).
 
@@ -73,7 +83,8 @@ def play_game(game, agents, *, chance_agent=None, max_decisions: int = 100_000, 
     return applied
 
 
-def play_one(ruleset, index: int, seed: int, players: int, max_decisions: int, chance: str = "sampled") -> dict:
+def play_one(ruleset: Ruleset, index: int, seed: int, players: int, max_decisions: int,
+             chance: str = "sampled") -> Row:
     """Play game ``index`` of a simulation with random agents; never raises for a failing game.
     Returns its row (``interpreter.runner.ROW_KEYS``: ``ok``, ``error``, ``internal``, ``seed``, ...)."""
     job = Job(seed, players, ("random",) * players, None, max_decisions, chance,
@@ -89,7 +100,7 @@ class Summary:
     every declared ending (possibly with 0) plus any other reason seen; a completed game without a
     reason counts as ``"(none)"``."""
 
-    def __init__(self, players: int, endings=()):
+    def __init__(self, players: int, endings: Iterable[Any] = ()) -> None:
         self.players = players
         self.games = 0
         self.completed = 0
@@ -103,10 +114,10 @@ class Summary:
         self.rounds = [0, 0]  # sum, games with rounds
         self.branching = [0.0, 0]  # sum of per-game means, games with decisions
         self.ended_by = {str(e): 0 for e in endings}
-        self.messages = []
-        self.examples = []
+        self.messages: list[str] = []
+        self.examples: list[dict[str, Any]] = []
 
-    def add(self, r: dict) -> None:
+    def add(self, r: Row) -> None:
         self.games += 1
         if r.get("internal"):
             self.internal += 1
@@ -139,7 +150,7 @@ class Summary:
         reason = "(none)" if r["end_reason"] is None else str(r["end_reason"])
         self.ended_by[reason] = self.ended_by.get(reason, 0) + 1
 
-    def result(self) -> dict:
+    def result(self) -> dict[str, Any]:
         n = self.completed
         return {
             "games": self.games,
@@ -162,7 +173,7 @@ class Summary:
         }
 
 
-def summarize(results, players: int, endings=()) -> dict:
+def summarize(results: Iterable[Row], players: int, endings: Iterable[Any] = ()) -> dict[str, Any]:
     """The summary of rows (from ``interpreter.runner``), added up in game order (see ``Summary``)."""
     summary = Summary(players, endings)
     for r in sorted(results, key=lambda r: r["index"]):
@@ -170,9 +181,12 @@ def summarize(results, players: int, endings=()) -> dict:
     return summary.result()
 
 
-def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, variants=(),
-             max_decisions: int = 100_000, progress=None, chance: str = "sampled", loader=None,
-             ruleset=None, agents=("random",), scheduler=None, out=None, out_format=None) -> dict:
+def simulate(rules: Union[str, Ruleset], players: int, games: int, seed: int = 0, workers: Optional[int] = 1,
+             variants: Sequence[str] = (), max_decisions: int = 100_000,
+             progress: Optional[Callable[[int, int], None]] = None, chance: str = "sampled",
+             loader: Optional[Callable[..., Ruleset]] = None, ruleset: Optional[Ruleset] = None,
+             agents: Union[str, Sequence[str]] = ("random",), scheduler: Optional[str] = None, out: Any = None,
+             out_format: Optional[str] = None) -> dict[str, Any]:
     """Play ``games`` games of ``rules`` (a rule file path, or a loaded ``Ruleset``) between
     ``players`` agents (``agents``: specs, one for every seat or one per seat) and summarise them
     (see ``Summary`` for the keys; also ``seconds``, ``players``, ``seed``, ``variants``, ``agents``,
@@ -197,7 +211,7 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
     summary = Summary(players, tuple(getattr(ruleset, "endings", ()) or ()))
     specs = None
 
-    def counted():
+    def counted() -> Iterator[Row]:
         nonlocal specs
         for row in rows:
             summary.add(row)
@@ -225,6 +239,6 @@ def simulate(rules, players: int, games: int, seed: int = 0, workers: int = 1, v
     return result
 
 
-def _specs(agents, players):
+def _specs(agents: Union[str, Sequence[str]], players: int) -> list[str]:
     specs = [agents] if isinstance(agents, str) else list(agents)
     return specs * players if len(specs) == 1 else specs
