@@ -30,8 +30,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .errors import GameError, IllegalAction
+
+if TYPE_CHECKING:
+    from .game import Game
+    from .ruleset import Ruleset
+
+Finding = dict[str, Any]  # {"kind", "message", "log", "count", ...}
 
 DEFAULT_MAX_SECONDS = 600.0
 DEFAULT_MAX_DEPTH = 10_000
@@ -39,7 +46,7 @@ MAX_FINDINGS = 100  # distinct findings (kind and message) kept; further ones ar
 HISTORY_KEYS = ("log", "notes", "turns")  # what a position's key leaves out: how the game got there
 
 
-def state_key(game) -> bytes:
+def state_key(game: Game) -> bytes:
     """The canonical key of a game's position: SHA-256 of its saved state without the history."""
     d = game.to_dict()
     for k in HISTORY_KEYS:
@@ -51,7 +58,7 @@ def state_key(game) -> bytes:
 class _Frame:
     __slots__ = ("key", "game", "ids", "i", "count")
 
-    def __init__(self, key, game, ids):
+    def __init__(self, key: bytes, game: Game, ids: list[str]) -> None:
         self.key = key
         self.game = game
         self.ids = ids
@@ -60,11 +67,11 @@ class _Frame:
 
 
 class _Findings:
-    def __init__(self):
-        self.items = {}
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], Finding] = {}
         self.dropped = 0
 
-    def add(self, kind, message, log, extra=None):
+    def add(self, kind: str, message: str, log: list[Any], extra: Optional[dict[str, Any]] = None) -> None:
         key = (kind, message)
         got = self.items.get(key)
         if got is not None:
@@ -78,7 +85,7 @@ class _Findings:
             f.update({k: v for k, v in extra.items() if k not in f})
         self.items[key] = f
 
-    def from_check(self, got, game):
+    def from_check(self, got: Any, game: Game) -> None:
         if got is None or got is False or got == "":
             return
         if isinstance(got, (str, dict)):
@@ -91,17 +98,18 @@ class _Findings:
                 self.add("check", str(x), game.log)
 
 
-def _error_kind(message):
+def _error_kind(message: str) -> str:
     return "stuck" if "the game is stuck" in message else "error"
 
 
-def _line(exc):
+def _line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT_MAX_SECONDS,
-                max_depth=DEFAULT_MAX_DEPTH, seed=0) -> dict:
+def explore_all(ruleset: Ruleset, players: int, max_states: int, check: Optional[Callable[[Game], Any]] = None, *,
+                max_seconds: float = DEFAULT_MAX_SECONDS, max_depth: int = DEFAULT_MAX_DEPTH,
+                seed: int = 0) -> dict[str, Any]:
     """Enumerate every reachable state of a `players`-player game (see the module's text). Returns
 
     {"complete", "reason" (None, "max_states", "time" or "max_depth"), "players", "seed", "chance":
@@ -118,11 +126,11 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
     start = time.monotonic()
     deadline = start + max_seconds
     findings = _Findings()
-    out = {"complete": True, "reason": None, "players": players, "seed": seed, "chance": "explicit",
+    out: dict[str, Any] = {"complete": True, "reason": None, "players": players, "seed": seed, "chance": "explicit",
            "positions": 0, "nodes": None, "terminal_positions": 0, "chance_positions": 0,
            "error_positions": 0, "max_depth": 0, "cyclic": False}
 
-    def finish(nodes):
+    def finish(nodes: Optional[int]) -> dict[str, Any]:
         out["nodes"] = nodes if out["complete"] and not out["cyclic"] else None
         out["findings"] = list(findings.items.values())
         out["findings_dropped"] = findings.dropped
@@ -136,11 +144,11 @@ def explore_all(ruleset, players, max_states, check=None, *, max_seconds=DEFAULT
         findings.add(_error_kind(msg), msg, [])
         return finish(0)
 
-    memo = {}  # key -> node count of the subtree (finished positions)
-    on_path = set()  # keys of the positions on the current path
-    stack = []
+    memo: dict[bytes, int] = {}  # key -> node count of the subtree (finished positions)
+    on_path: set[bytes] = set()  # keys of the positions on the current path
+    stack: list[_Frame] = []
 
-    def discover(game, key, failed):
+    def discover(game: Game, key: bytes, failed: bool) -> Optional[int]:
         """A new position: count it, check it; returns its node count if it is a leaf, else None (pushed)."""
         out["positions"] += 1
         depth = len(game.log)

@@ -24,10 +24,16 @@ on top of it:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+
 from .agents import CHANCE, AgentError, HumanAgent, UndoRequest, seat_name
 from .render import seat_boards_text
 from .simulate import DecisionLimitExceeded
 from .who_knows import seats_that_know
+
+if TYPE_CHECKING:
+    from .agent_protocol import Agent
+    from .game import Action, Game
 
 KNOW_SECONDS = 0.5  # CPU seconds per decision spent at most on whether the people at the table may know it
 
@@ -38,11 +44,11 @@ HIDDEN_CHANCE = {"roll": "a roll", "draw": "an item is drawn"}
 class _Hidden:
     """A decision narrated without the option taken (a person at the table may not know it)."""
 
-    def __init__(self, prompt):
+    def __init__(self, prompt: str) -> None:
         self.prompt = prompt
 
 
-def narrate_chance(prompt, action, hidden):
+def narrate_chance(prompt: str, action: Any, hidden: bool) -> str:
     """A chance decision in words: `prompt` is the pending decision's prompt before it ("roll", "draw")."""
     if prompt == "roll":
         return f"chance: rolled {action}"
@@ -51,7 +57,7 @@ def narrate_chance(prompt, action, hidden):
     return f"chance: {action}"
 
 
-def new_notes(before, after):
+def new_notes(before: list[str], after: list[str]) -> list[str]:
     """The notes (lines the rules `log`) in `after` that were not in `before` (the list keeps its last
     lines only, so the old head may be gone)."""
     if len(after) >= len(before) and after[:len(before)] == before:
@@ -63,7 +69,7 @@ def new_notes(before, after):
     return list(after)
 
 
-def revealed_since(old, new, seat):
+def revealed_since(old: Game, new: Game, seat: int) -> Optional[str]:
     """Why `seat` may not go back from `new` to the earlier state `old` (a one-line reason), or None."""
     for e in new.log[len(old.log):]:
         if e.get("player") == CHANCE:  # (which outcome is not said: a draw's may be hidden from this seat)
@@ -83,7 +89,8 @@ class Session:
     """One game played by `agents` (one per seat) with narration; `game` is the current state (a new
     object after an undo). `boards`: None (no drawings), "human" (the one human's view) or "all"."""
 
-    def __init__(self, game, agents, *, chance_agent=None, max_decisions=100_000, say=print, boards=None):
+    def __init__(self, game: Game, agents: Sequence[Agent], *, chance_agent: Optional[Agent] = None,
+                 max_decisions: int = 100_000, say: Callable[[str], Any] = print, boards: Optional[str] = None) -> None:
         self.game = game
         self.agents = list(agents)
         self.chance_agent = chance_agent
@@ -91,16 +98,16 @@ class Session:
         self.say = say
         self.humans = [s for s, a in enumerate(self.agents) if isinstance(a, HumanAgent)]
         self.boards = boards
-        self.history = []  # (seat, state before that seat's decision), one per decision a human took
+        self.history: list[tuple[int, Game]] = []  # (seat, state before that seat's decision), one per decision a human took
         self.applied = 0
         self._drawn = 0  # hidden draws not narrated yet: told as one line ("3 items are drawn")
 
-    def _view_seat(self):
+    def _view_seat(self) -> Union[int, None, bool]:
         if self.boards == "all":
             return None
         return self.humans[0] if len(self.humans) == 1 else False
 
-    def run(self):
+    def run(self) -> Game:
         game = self.game
         while not game.is_over():
             if self.applied >= self.max_decisions:
@@ -137,7 +144,7 @@ class Session:
         self.game = game
         return game
 
-    def _tellable(self, game, seat):
+    def _tellable(self, game: Game, seat: int) -> Optional[Callable[[Action, Game], Union[Action, _Hidden]]]:
         """When people play and one of them (not the one deciding) may not know what is chosen now: a
         function of (the action, the game after it) giving what to narrate — the action, or a _Hidden
         in its place when a person at the table may not know it. None when nothing needs hiding."""
@@ -147,7 +154,7 @@ class Session:
         before = game.clone()
         options = game.legal_actions()
 
-        def told(action, after):
+        def told(action: Action, after: Game) -> Union[Action, _Hidden]:
             chosen = action if hasattr(action, "id") else next((a for a in options if a.id == action), None)
             if chosen is None:
                 return _Hidden(getattr(before, "prompt", ""))
@@ -155,13 +162,13 @@ class Session:
             return action if all(h in know for h in others) else _Hidden(getattr(before, "prompt", ""))
         return told
 
-    def _flush(self):
+    def _flush(self) -> None:
         if self._drawn:
             self.say(narrate_chance("draw", None, True) if self._drawn == 1
                      else f"chance: {self._drawn} items are drawn (hidden)")
             self._drawn = 0
 
-    def _undo(self, agent, seat, game):
+    def _undo(self, agent: Agent, seat: int, game: Game) -> Game:
         tell = agent._write if hasattr(agent, "_write") else self.say
         for k in range(len(self.history) - 1, -1, -1):
             if self.history[k][0] == seat:
@@ -179,7 +186,8 @@ class Session:
         tell(f"undo: your previous decision is taken back (the game is back after {len(game.log)} decisions)")
         return game
 
-    def _narrate(self, seat, agent, action, prompt, more, notes, game):
+    def _narrate(self, seat: int, agent: Agent, action: Any, prompt: str, more: list[dict[str, Any]],
+                 notes: list[str], game: Game) -> None:
         say = self.say
         hidden = bool(self.humans)
         added = new_notes(notes, list(getattr(game, "notes", ())))
