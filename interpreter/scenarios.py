@@ -265,39 +265,50 @@ def _sets_state(block) -> bool:
     return False
 
 
-def _forces_setup_chance(sc):
+def _forces_setup_chance(parts):
     """Whether the scenario's first step, in written order, forces a chance outcome."""
-    for _kind, block in sc.parts:
+    for _kind, block in parts:
         if block.stmts:
             return isinstance(block.stmts[0], A.ChanceStep)
     return False
 
 
+def starting(program, sc):
+    """The scenario whose settings (players, seed, chance mode, variants) ``sc`` runs with: the first of the
+    scenarios it continues (`scenario "B" after "A"`), or itself."""
+    return program.scenario_chain(sc)[0][0]
+
+
 def run_scenario(rs, sc) -> ScenarioResult:
-    """Run one scenario. `rs` should be loaded with the scenario's variants (run_file does that);
-    if it is not, the rules are loaded again with them."""
+    """Run one scenario, after the blocks of every scenario it continues (`after`), from the first of them:
+    its players, seed, chance mode and variants. `rs` should be loaded with those variants (run_file does
+    that); if it is not, the rules are loaded again with them."""
     where = sc.span
     res = ScenarioResult(sc.name, where.path, where.line, False, "", tuple(sc.cites))
-    if tuple(sc.variants) != tuple(rs.active_variants):
+    first = starting(rs.program, sc)
+    if tuple(first.variants) != tuple(rs.active_variants):
         try:
-            rs = rs.reload(sc.variants)
+            rs = rs.reload(first.variants)
         except RuleError as e:
             res.message = e.render()
             return res
         sc = next((x for x in rs.program.scenarios if x.name == sc.name), sc)
-    players = sc.players or min(rs.player_counts)
+    chain, _stop = rs.program.scenario_chain(sc)  # whole: the checker rejects unknown names and cycles
+    first = chain[0]
+    parts = [part for each in chain for part in each.parts]
+    players = first.players or min(rs.player_counts)
     G = None
     stop = None
     try:
-        G = rs.new_game(players, seed=sc.seed, chance=sc.chance)
-        G.scenario = Driver(sc.seed, invariants=bool(getattr(rs, "invariants", ())))
+        G = rs.new_game(players, seed=first.seed, chance=first.chance)
+        G.scenario = Driver(first.seed, invariants=bool(getattr(rs, "invariants", ())))
         comp = StmtCompiler(rs, rs._xc)
         G.scenario.check_invariants(G, "setup")
-        if not _forces_setup_chance(sc):
+        if not _forces_setup_chance(parts):
             # `given` describes a position after setup: finish setup's random draws first
             G.scenario.setup_drawn = G.scenario.settle_chance(G, "during setup")
         scenario_locals = {}
-        for i, (kind, block) in enumerate(sc.parts):
+        for i, (kind, block) in enumerate(parts):
             if kind == "given" and _sets_state(block):
                 # the position is set by hand from here on: it may be one the rules never reach, and the
                 # invariants state what holds in the positions they reach
@@ -345,7 +356,7 @@ def run_file(path):
         return [ScenarioResult("(loading the file)", path, 1, False, e.render())]
     by_variants = {}
     for sc in base.program.scenarios:
-        by_variants.setdefault(tuple(sc.variants), []).append(sc.name)
+        by_variants.setdefault(tuple(starting(base.program, sc).variants), []).append(sc.name)
     for variants, names in by_variants.items():
         try:
             rs = base if not variants else rulelang.load(path, variants=variants)
@@ -354,7 +365,7 @@ def run_file(path):
             continue
         wanted = set(names)
         for sc in rs.program.scenarios:
-            if sc.name in wanted and tuple(sc.variants) == variants:
+            if sc.name in wanted and tuple(starting(rs.program, sc).variants) == variants:
                 results.append(run_scenario(rs, sc))
     return results
 

@@ -460,7 +460,11 @@ class _Builder:
     @_meta
     def scenario_decl(self, meta, c):
         d = A.ScenarioDecl(name=_unquote(c[0]), span=self._span(meta))
-        for kind, value in c[1:]:
+        if c[1] is not None:  # after "A"
+            d.after, d.after_span = _unquote(c[1]), self._tspan(c[1])
+        for kind, value, *at in c[2:]:
+            if at:
+                d.settings_at.setdefault(kind, at[0])
             if kind == "players":
                 d.players = value
             elif kind == "seed":
@@ -474,17 +478,21 @@ class _Builder:
                 d.parts.append((kind, value))
         return d
 
-    def sc_players(self, c):
-        return ("players", int(c[0]))
+    @_meta
+    def sc_players(self, meta, c):
+        return ("players", int(c[0]), self._span(meta))
 
-    def sc_seed(self, c):
-        return ("seed", int(c[0]))
+    @_meta
+    def sc_seed(self, meta, c):
+        return ("seed", int(c[0]), self._span(meta))
 
-    def sc_variant(self, c):
-        return ("variant", str(c[0]))
+    @_meta
+    def sc_variant(self, meta, c):
+        return ("variant", str(c[0]), self._span(meta))
 
-    def sc_chance(self, c):
-        return ("chance", str(c[0]))
+    @_meta
+    def sc_chance(self, meta, c):
+        return ("chance", str(c[0]), self._span(meta))
 
     def sc_given(self, c):
         return ("given", c[0])

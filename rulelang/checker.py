@@ -153,9 +153,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                 elif t.name not in ("list", "tuple", "int", "any"):
                     self.err(s.value.span, "E301", f"a tiebreak is a number or a list of numbers, not {t}",
                              hint="write tiebreak p = [most_important(p), next(p)]")
-        for sc in p.scenarios:
-            self._current = f"scenario {sc.name}"
-            self.check_scenario(sc)
+        self.check_scenarios(p)
         self.check_me_reaches()
         return self
 
@@ -486,8 +484,51 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             self.expect_type(self.expr(t.condition, scope, ctx), T.BOOL, t.condition, "a trigger condition")
         self.block(t.body, Scope(scope), ctx)
 
-    def check_scenario(self, sc):
+    def check_scenarios(self, p):
+        """Every scenario, each once; a scenario that continues another (`after`) after that one, in a
+        scope below the scope its blocks ended in (its locals are known)."""
+        by_name = p.scenarios_by_name()
+        scopes: dict = {}  # id(scenario) -> the scope its blocks ended in
+        for sc in p.scenarios:
+            if sc.after is not None:
+                self.err_scenario_after(sc, by_name)
+            chain, stop = p.scenario_chain(sc, by_name)
+            below = None
+            for part in (chain if stop is None else [sc]):  # a broken chain: the scenario on its own
+                if id(part) not in scopes:
+                    self._current = f"scenario {part.name}"
+                    scopes[id(part)] = self.check_scenario(part, below)
+                below = scopes[id(part)]
+
+    def err_scenario_after(self, sc, by_name):
+        """E417 for `after` naming no scenario, E418 for a scenario that continues itself through others."""
+        if sc.after not in by_name:
+            self.err(sc.after_span, "E417", f"there is no scenario \"{sc.after}\" for scenario \"{sc.name}\" "
+                                            "to continue", hint=self.suggest(sc.after, by_name))
+            return
+        path, seen, now = [sc], {id(sc)}, by_name[sc.after]
+        while id(now) not in seen:  # follow `after` until it ends, or comes back to a scenario met
+            path.append(now)
+            seen.add(id(now))
+            if now.after is None or now.after not in by_name:
+                return
+            now = by_name[now.after]
+        if now is sc:
+            names = " after ".join(f'"{x.name}"' for x in path + [sc])
+            self.err(sc.after_span, "E418", f"scenarios continue each other in a cycle: {names}",
+                     hint="the first scenario of a chain starts the game: one of these must not be 'after' another")
+
+    def check_scenario(self, sc, below=None):
+        """Check one scenario; returns the scope its blocks ended in. ``below``: the scope of the scenario it
+        continues."""
         ctx = Context("scenario", scenario=True, has_me=False, name=sc.name)
+        if sc.after is not None:
+            for setting, span in sc.settings_at.items():
+                what = "with variant" if setting == "variant" else setting
+                self.err(span, "E416", f"scenario \"{sc.name}\" continues scenario \"{sc.after}\" and cannot "
+                                       f"set its own '{what}'",
+                         hint=f"the players, seed, chance mode and variants come from \"{sc.after}\": "
+                              f"drop '{what}' here, or set it there")
         counts = self.prog.game.player_counts if self.prog.game else ()
         if sc.players is not None and counts and sc.players not in counts:
             self.err(sc.span, "E314", f"scenario \"{sc.name}\" is for {sc.players} players; the game allows "
@@ -498,9 +539,10 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                          hint=self.suggest(v, self.prog.variants))
         if not sc.then:
             self.warn(sc.span, "W401", f"scenario \"{sc.name}\" checks nothing", hint="add then { expect ... }")
-        scope = Scope()
+        scope = Scope(below)
         for b in sc.given + sc.when + sc.then:
             self.block(b, scope, ctx, new_scope=False)
+        return scope
 
     # ------------------------------------------------------------------ expressions
     def _max_players(self):

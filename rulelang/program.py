@@ -52,6 +52,30 @@ class Program:
     def of_kind(self, kind: str) -> list[Any]:
         return [d for d in self.decls.values() if d.kind == kind]
 
+    def scenario_chain(self, scenario: A.ScenarioDecl, by_name: Optional[dict] = None
+                       ) -> tuple[list, Optional[A.ScenarioDecl]]:
+        """The scenarios ``scenario`` continues (`scenario "B" after "A"`), the first one (which continues
+        none) first and ``scenario`` itself last; and the scenario whose `after` stops the chain short, or
+        None when it is whole. It stops at a name no scenario has, or at a scenario already in the chain (a
+        cycle). ``by_name`` is ``scenarios_by_name()``, for a caller that asks for many chains."""
+        if by_name is None:
+            by_name = self.scenarios_by_name()
+        chain, seen = [scenario], {id(scenario)}
+        while chain[-1].after is not None:
+            parent = by_name.get(chain[-1].after)
+            if parent is None or id(parent) in seen:
+                return chain[::-1], chain[-1]
+            chain.append(parent)
+            seen.add(id(parent))
+        return chain[::-1], None
+
+    def scenarios_by_name(self) -> dict:
+        """name -> scenario; a name written twice means its first scenario."""
+        by_name: dict = {}
+        for sc in self.scenarios:
+            by_name.setdefault(sc.name, sc)
+        return by_name
+
 
 def show_path(path: object) -> str:
     """A path as it may be shown in a message: no control characters, no lone surrogates."""

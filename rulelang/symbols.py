@@ -293,6 +293,8 @@ class _Builder(A.NodeVisitor):
             self.ix.tokens[path] = toks
             self.ix._keys[path] = [(t.line, t.column) for t in toks]
         self.unique_fields = {}
+        self.scenario_symbols = {}  # a scenario's name -> its symbol (the first of that name)
+        self.scenario_scopes = {}  # id of a scenario -> the scope its blocks ended in (None while walked)
 
     # -- tokens
     def _tok_index(self, path, line, column):
@@ -484,6 +486,8 @@ class _Builder(A.NodeVisitor):
                     name = "tiebreak" if d.tiebreak else "heuristic"
             sym = Symbol(name, kind, where, d.span, detail=_detail(d), doc=self.doc_above(d.span))
             self.ix.symbols.append(sym)
+            if kind == "scenario":
+                self.scenario_symbols.setdefault(name, sym)
             if top:
                 self.ix.top.setdefault(path, []).append(sym)
             elif parent is not None:
@@ -720,7 +724,10 @@ class _Builder(A.NodeVisitor):
                 scope.names[d.param] = s
             self.expr(d.value, scope)
         elif isinstance(d, A.ScenarioDecl):
-            scope = _Scope()
+            if id(d) in self.scenario_scopes:
+                return  # walked already, before a scenario that continues it
+            self.scenario_scopes[id(d)] = None
+            scope = _Scope(self._continued_scope(d))
             toks = self.ix.tokens.get(path, ())
             i = self._tok_index(path, d.span.line, d.span.column)
             end = (d.span.end_line, d.span.end_column)
@@ -733,6 +740,7 @@ class _Builder(A.NodeVisitor):
             blocks = [b for _, b in d.parts] if d.parts else d.given + d.when + d.then
             for b in blocks:
                 self.block(b, scope, new_scope=False)
+            self.scenario_scopes[id(d)] = scope
         elif isinstance(d, A.ExtendDecl):
             t = self.token_after(d.span, lambda t: t.kind == "name" and t.text == d.target, limit=2)
             target = self.ix.globals.get(d.target)
@@ -746,6 +754,22 @@ class _Builder(A.NodeVisitor):
                     if sym is not None:
                         scope.names[p.name] = sym
             self.block(d.body, scope)
+
+    def _continued_scope(self, d):
+        """For `scenario "B" after "A"`: the reference from the name "A" to scenario A, and the scope A's blocks
+        ended in (its locals are known in B's blocks), A walked first if it was not; None for any other
+        scenario, and for one whose chain of `after` is broken (a name no scenario has, a cycle)."""
+        if d.after is None:
+            return None
+        target = self.scenario_symbols.get(d.after)
+        if target is not None and d.after_span is not None:
+            self.ref(d.after_span, target)
+        chain, stop = self.prog.scenario_chain(d)
+        if stop is not None or len(chain) < 2:
+            return None
+        for earlier in chain[:-1]:  # the first one first: each walks with its own parent walked, no deep recursion
+            self.walk_decl(earlier)
+        return self.scenario_scopes.get(id(chain[-2]))
 
     def _param_symbol(self, decl, name):
         got = self.params.get((id(decl.span), name))  # looked up, not searched: many extends stay quick
