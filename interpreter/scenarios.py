@@ -11,6 +11,10 @@ with the invariant's name and the step (each invariant once, until it holds agai
 `given` block that changes the state directly (an assignment, a piece made ...), they are no longer
 checked: such a position may be one the rules never reach, and the invariants speak of those they reach.
 
+A scenario written `scenario "B" after "A"` continues A: it runs A's blocks (and those of the scenario A
+continues, and so on) before its own, with the players, seed, chance mode and variants of the first
+scenario of that chain, in one game; A's locals are known in B's blocks.
+
 Every failure is reported, in the order met: each failing `expect`, each broken invariant, and the step
 that could not be taken (which ends the scenario). Values are shown as a rule file writes them.
 """
