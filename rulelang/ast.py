@@ -682,7 +682,7 @@ class ExtendDecl(Decl):
 class ScenarioDecl(Decl):
     after: Optional[str] = None  # `scenario "B" after "A"`: the name of the scenario this one continues
     after_span: Optional[Span] = None  # where that name is written
-    settings_at: dict = attrs.Factory(dict)  # "players", "seed", "chance", "variant" -> where first written
+    setting_spans: list = attrs.Factory(list)  # ("players" / "seed" / "chance" / "variant", where written)
     players: Optional[int] = None
     seed: int = 0
     variants: list = attrs.Factory(list)

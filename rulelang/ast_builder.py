@@ -464,7 +464,7 @@ class _Builder:
             d.after, d.after_span = _unquote(c[1]), self._tspan(c[1])
         for kind, value, *at in c[2:]:
             if at:
-                d.settings_at.setdefault(kind, at[0])
+                d.setting_spans.append((kind, at[0]))
             if kind == "players":
                 d.players = value
             elif kind == "seed":

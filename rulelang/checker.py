@@ -523,7 +523,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         continues."""
         ctx = Context("scenario", scenario=True, has_me=False, name=sc.name)
         if sc.after is not None:
-            for setting, span in sc.settings_at.items():
+            for setting, span in sc.setting_spans:
                 what = "with variant" if setting == "variant" else setting
                 self.err(span, "E416", f"scenario \"{sc.name}\" continues scenario \"{sc.after}\" and cannot "
                                        f"set its own '{what}'",
