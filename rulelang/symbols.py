@@ -1017,7 +1017,7 @@ def _detail(d) -> str:
     if isinstance(d, A.ScoreDecl):
         return f"{prefix}{'tiebreak' if d.tiebreak else 'heuristic' if d.heuristic else 'score'} {d.param} = ..."
     if isinstance(d, A.ScenarioDecl):
-        return f'scenario "{d.name}"'
+        return f'scenario "{d.name}"' + (f' after "{d.after}"' if d.after is not None else "")
     if isinstance(d, A.VariantDecl):
         return f"variant {d.name}" + (f' "{d.description}"' if d.description else "")
     return d.kind

@@ -86,7 +86,7 @@ scenario "three" after "two" {
     assert [(r.line - lines, r.cites) for r in got.values()] == [(3, ("T-1",)), (8, ("T-2",)), (13, ("T-3",))]
 
 
-def test_a_failure_of_the_continued_scenario_fails_the_continuing_one_at_its_own_line(tmp_path):
+def test_a_failure_of_the_continued_scenario_fails_the_continuing_one_reported_at_its_line(tmp_path):
     got = run(tmp_path, '''
 scenario "opening" {
   when { play "step" }
@@ -313,6 +313,8 @@ scenario "later" after "opening" {
     name = index.at(str(path), after_line, lines[after_line - 1].index('"opening"') + 2)
     assert name is not None and name.symbol.kind == "scenario" and name.symbol.name == "opening"
     assert name.symbol.span.line == after_line - 4  # go to definition: the scenario "opening"
+    later = next(symbol for symbol in index.symbols if symbol.kind == "scenario" and symbol.name == "later")
+    assert later.detail == 'scenario "later" after "opening"'  # what hover and the outline show
     use_line = after_line + 1
     use = index.at(str(path), use_line, lines[use_line - 1].index("seen") + 1)
     assert use is not None and use.symbol.kind == "local"
