@@ -319,3 +319,32 @@ scenario "later" after "opening" {
     use = index.at(str(path), use_line, lines[use_line - 1].index("seen") + 1)
     assert use is not None and use.symbol.kind == "local"
     assert use.symbol.span.line == after_line - 3  # the `let` of the opening
+
+
+def test_the_invariant_checks_carry_over_as_in_one_game(tmp_path):
+    """Invariants are not checked after a `given` that changes the state directly (docs/language.md,
+    "Scenarios"): when the continued scenario has one, the continuing one is not checked either; when it
+    has none, a step of the continuing one that breaks an invariant fails it."""
+    path = tmp_path / "inv.rules"
+    path.write_text('''game "I" { players 2 }
+var moves: int = 0
+action step { effect { moves += 1 } }
+flow { loop { for p in players { turn p { offer [step] to p } } } }
+ending "done" when moves > 20
+invariant "at most three moves": moves <= 3
+scenario "set by hand" { given { moves = 3 }  then { expect moves == 3 } }
+scenario "past the bound after a hand-set position" after "set by hand" {
+  when { play "step" }
+  then { expect moves == 4 }
+}
+scenario "played" { when { play "step"  play "step"  play "step" }  then { expect moves == 3 } }
+scenario "past the bound after played steps" after "played" {
+  when { play "step" }
+  then { expect moves == 4 }
+}
+''', encoding="utf-8")
+    got = {r.name: r for r in run_file(str(path))}
+    assert got["past the bound after a hand-set position"].passed, got["past the bound after a hand-set position"].message
+    broken = got["past the bound after played steps"]
+    assert not broken.passed and 'invariant "at most three moves"' in broken.message
+    assert got["played"].passed and got["set by hand"].passed
