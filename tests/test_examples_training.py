@@ -22,6 +22,7 @@ def _example():
     return module
 
 
+@pytest.mark.slow  # thirteen seconds of CPU: run by `pytest -m slow` (.ci/run does)
 def test_a_q_learner_trained_on_the_tictactoe_file_beats_random_play():
     ex = _example()
     game, agents = ex.train(str(ROOT / "games" / "examples" / "tictactoe.rules"), episodes=1000, seed=0)

@@ -50,7 +50,8 @@ def _cases():
         # (a Vega game runs to ~2,000 decisions: its long games are cut, to keep this file under a minute)
         out.append(pytest.param(path, (), 6 if small else 2, 2000 if small else 500, id=name))
         for v in sorted(prog.variants):
-            out.append(pytest.param(path, (v,), 2 if small else 1, 2000 if small else 250, id=f"{name} +{v}"))
+            out.append(pytest.param(path, (v,), 2 if small else 1, 2000 if small else 250, id=f"{name} +{v}",
+                                    marks=[] if small else [pytest.mark.slow]))  # (the big files' variants: slow)
     return out
 
 
