@@ -488,33 +488,54 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         """Every scenario, each once; a scenario that continues another (`after`) after that one, in a
         scope below the scope its blocks ended in (its locals are known)."""
         by_name = p.scenarios_by_name()
+        in_cycle = self.scenario_cycles(p.scenarios, by_name)
         scopes: dict = {}  # id(scenario) -> the scope its blocks ended in
+        broken: set = set()  # id(scenario) of those whose chain does not reach a first scenario
         for sc in p.scenarios:
             if sc.after is not None:
-                self.err_scenario_after(sc, by_name)
-            chain, stop = p.scenario_chain(sc, by_name)
-            below = None
-            for part in (chain if stop is None else [sc]):  # a broken chain: the scenario on its own
-                if id(part) not in scopes:
-                    self._current = f"scenario {part.name}"
-                    scopes[id(part)] = self.check_scenario(part, below)
-                below = scopes[id(part)]
+                self.err_scenario_after(sc, by_name, in_cycle.get(id(sc)))
+            # up the chain to a scenario checked already, the first one, or where it breaks
+            path, known, whole = p.scenario_walk(sc, by_name, scopes, broken)
+            below = scopes[id(known)] if known is not None else None
+            if not whole:  # a broken chain: the scenario on its own (the others when their turn comes)
+                broken.update(id(part) for part in path)
+                path, below = ([sc] if id(sc) not in scopes else []), None
+            for part in reversed(path):  # the first scenario of the chain first
+                self._current = f"scenario {part.name}"
+                below = scopes[id(part)] = self.check_scenario(part, below)
 
-    def err_scenario_after(self, sc, by_name):
-        """E417 for `after` naming no scenario, E418 for a scenario that continues itself through others."""
+    @staticmethod
+    def scenario_cycles(scenarios, by_name):
+        """id(scenario) -> the cycle it is on (its scenarios in `after` order, starting with it), for every
+        scenario on a cycle of `after`s. Each scenario names at most one other, so following the names from
+        every scenario once, and marking where each walk went, finds every cycle in time linear in the file."""
+        walked: dict = {}  # id(scenario) -> the walk that first reached it
+        cycles: dict = {}
+        for walk, start in enumerate(scenarios):
+            path, now = [], start
+            while now is not None and id(now) not in walked:
+                walked[id(now)] = walk
+                path.append(now)
+                now = by_name.get(now.after) if now.after is not None else None
+            if now is not None and walked[id(now)] == walk:  # this walk came back onto itself: a new cycle
+                ring = path[path.index(now):]
+                for k, member in enumerate(ring):
+                    cycles[id(member)] = ring[k:] + ring[:k]
+        return cycles
+
+    CYCLE_NAMES_SHOWN = 6  # scenarios of a cycle named in E418's message (a hostile file may chain thousands)
+
+    def err_scenario_after(self, sc, by_name, cycle=None):
+        """E417 for `after` naming no scenario, E418 for a scenario on a cycle of `after`s (``cycle``: the
+        cycle from it, as `scenario_cycles` found it)."""
         if sc.after not in by_name:
             self.err(sc.after_span, "E417", f"there is no scenario \"{sc.after}\" for scenario \"{sc.name}\" "
                                             "to continue", hint=self.suggest(sc.after, by_name))
             return
-        path, seen, now = [sc], {id(sc)}, by_name[sc.after]
-        while id(now) not in seen:  # follow `after` until it ends, or comes back to a scenario met
-            path.append(now)
-            seen.add(id(now))
-            if now.after is None or now.after not in by_name:
-                return
-            now = by_name[now.after]
-        if now is sc:
-            names = " after ".join(f'"{x.name}"' for x in path + [sc])
+        if cycle:
+            shown = " after ".join(f'"{x.name}"' for x in cycle[:self.CYCLE_NAMES_SHOWN])
+            more = len(cycle) - self.CYCLE_NAMES_SHOWN
+            names = shown + (f" after ... ({more} more)" if more > 0 else "") + f' after "{sc.name}"'
             self.err(sc.after_span, "E418", f"scenarios continue each other in a cycle: {names}",
                      hint="the first scenario of a chain starts the game: one of these must not be 'after' another")
 

@@ -69,6 +69,32 @@ class Program:
             seen.add(id(parent))
         return chain[::-1], None
 
+    @staticmethod
+    def scenario_walk(scenario: A.ScenarioDecl, by_name: dict, known, broken: set
+                      ) -> tuple[list, Optional[A.ScenarioDecl], bool]:
+        """Follow `after` up from ``scenario`` until a scenario whose id is in ``known`` (one the caller has
+        dealt with), the first scenario of the chain, or a break: a name no scenario has, a cycle, or a
+        scenario whose id is in ``broken``. Returns the scenarios walked over (``scenario`` first, the
+        known one not included), the known scenario reached (or None) and whether the chain is whole.
+        A caller that adds the walked ids of a broken chain to ``broken`` and those it dealt with to
+        ``known`` walks over each scenario of a file once in all: linear time for any chains and cycles."""
+        path: list = []
+        seen: set = set()
+        now = scenario
+        while True:
+            if id(now) in known:
+                return path, now, True
+            if id(now) in broken or id(now) in seen:
+                return path, None, False
+            path.append(now)
+            seen.add(id(now))
+            if now.after is None:
+                return path, None, True
+            parent = by_name.get(now.after)
+            if parent is None:
+                return path, None, False
+            now = parent
+
     def scenarios_by_name(self) -> dict:
         """name -> scenario; a name written twice means its first scenario."""
         by_name: dict = {}

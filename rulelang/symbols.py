@@ -295,6 +295,8 @@ class _Builder(A.NodeVisitor):
         self.unique_fields = {}
         self.scenario_symbols = {}  # a scenario's name -> its symbol (the first of that name)
         self.scenario_scopes = {}  # id of a scenario -> the scope its blocks ended in (None while walked)
+        self._scenarios_by_name = None  # name -> scenario, made at the first `after`
+        self._broken_scenarios: set = set()  # ids of scenarios whose chain of `after` breaks
 
     # -- tokens
     def _tok_index(self, path, line, column):
@@ -764,12 +766,20 @@ class _Builder(A.NodeVisitor):
         target = self.scenario_symbols.get(d.after)
         if target is not None and d.after_span is not None:
             self.ref(d.after_span, target)
-        chain, stop = self.prog.scenario_chain(d)
-        if stop is not None or len(chain) < 2:
+        if self._scenarios_by_name is None:
+            self._scenarios_by_name = self.prog.scenarios_by_name()
+        parent = self._scenarios_by_name.get(d.after)
+        if parent is None:
             return None
-        for earlier in chain[:-1]:  # the first one first: each walks with its own parent walked, no deep recursion
+        # d is marked as being walked (in scenario_scopes): a cycle back to it ends the walk there
+        path, _known, whole = self.prog.scenario_walk(parent, self._scenarios_by_name, self.scenario_scopes,
+                                                      self._broken_scenarios)
+        if not whole:
+            self._broken_scenarios.update(id(part) for part in path)
+            return None
+        for earlier in reversed(path):  # the first one first: each walks with its own parent walked, no deep recursion
             self.walk_decl(earlier)
-        return self.scenario_scopes.get(id(chain[-2]))
+        return self.scenario_scopes.get(id(parent))
 
     def _param_symbol(self, decl, name):
         got = self.params.get((id(decl.span), name))  # looked up, not searched: many extends stay quick

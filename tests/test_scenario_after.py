@@ -219,6 +219,20 @@ def test_long_chains_and_long_cycles_are_diagnostics_not_a_traceback():
                     for i in range(count))
     got = errors(cycle)
     assert {d.code for d in got} == {"E418"} and len(got) == count
+    # each message names a few scenarios of the cycle, not all 3000 (9 million names in all before)
+    assert max(len(d.message) for d in got) < 300, got[0].message
+    first = next(d for d in got if d.message.startswith('scenarios continue each other in a cycle: "s0" after'))
+    assert first.message.endswith(f'after ... ({count - 6} more) after "s0"'), first.message
+
+
+def test_a_short_cycle_is_named_in_full_from_each_of_its_scenarios():
+    got = errors('scenario "a" after "c" { then { expect true } }\n'
+                 'scenario "b" after "a" { then { expect true } }\n'
+                 'scenario "c" after "b" { then { expect true } }\n'
+                 'scenario "d" after "a" { then { expect true } }\n')  # continues the cycle, is not on it
+    assert sorted(d.message for d in got) == sorted(
+        f"scenarios continue each other in a cycle: {names}" for names in
+        ('"a" after "c" after "b" after "a"', '"b" after "a" after "c" after "b"', '"c" after "b" after "a" after "c"'))
 
 
 def test_a_local_of_the_continued_scenario_is_not_known_in_an_unrelated_one():

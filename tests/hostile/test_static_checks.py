@@ -177,6 +177,13 @@ def _scale_extends(n):
             "setup {\n" + "".join(f"  q{i}(0, 1)\n" for i in range(n)) + "}\n" + SCALE_TAIL)
 
 
+def _scale_scenarios(n):
+    """n scenarios in one chain, each continuing the one before (`after`) and reading its local."""
+    return (SCALE_HEAD + 'scenario "s0" { when { let seen0 = 1 } then { expect seen0 == 1 } }\n' +
+            "".join(f'scenario "s{i}" after "s{i - 1}" {{ when {{ let seen{i} = seen{i - 1} + 1 }} '
+                    f'then {{ expect seen{i} == {i + 1} }} }}\n' for i in range(1, n)) + SCALE_TAIL)
+
+
 PER_NODE = 400  # lines of Python a pass may run per node of the rules (the most today: about 170)
 SCALE_SHAPES = {  # shape -> (maker, the codes the file gets)
     "assignments": (_scale_assignments, ["W311"]),
@@ -188,6 +195,7 @@ SCALE_SHAPES = {  # shape -> (maker, the codes the file gets)
     "variants": (_scale_variants, ["W315"]),
     "requires": (_scale_requires, ["W311"]),
     "extends": (_scale_extends, []),
+    "scenarios": (_scale_scenarios, []),  # before round 20 the checker and the symbol index were quadratic
 }
 
 
