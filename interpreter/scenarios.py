@@ -277,19 +277,20 @@ def _forces_setup_chance(parts):
     return False
 
 
-def starting(program, sc):
+def starting(program, sc, by_name=None):
     """The scenario whose settings (players, seed, chance mode, variants) ``sc`` runs with: the first of the
-    scenarios it continues (`scenario "B" after "A"`), or itself."""
-    return program.scenario_chain(sc)[0][0]
+    scenarios it continues (`scenario "B" after "A"`), or itself. ``by_name``: program.scenarios_by_name(),
+    for a caller that asks for many."""
+    return program.scenario_chain(sc, by_name)[0][0]
 
 
-def run_scenario(rs, sc) -> ScenarioResult:
+def run_scenario(rs, sc, by_name=None) -> ScenarioResult:
     """Run one scenario, after the blocks of every scenario it continues (`after`), from the first of them:
     its players, seed, chance mode and variants. `rs` should be loaded with those variants (run_file does
     that); if it is not, the rules are loaded again with them."""
     where = sc.span
     res = ScenarioResult(sc.name, where.path, where.line, False, "", tuple(sc.cites))
-    first = starting(rs.program, sc)
+    first = starting(rs.program, sc, by_name)
     if tuple(first.variants) != tuple(rs.active_variants):
         try:
             rs = rs.reload(first.variants)
@@ -297,7 +298,8 @@ def run_scenario(rs, sc) -> ScenarioResult:
             res.message = e.render()
             return res
         sc = next((x for x in rs.program.scenarios if x.name == sc.name), sc)
-    chain, _stop = rs.program.scenario_chain(sc)  # whole: the checker rejects unknown names and cycles
+        by_name = None
+    chain, _stop = rs.program.scenario_chain(sc, by_name)  # whole: the checker rejects unknown names and cycles
     first = chain[0]
     parts = [part for each in chain for part in each.parts]
     players = first.players or min(rs.player_counts)
@@ -359,8 +361,9 @@ def run_file(path):
     except RuleError as e:
         return [ScenarioResult("(loading the file)", path, 1, False, e.render())]
     by_variants = {}
+    by_name = base.program.scenarios_by_name()  # once: a file may hold thousands of scenarios
     for sc in base.program.scenarios:
-        by_variants.setdefault(tuple(starting(base.program, sc).variants), []).append(sc.name)
+        by_variants.setdefault(tuple(starting(base.program, sc, by_name).variants), []).append(sc.name)
     for variants, names in by_variants.items():
         try:
             rs = base if not variants else rulelang.load(path, variants=variants)
@@ -368,9 +371,10 @@ def run_file(path):
             results.append(ScenarioResult(f"(loading with variants {', '.join(variants)})", path, 1, False, e.render()))
             continue
         wanted = set(names)
+        by_name = rs.program.scenarios_by_name()
         for sc in rs.program.scenarios:
-            if sc.name in wanted and tuple(starting(rs.program, sc).variants) == variants:
-                results.append(run_scenario(rs, sc))
+            if sc.name in wanted and tuple(starting(rs.program, sc, by_name).variants) == variants:
+                results.append(run_scenario(rs, sc, by_name))
     return results
 
 

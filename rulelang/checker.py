@@ -25,6 +25,7 @@ MAX_SUGGESTIONS = 100  # did-you-mean hints computed per file; later unknown nam
 MAX_SUGGESTED_NAME = 100  # longer names get no did-you-mean hint
 MAX_INFER_DEPTH = 40  # functions checked early (for their result's type) one inside the other
 MAX_SUGGEST_WORK = 200_000  # names compared for did-you-mean hints per file (then no more hints)
+MAX_SCENARIO_CHAIN = 100  # scenarios one chain of `after` may hold (each replays the chain before it: n x 100 at most)
 
 KEYWORD_HINTS = {"true", "false", "none"}
 
@@ -491,6 +492,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         in_cycle = self.scenario_cycles(p.scenarios, by_name)
         scopes: dict = {}  # id(scenario) -> the scope its blocks ended in
         broken: set = set()  # id(scenario) of those whose chain does not reach a first scenario
+        depths: dict = {}  # id(scenario) -> how many scenarios its chain holds, itself included
         for sc in p.scenarios:
             if sc.after is not None:
                 self.err_scenario_after(sc, by_name, in_cycle.get(id(sc)))
@@ -500,9 +502,17 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             if not whole:  # a broken chain: the scenario on its own (the others when their turn comes)
                 broken.update(id(part) for part in path)
                 path, below = ([sc] if id(sc) not in scopes else []), None
+            depth = depths.get(id(known), 0) if whole and known is not None else 0
             for part in reversed(path):  # the first scenario of the chain first
                 self._current = f"scenario {part.name}"
                 below = scopes[id(part)] = self.check_scenario(part, below)
+                depth = depths[id(part)] = depth + 1 if whole else 1
+                if depth == MAX_SCENARIO_CHAIN + 1:  # (said once, at the first scenario past the limit)
+                    self.err(part.after_span, "E419", f"scenario \"{part.name}\" continues a chain of "
+                                                      f"{MAX_SCENARIO_CHAIN} scenarios; a chain holds at most "
+                                                      f"{MAX_SCENARIO_CHAIN}",
+                             hint="each scenario of a chain replays the whole chain before it: start a new chain "
+                                  "here (drop 'after' and set up the position again), or continue an earlier one")
 
     @staticmethod
     def scenario_cycles(scenarios, by_name):

@@ -214,7 +214,10 @@ def test_long_chains_and_long_cycles_are_diagnostics_not_a_traceback():
     count = 3000
     chain = 'scenario "s0" { when { play "step" } then { expect true } }\n' + "".join(
         f'scenario "s{i}" after "s{i - 1}" {{ then {{ expect true }} }}\n' for i in range(1, count))
-    rulelang.loads(HEADER + chain, name="t.rules")  # checks (each scenario once, no recursion)
+    got = errors(chain)  # checked in linear time (each scenario once, no recursion); one error, at the 101st
+    assert [(d.code, d.line) for d in got] == [("E419", 101 + HEADER.count("\n"))], got
+    assert 'scenario "s100" continues a chain of 100 scenarios' in got[0].message
+    rulelang.loads(HEADER + "".join(chain.splitlines(keepends=True)[:100]), name="t.rules")  # 100: loads
     cycle = "".join(f'scenario "s{i}" after "s{(i - 1) % count}" {{ then {{ expect true }} }}\n'
                     for i in range(count))
     got = errors(cycle)
