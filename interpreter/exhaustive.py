@@ -28,7 +28,6 @@ counts found so far and `"nodes": None`. Within the bounds the result is determi
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -47,12 +46,9 @@ HISTORY_KEYS = ("log", "notes", "turns")  # what a position's key leaves out: ho
 
 
 def state_key(game: Game) -> bytes:
-    """The canonical key of a game's position: SHA-256 of its saved state without the history."""
-    d = game.to_dict()
-    for k in HISTORY_KEYS:
-        d.pop(k, None)
-    text = json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    """The canonical key of a game's position: a digest of its saved state without the history
+    (``HISTORY_KEYS``), Game.position_key."""
+    return game.position_key()
 
 
 class _Frame:

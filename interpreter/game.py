@@ -5,6 +5,7 @@ game ends); `apply()` feeds one decision in and runs on. Views (what one seat se
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 
 from itertools import chain, islice
@@ -20,7 +21,7 @@ from .builtins import RuleRuntimeError, TIME_CHECK_EVERY, charge, check_time, st
 from .errors import GameError, IllegalAction
 from .runtime import END, MAX_FRAMES, Frame, Located, NO_LOCALS, OfferOp, RETURN, SUSPEND, _DONE, _get
 from .saves import MAX_NOTE_CHARS, MAX_NOTES, SAVE_FORMAT, SavedRules  # the limits of a save, which the game keeps to
-from .values import Json, Pile, Value, default_value, encode, fmt, readable, skey, to_plain
+from .values import Json, Pile, Value, canonical, default_value, encode, fmt, readable, skey, to_plain
 
 if TYPE_CHECKING:
     from .runtime import Code, CompiledAction, Pending
@@ -1002,6 +1003,26 @@ class Game:
         return shown_value(value, (), seen, inner)
 
     # ------------------------------------------------------------------ save / load
+    POSITION_FIELDS = ("format", "game", "variants", "players", "seed", "chance", "data", "frames", "pending",
+                       "current", "eliminated", "known", "over", "end_reason", "end_pending", "rng", "error")
+
+    def position_key(self) -> bytes:
+        """A digest of the position: what to_dict() saves (the fields POSITION_FIELDS), but not how the
+        game got there (log, notes, turns). Equal for positions equal in all of those, different
+        otherwise (SHA-256 of the repr of canonical forms, values.canonical); several times quicker than
+        hashing to_dict()'s JSON, for the walks that key every position (exhaustive search, the
+        adapters' facts)."""
+        form = (SAVE_FORMAT, self.rs.name, tuple(self.rs.active_variants), self.n, self.seed, self.chance_mode,
+                canonical(self.data),
+                tuple((f.code.id, f.pc, canonical(f.locals), f.depth) for f in self.frames),
+                # (a pending decision is JSON already, its options many: the C encoder, keys sorted)
+                json.dumps(self.pending.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                if self.pending is not None else None,
+                self.current, tuple(self.eliminated),
+                canonical({name: places for name, places in self.known.items() if places}),
+                self.over, self.end_reason, self.end_pending, canonical(self.rng), self.error)
+        return hashlib.sha256(repr(form).encode("utf-8")).digest()
+
     def to_dict(self) -> dict[str, Json]:
         return {
             "format": SAVE_FORMAT,

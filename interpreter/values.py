@@ -179,6 +179,57 @@ def readable(v: Value) -> str:
     return fmt(v)
 
 
+def _in_order(items: list) -> tuple:
+    """The items in one order that depends only on what they are: Python's own when they compare (the
+    common case: ints, texts, lists of them), else by their repr (canonical for canonical() forms)."""
+    try:
+        return tuple(sorted(items))
+    except TypeError:
+        return tuple(sorted(items, key=repr))
+
+
+_PLAIN = frozenset((int, str, bool, type(None)))  # values whose canonical form is themselves
+
+
+def _plain_or_plain_lists(xs: Collection[Any]) -> bool:
+    """Whether every item is an int, text, bool or none, or every item a list of those (a cell)."""
+    kinds = set(map(type, xs))
+    return kinds <= _PLAIN or (kinds == {tuple} and _PLAIN.issuperset(map(type, chain.from_iterable(xs))))
+
+
+def canonical(v: Any) -> Any:
+    """A value (or JSON-like data: lists, dicts with text keys) as nested tuples of ints, texts, bools and
+    None whose repr is the same for equal values and different for different ones: what a position's key
+    hashes (Game.position_key), quicker than encode() and JSON. Sets, maps, piles, pieces and boards are
+    tagged with a float, which no value of the rules is (a float in the data is tagged too), so no list
+    reads as one of them.
+    Not a save format: the orders here need not be those of encode()."""
+    c = v.__class__
+    if c is int or c is str or v is None or c is bool:
+        return v
+    if c is tuple or c is list:
+        if _PLAIN.issuperset(map(type, v)):  # (a list of ints or texts: a cell, a hand: as it is)
+            return v if c is tuple else tuple(v)
+        return tuple([canonical(x) for x in v])
+    if c is frozenset or c is set:
+        return (0.5, _in_order(list(v) if _plain_or_plain_lists(v) else [canonical(x) for x in v]))
+    if c is dict:
+        if _PLAIN.issuperset(map(type, v.values())):  # (a board of cells: the keys alone need a look)
+            if _plain_or_plain_lists(v):
+                return (1.5, _in_order(list(v.items())))
+            return (1.5, _in_order([(k if k.__class__ in _PLAIN else canonical(k), x) for k, x in v.items()]))
+        return (1.5, _in_order([(canonical(k), canonical(x)) for k, x in v.items()]))
+    if c is Pile:
+        return (2.5, v.kind, canonical(v.known), canonical(v.pool))
+    if c is Piece:
+        return (3.5, v.kind, v.id)
+    if c.__name__ == "Board":
+        return (4.5, v.name)
+    if c is float:  # (the probabilities of a pending chance decision): tagged too, so every bare float is a tag
+        return (5.5, v)
+    raise TypeError(f"no canonical form for a {type(v).__name__}")
+
+
 def encode(v: Value) -> Json:
     """Value -> JSON-ready data (tagged where JSON has no kind of its own)."""
     if v is None or isinstance(v, (bool, int, str)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import os
 import stat
-from typing import Any, Iterable, Optional
+from typing import Any, Container, Iterable, Optional
 
 import attrs
 
@@ -70,7 +70,7 @@ class Program:
         return chain[::-1], None
 
     @staticmethod
-    def scenario_walk(scenario: A.ScenarioDecl, by_name: dict, known, broken: set
+    def scenario_walk(scenario: A.ScenarioDecl, by_name: dict, known: Container[int], broken: set
                       ) -> tuple[list, Optional[A.ScenarioDecl], bool]:
         """Follow `after` up from ``scenario`` until a scenario whose id is in ``known`` (one the caller has
         dealt with), the first scenario of the chain, or a break: a name no scenario has, a cycle, or a

@@ -86,6 +86,39 @@ def test_a_transposition_is_one_position():
     assert state_key(a) != state_key(after("place(0,0)", "place(1,1)", "place(0,2)"))
 
 
+def _saved_position(game):
+    """The reference: the saved state (to_dict) without the history, as JSON with sorted keys."""
+    d = game.to_dict()
+    for k in ("log", "notes", "turns"):
+        d.pop(k, None)
+    return json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("name", ["examples/tictactoe", "examples/kuhn_poker", "examples/leduc_poker",
+                                  "examples/hex", "examples/dots_and_boxes", "station", "vega", "mars"])
+def test_the_position_key_tells_positions_apart_exactly_as_the_saved_state_does(name):
+    """Game.position_key (canonical forms, no JSON) groups positions as their saved states do: positions
+    of random games, with transpositions (the same moves in other orders) and repeats among them."""
+    import random
+    rs = rulelang.load(os.path.join(ROOT, "games", name + ".rules"))
+    by_key, by_saved = {}, {}
+    for seed in range(3):
+        rng = random.Random(seed)
+        for start in range(2):  # two games from the same seed: their first positions are the same
+            g = rs.new_game(min(rs.player_counts), seed=seed)
+            for _ in range(60):
+                if g.is_over():
+                    break
+                saved = _saved_position(g)
+                by_key.setdefault(g.position_key(), set()).add(saved)
+                by_saved.setdefault(saved, set()).add(g.position_key())
+                g.apply(rng.choice(g.legal_actions()).id if start or rng.random() < 0.9 else
+                        sorted(a.id for a in g.legal_actions())[0])
+    assert all(len(saved) == 1 for saved in by_key.values())  # one key: one saved state
+    assert all(len(keys) == 1 for keys in by_saved.values())  # one saved state: one key
+    assert len(by_key) >= 9  # (Kuhn poker: 9 positions in these games)
+
+
 def test_a_dead_end_is_found_with_the_path_to_it():
     # stuck.rules: P0 walk/wait/close, then P1. After P0's close, P1 has nothing legal. Positions: the
     # start; P1 to move (walk and wait lead there: a transposition); the stuck game; P0 to move with
