@@ -25,6 +25,8 @@ import os
 import random
 import re
 
+from typing import TYPE_CHECKING, Any, Optional
+
 import attrs
 
 import rulelang
@@ -35,6 +37,12 @@ from .builtins import RuleRuntimeError, start_work
 from .closures import StmtCompiler
 from .errors import GameError, IllegalAction
 from .values import fmt, skey
+
+if TYPE_CHECKING:
+    from rulelang.program import Program
+
+    from .game import Game
+    from .ruleset import Ruleset
 
 
 @attrs.define
@@ -55,16 +63,16 @@ class ScenarioFailure(Exception):
 class Driver:
     """Performs scenario steps for the ops of a scenario block."""
 
-    def __init__(self, seed, invariants=False):
+    def __init__(self, seed: Optional[int], invariants: bool = False) -> None:
         self.rng = random.Random(seed)
-        self.failures = []  # (span, text), in the order met
-        self.span = None
+        self.failures: list[tuple[Any, str]] = []  # (span, text), in the order met
+        self.span: Any = None
         self.invariants = invariants  # check the rules' invariants after each decision taken
-        self.broken = set()  # the invariants that do not hold now (reported when a decision breaks them)
+        self.broken: set[str] = set()  # the invariants that do not hold now (reported when a decision breaks them)
         self.steps = 0  # play and chance steps taken
-        self.setup_drawn = []  # setup's chance outcomes drawn by the sampler (the scenario did not force them)
+        self.setup_drawn: list[str] = []  # setup's chance outcomes drawn by the sampler (the scenario did not force them)
 
-    def value(self, G, name):
+    def value(self, G: Game, name: str) -> Any:
         if name == "legal":
             return tuple(a.id for a in G.legal_actions())
         if name == "over":
@@ -79,7 +87,7 @@ class Driver:
             return G.current_player
         raise RuleRuntimeError(f"unknown scenario value {name}")
 
-    def settle_chance(self, G, before=""):
+    def settle_chance(self, G: Game, before: str = "") -> list[str]:
         """Draw the pending chance decisions from the sampler; returns the outcomes drawn."""
         drawn = []
         while not G.is_over() and G.is_chance():
@@ -93,12 +101,12 @@ class Driver:
                                      + (f" {before}" if before else ""))
         return drawn
 
-    def check_invariants(self, G, after):
+    def check_invariants(self, G: Game, after: str) -> None:
         """Check the rules' invariants after a decision (`after` says which): each one this decision broke
         is a failure of the scenario."""
         if not self.invariants:
             return
-        now = {}
+        now: dict[str, str] = {}
         for name, _where, message in G.check_invariants():
             now.setdefault(name, message)
         for name, message in now.items():
@@ -108,13 +116,13 @@ class Driver:
         self.broken = set(now)
 
     @staticmethod
-    def _apply(G, value):
+    def _apply(G: Game, value: Any) -> None:
         try:
             G.apply(value if isinstance(value, str) else fmt(value))
         except IllegalAction as e:
             raise ScenarioFailure(str(e)) from None
 
-    def step(self, G, kind, value):
+    def step(self, G: Game, kind: str, value: Any) -> None:
         if kind == "play":
             aid = value if isinstance(value, str) else fmt(value)
             self.settle_chance(G, f"before play {rule_text(aid)}")
@@ -143,7 +151,7 @@ class Driver:
                 self.failures.append((self.span, text))
         return None
 
-    def _no_chance(self, G, aid):
+    def _no_chance(self, G: Game, aid: str) -> str:
         """Why `chance aid` cannot be taken now, and what to write instead."""
         if G.is_over():
             now = f"the game is over ({G.end_reason})"
@@ -162,7 +170,7 @@ class Driver:
 _BARE = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 
 
-def rule_text(v, ty=None) -> str:
+def rule_text(v: Any, ty: Any = None) -> str:
     """A value as a rule file writes it: texts quoted ("advance((3,7))"), lists in [..], tuples in (..),
     sets in {..}, maps as {key: value}, enum members and table rows by name, none/true/false. `ty` is
     the checker's type of the expression the value came from; without it, a text is quoted and a list or
@@ -203,7 +211,7 @@ def rule_text(v, ty=None) -> str:
 SCENARIO_STEP_BUDGET = 1_000_000
 
 
-def _exec(G, code, L):
+def _exec(G: Game, code: Any, L: dict[str, Any]) -> None:
     """Run one scenario block; `L` holds the scenario's locals, shared by all its blocks."""
     pc = 0
     ops = code.ops
@@ -224,7 +232,7 @@ def _exec(G, code, L):
                                   "inside the game)")
 
 
-def reconsider(G):
+def reconsider(G: Game) -> None:
     """After `given` changed variables directly, recompute the pending decision from the new state."""
     if G.is_over() or G.pending is None:
         return
@@ -248,7 +256,7 @@ def reconsider(G):
 _STEPS = (A.Play, A.ChanceStep, A.Expect, A.Log, A.Break, A.Continue)
 
 
-def _sets_state(block) -> bool:
+def _sets_state(block: A.Block) -> bool:
     """Whether a scenario block changes the state directly (assigns, adds, makes or destroys a piece ...),
     rather than only through decisions (`play`, `chance`): a position it sets up may be one the rules never
     reach."""
@@ -262,14 +270,14 @@ def _sets_state(block) -> bool:
                 return True
             continue
         if isinstance(st, (A.For, A.While, A.Repeat, A.Loop)):
-            if _sets_state(st.body):
+            if st.body is not None and _sets_state(st.body):
                 return True
             continue
         return True
     return False
 
 
-def _forces_setup_chance(parts):
+def _forces_setup_chance(parts: list[tuple[str, A.Block]]) -> bool:
     """Whether the scenario's first step, in written order, forces a chance outcome."""
     for _kind, block in parts:
         if block.stmts:
@@ -277,14 +285,14 @@ def _forces_setup_chance(parts):
     return False
 
 
-def starting(program, sc, by_name=None):
+def starting(program: Program, sc: A.ScenarioDecl, by_name: Optional[dict] = None) -> A.ScenarioDecl:
     """The scenario whose settings (players, seed, chance mode, variants) ``sc`` runs with: the first of the
     scenarios it continues (`scenario "B" after "A"`), or itself. ``by_name``: program.scenarios_by_name(),
     for a caller that asks for many."""
     return program.scenario_chain(sc, by_name)[0][0]
 
 
-def run_scenario(rs, sc, by_name=None) -> ScenarioResult:
+def run_scenario(rs: Ruleset, sc: A.ScenarioDecl, by_name: Optional[dict] = None) -> ScenarioResult:
     """Run one scenario, after the blocks of every scenario it continues (`after`), from the first of them:
     its players, seed, chance mode and variants. `rs` should be loaded with those variants (run_file does
     that); if it is not, the rules are loaded again with them."""
@@ -293,7 +301,7 @@ def run_scenario(rs, sc, by_name=None) -> ScenarioResult:
     first = starting(rs.program, sc, by_name)
     if tuple(first.variants) != tuple(rs.active_variants):
         try:
-            rs = rs.reload(first.variants)
+            rs = rs.reload(first.variants)  # type: ignore[attr-defined]  # (set by rulelang.api.load)
         except RuleError as e:
             res.message = e.render()
             return res
@@ -313,7 +321,7 @@ def run_scenario(rs, sc, by_name=None) -> ScenarioResult:
         if not _forces_setup_chance(parts):
             # `given` describes a position after setup: finish setup's random draws first
             G.scenario.setup_drawn = G.scenario.settle_chance(G, "during setup")
-        scenario_locals = {}
+        scenario_locals: dict[str, Any] = {}
         for i, (kind, block) in enumerate(parts):
             if kind == "given" and _sets_state(block):
                 # the position is set by hand from here on: it may be one the rules never reach, and the
@@ -342,7 +350,7 @@ def run_scenario(rs, sc, by_name=None) -> ScenarioResult:
     return res
 
 
-def rule_files(path):
+def rule_files(path: str) -> list[str]:
     if os.path.isdir(path):
         out = []
         for root, dirs, files in os.walk(path):
@@ -354,13 +362,13 @@ def rule_files(path):
     return [path]
 
 
-def run_file(path):
+def run_file(path: str) -> list[ScenarioResult]:
     results = []
     try:
         base = rulelang.load(path)
     except RuleError as e:
         return [ScenarioResult("(loading the file)", path, 1, False, e.render())]
-    by_variants = {}
+    by_variants: dict[tuple[str, ...], list[str]] = {}
     by_name = base.program.scenarios_by_name()  # once: a file may hold thousands of scenarios
     for sc in base.program.scenarios:
         by_variants.setdefault(tuple(starting(base.program, sc, by_name).variants), []).append(sc.name)
@@ -378,7 +386,7 @@ def run_file(path):
     return results
 
 
-def run_path(path):
+def run_path(path: str) -> list[ScenarioResult]:
     """Run every scenario in a rule file, or in every .rules file below a folder."""
     results = []
     for f in rule_files(path):
