@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+from types import FrameType
+from typing import Any, Optional
 
 from . import ast as A
 from . import types as T
@@ -20,6 +22,7 @@ from .checker_statements import StatementChecks
 from .scopes import Context, Scope, _loose  # noqa: F401  (_loose: checked by its tests)
 from .library import BOARD_GENERATORS, BUILTIN_EVENTS, FUNCTIONS, SCENARIO_VALUES, VALUES
 from .lints import run_lints
+from .program import Program
 
 MAX_SUGGESTIONS = 100  # did-you-mean hints computed per file; later unknown names get the plain hint
 MAX_SUGGESTED_NAME = 100  # longer names get no did-you-mean hint
@@ -33,33 +36,34 @@ KEYWORD_HINTS = {"true", "false", "none"}
 class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
     expr_methods = A.Dispatch("e_")  # e_Binary(e, scope, ctx, expected) for a Binary, ...
 
-    def __init__(self, prog):
+    def __init__(self, prog: Program) -> None:
         self.prog = prog
-        self.diags = []
-        self._reported = set()  # (span, code, message) already reported: a part checked twice reports once
-        self.types = {}  # enum/record name -> Type
-        self.globals = {}  # name -> (ref, Type)
-        self.calls = {}  # caller decl name -> set of called procedure names
-        self.me_uses = {}  # procedure name -> span of its first use of 'me' (a name, or choose without 'by')
-        self.me_free_calls = []  # (call span, procedure name, where): calls from places without 'me'
-        self.offered = set()
-        self.emitted = set()
-        self.ends = []  # (reason, span)
-        self.placeholders = []  # (span, what)
-        self.var_reads = set()
-        self.var_writes = set()
-        self._current = None
-        self.endless_loops = []  # loops with no break/return/end_game inside (lints decide)
+        self.diags: list = []
+        self._reported: set = set()  # (span, code, message) already reported: a part checked twice reports once
+        self.types: dict[str, T.Type] = {}  # enum/record name -> Type
+        self.globals: dict[str, Any] = {}  # name -> (ref, Type)
+        self.calls: dict[str, set[str]] = {}  # caller decl name -> set of called procedure names
+        self.me_uses: dict[str, A.Span] = {}  # procedure name -> span of its first use of 'me' (a name, or choose without 'by')
+        self.me_free_calls: list = []  # (call span, procedure name, where): calls from places without 'me'
+        self.offered: set[str] = set()
+        self.emitted: set[str] = set()
+        self.ends: list = []  # (reason, span)
+        self.placeholders: list = []  # (span, what)
+        self.var_reads: set = set()
+        self.var_writes: set = set()
+        self._current: Optional[str] = None
+        self.endless_loops: list = []  # loops with no break/return/end_game inside (lints decide)
         self._placeholder_what = ""  # what a ?value inside a table row stands for
         self._lambda_ok = False  # a function value is being passed straight to a built-in
         self._suggestions = 0  # did-you-mean hints computed so far
         self._suggest_work = 0  # candidate names looked at for them
-        self._decl_order = None  # declaration name -> position in the file (built once)
-        self._funcs_checked = {}  # function name -> "busy" / "done": results without a declared type are inferred
+        self._decl_order: Optional[dict[str, int]] = None  # declaration name -> position in the file (built once)
+        self._funcs_checked: dict[str, str] = {}  # function name -> "busy" / "done": results without a declared type are inferred
         self._infer_depth = 0  # functions being checked early, one inside the other, for their result's type
 
     # ------------------------------------------------------------------ reporting
-    def err(self, span, code, message, hint="", severity=ERROR):
+    def err(self, span: Optional[A.Span], code: str, message: str, hint: str = "", severity: str = ERROR) -> None:
+        assert span is not None  # (every node the checker reports on has its span)
         key = (span.path, span.line, span.column, span.end_line, span.end_column, code, message)
         if key in self._reported:  # e.g. a declared type resolved when declared and again when checked
             return
@@ -68,10 +72,10 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.diags.append(src.diag(code, message, span.line, span.column, severity=severity, hint=hint,
                                    end_line=span.end_line, end_column=span.end_column))
 
-    def warn(self, span, code, message, hint=""):
+    def warn(self, span: Optional[A.Span], code: str, message: str, hint: str = "") -> None:
         self.err(span, code, message, hint, severity=WARNING)
 
-    def suggest(self, name, candidates):
+    def suggest(self, name: str, candidates: Any) -> str:
         """A did-you-mean hint. `candidates` may be a function giving them (only called when needed).
         At most MAX_SUGGESTIONS per file are computed, so that a file of many unknown names checks fast."""
         if (self._suggestions >= MAX_SUGGESTIONS or self._suggest_work >= MAX_SUGGEST_WORK
@@ -91,7 +95,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         return f"did you mean '{close[0]}'?" if close else ""
 
     # ------------------------------------------------------------------ entry
-    def run(self):
+    def run(self) -> Checker:
         p = self.prog
         for d in p.decls.values():
             if isinstance(d, A.EnumDecl):
@@ -141,6 +145,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                 self._current = s.name
                 sc = Scope()
                 sc.names[s.param] = ("local", T.PLAYER)
+                assert s.value is not None  # (the grammar gives every score, payoff and heuristic its value)
                 t = self.expr(s.value, sc, Context("score"))
                 if s.payoff or s.heuristic:  # a utility, an estimate: a whole number
                     if t.name == "none" or not T.compatible(t, T.INT):
@@ -158,7 +163,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.check_me_reaches()
         return self
 
-    def check_me_reaches(self):
+    def check_me_reaches(self) -> None:
         """E209 for a call, from a place without 'me' (setup, the flow, a phase, a trigger), of a procedure
         that uses 'me' itself or through the procedures it calls: it would fail when it runs."""
         if not self.me_free_calls:
@@ -189,7 +194,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                               "it instead of 'me', or call it only from actions")
 
     # ------------------------------------------------------------------ declarations
-    def resolve_type(self, t):
+    def resolve_type(self, t: Any) -> T.Type:
         if t is None:
             return T.ANY
         if isinstance(t, A.TypeRange):
@@ -227,7 +232,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             return T.Type(t.name, args, kind="generic")
         return T.ANY
 
-    def declare(self, d):
+    def declare(self, d: A.Decl) -> None:
         if isinstance(d, A.ConstDecl):
             self.globals[d.name] = ("const", self.resolve_type(d.type) if d.type else T.ANY)
         elif isinstance(d, A.VarDecl):
@@ -252,7 +257,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         elif isinstance(d, A.PieceDecl):  # a piece kind's name is the list of its live pieces
             self.globals[d.name] = ("pieces", T.list_of(self.types[d.name]))
 
-    def check_decl(self, d):
+    def check_decl(self, d: A.Decl) -> None:
         if isinstance(d, A.FuncDecl) and self._funcs_checked.get(d.name):
             return  # checked already, when a call needed its result
         if isinstance(d, (A.ProcDecl, A.FuncDecl, A.ActionDecl)) and d.placeholder is not None:
@@ -318,7 +323,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         elif isinstance(d, A.PieceDecl):
             self.check_piece_decl(d)
 
-    def check_table(self, d):
+    def check_table(self, d: A.TableDecl) -> None:
         rec = self.prog.decls.get(d.record)
         if not isinstance(rec, A.RecordDecl):
             self.err(d.span, "E202", f"table '{d.name}' names '{d.record}', which is not a record",
@@ -357,7 +362,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                     self.err(row.span, "E306", f"row '{row.name}' gives no value for field '{f.name}'",
                              hint=f"add {f.name}: VALUE, or give the field a default in record '{rec.name}'")
 
-    def check_board(self, d):
+    def check_board(self, d: A.BoardDecl) -> None:
         if d.spec is not None:
             spec = d.spec
             if not (isinstance(spec, A.Call) and isinstance(spec.func, A.Name) and spec.func.ident in BOARD_GENERATORS):
@@ -392,7 +397,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                     self.err(a.span, "E309", "node attributes are named: node a(kind: x)")
                 self.expr(a.value, Scope(), Context("const", pure=True))
 
-    def param_scope(self, params, ctx, allow_domain=True, scope=None):
+    def param_scope(self, params: list, ctx: Context, allow_domain: bool = True, scope: Optional[Scope] = None) -> Scope:
         scope = scope or Scope()
         for prm in params:
             t = self.resolve_type(prm.type) if prm.type is not None else None
@@ -415,7 +420,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             scope.names[prm.name] = ("local", t)
         return scope
 
-    def check_action(self, d):
+    def check_action(self, d: A.ActionDecl) -> None:
         ctx = Context("action", has_me=True, name=d.name)
         scope = Scope()
         scope.names["me"] = ("builtin", T.PLAYER)
@@ -439,9 +444,10 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             self.block(d.effect, Scope(scope), ctx)
         self.check_text_template(d)
 
-    def check_pattern_names(self, d):
+    def check_pattern_names(self, d: A.ActionDecl) -> None:
         """The names of an action's parameters, those its tuple patterns bind included, are all different."""
-        plain, patterned = set(), set()  # (two plain parameters of one name: param_scope says so)
+        plain: set[str] = set()
+        patterned: set[str] = set()  # (two plain parameters of one name: param_scope says so)
         for p in d.params:
             named = [(n, span) for _hidden, _text, bound in p.patterns for n, span in bound] if p.shape else \
                 [(p.name, p.span)]
@@ -451,7 +457,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                              hint="give each name of the parameters and their patterns once")
                 (patterned if p.shape else plain).add(name)
 
-    def check_text_template(self, d):
+    def check_text_template(self, d: A.ActionDecl) -> None:
         """Each {name} in an action's text must name one of its parameters, or a name one of their tuple
         patterns binds (only those are filled in)."""
         names = list(dict.fromkeys(n for p in d.params for n in (A.shape_names(p.shape) if p.shape else [p.name])))
@@ -463,7 +469,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                          hint=("the text can show the parameters: " + ", ".join("{" + n + "}" for n in names))
                          if names else f"action '{d.name}' has no parameters, so its text shows no values")
 
-    def check_trigger(self, t):
+    def check_trigger(self, t: A.TriggerDecl) -> None:
         ctx = Context("trigger", name=t.name)
         scope = Scope()
         if t.event in BUILTIN_EVENTS:
@@ -485,7 +491,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             self.expect_type(self.expr(t.condition, scope, ctx), T.BOOL, t.condition, "a trigger condition")
         self.block(t.body, Scope(scope), ctx)
 
-    def check_scenarios(self, p):
+    def check_scenarios(self, p: Program) -> None:
         """Every scenario, each once; a scenario that continues another (`after`) after that one, in a
         scope below the scope its blocks ended in (its locals are known)."""
         by_name = p.scenarios_by_name()
@@ -515,7 +521,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                                   "here (drop 'after' and set up the position again), or continue an earlier one")
 
     @staticmethod
-    def scenario_cycles(scenarios, by_name):
+    def scenario_cycles(scenarios: list, by_name: dict) -> dict:
         """id(scenario) -> the cycle it is on (its scenarios in `after` order, starting with it), for every
         scenario on a cycle of `after`s. Each scenario names at most one other, so following the names from
         every scenario once, and marking where each walk went, finds every cycle in time linear in the file."""
@@ -535,9 +541,10 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
 
     CYCLE_NAMES_SHOWN = 6  # scenarios of a cycle named in E418's message (a hostile file may chain thousands)
 
-    def err_scenario_after(self, sc, by_name, cycle=None):
+    def err_scenario_after(self, sc: A.ScenarioDecl, by_name: dict, cycle: Optional[list] = None) -> None:
         """E417 for `after` naming no scenario, E418 for a scenario on a cycle of `after`s (``cycle``: the
         cycle from it, as `scenario_cycles` found it)."""
+        assert sc.after is not None  # (called for a scenario with `after`)
         if sc.after not in by_name:
             self.err(sc.after_span, "E417", f"there is no scenario \"{sc.after}\" for scenario \"{sc.name}\" "
                                             "to continue", hint=self.suggest(sc.after, by_name))
@@ -549,7 +556,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             self.err(sc.after_span, "E418", f"scenarios continue each other in a cycle: {names}",
                      hint="the first scenario of a chain starts the game: one of these must not be 'after' another")
 
-    def check_scenario(self, sc, below=None):
+    def check_scenario(self, sc: A.ScenarioDecl, below: Optional[Scope] = None) -> Scope:
         """Check one scenario; returns the scope its blocks ended in. ``below``: the scope of the scenario it
         continues."""
         ctx = Context("scenario", scenario=True, has_me=False, name=sc.name)
@@ -576,15 +583,15 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         return scope
 
     # ------------------------------------------------------------------ expressions
-    def _max_players(self):
+    def _max_players(self) -> int:
         counts = self.prog.game.player_counts if self.prog.game else ()
         return max(counts) if counts else 2
 
-    def check_seat_literal(self, want, node):
+    def check_seat_literal(self, want: T.Type, node: Any) -> bool:
         """A number written where a player is expected must be a seat 0..n-1 for some allowed player count n."""
         if T.base(want).name != "player":
             return True
-        v = node
+        v: Any = node
         sign = 1
         if isinstance(v, A.Unary) and v.op == "-":
             v, sign = v.operand, -1
@@ -599,7 +606,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                       "write none for no player")
         return False
 
-    def expect_exact(self, got, want, node, what):
+    def expect_exact(self, got: T.Type, want: T.Type, node: Any, what: str) -> None:
         """Like expect_type, but a list does not stand for a set, deck or bag (only assignments convert)."""
         if not self.check_seat_literal(want, node):
             return
@@ -607,13 +614,13 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             hint = "write to_set([...]) for a set" if got.name == "list" and want.name == "set" else ""
             self.err(node.span, "E301", f"{what} must be {want}, not {got}", hint=hint)
 
-    def expect_type(self, got, want, node, what):
+    def expect_type(self, got: T.Type, want: T.Type, node: Any, what: str) -> None:
         if not self.check_seat_literal(want, node):
             return
         if not T.compatible(got, want):
             self.err(node.span, "E301", f"{what} must be {want}, not {got}")
 
-    def expr(self, e, scope, ctx, expected=None):
+    def expr(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type] = None) -> T.Type:
         try:
             t = self.expr_methods[e.__class__](self, e, scope, ctx, expected)
         except RecursionError:
@@ -622,7 +629,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         e.ty = t
         return t
 
-    def e_Literal(self, e, scope, ctx, expected):
+    def e_Literal(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         v = e.value
         if v is None:
             return T.NONE
@@ -632,12 +639,12 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             return T.INT
         return T.STR
 
-    def e_Placeholder(self, e, scope, ctx, expected):
+    def e_Placeholder(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         t = self.expr(e.inner, scope, ctx, expected)
         self.placeholders.append((e.span, self._placeholder_what or f"{self._current}: invented value"))
         return t
 
-    def e_Name(self, e, scope, ctx, expected):
+    def e_Name(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         n = e.ident
         if n == "me" and ctx.kind == "procedure" and ctx.name:
             self.me_uses.setdefault(ctx.name, e.span)
@@ -685,7 +692,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         e.ref = "unknown"
         return T.ERROR
 
-    def e_Unary(self, e, scope, ctx, expected):
+    def e_Unary(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         t = self.expr(e.operand, scope, ctx)
         if e.op == "not":
             self.expect_type(t, T.BOOL, e.operand, "'not'")
@@ -693,7 +700,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.expect_type(t, T.INT, e.operand, "'-'")
         return T.INT
 
-    def e_Binary(self, e, scope, ctx, expected):
+    def e_Binary(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         op = e.op
         if op in ("==", "!=") and isinstance(e.left, A.EmptyLit) and not isinstance(e.right, A.EmptyLit):
             rt = self.expr(e.right, scope, ctx)  # `{} == s`: the empty value is of s's kind (a set or a map)
@@ -741,7 +748,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.expect_type(rt, T.INT, e.right, f"'{op}'")
         return T.INT
 
-    def e_Cond(self, e, scope, ctx, expected):
+    def e_Cond(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         self.expect_type(self.expr(e.test, scope, ctx), T.BOOL, e.test, "the condition of 'if'")
         a = self.expr(e.then, scope, ctx, expected)
         b = self.expr(e.orelse, scope, ctx, expected)
@@ -752,7 +759,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             return T.ERROR
         return T.join(a, b)
 
-    def e_Lambda(self, e, scope, ctx, expected):
+    def e_Lambda(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         if not self._lambda_ok:
             self.err(e.span, "E402", "a function value (x => ...) can only be passed to a built-in",
                      hint="built-ins such as count, any, all, sorted, reachable and group take one; "
@@ -764,7 +771,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.expr(e.body, inner, ctx.but(pure=True))
         return T.FUNC
 
-    def e_Call(self, e, scope, ctx, expected):
+    def e_Call(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         f = e.func
         if not isinstance(f, A.Name):
             self.err(e.span, "E319", "only named functions can be called")
@@ -807,7 +814,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                 self.err(e.span, "E308", f"{n}() takes {want} argument{'s' if want != '1' else ''}, not {len(pos)}",
                          hint=b.doc)
             types = []
-            first_elem = None
+            first_elem: Optional[T.Type] = None
             for i, a in enumerate(e.args):
                 if a.name is not None and a.name not in b.kwargs:
                     self.err(a.span, "E309", f"{n}() has no option '{a.name}'",
@@ -826,7 +833,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                 if a.name is None:
                     types.append(t)
             try:
-                return b.result(types) or T.ANY
+                return (b.result(types) if b.result is not None else None) or T.ANY
             except Exception:
                 return T.ANY
         if n in BOARD_GENERATORS:
@@ -849,7 +856,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                    "groups", "line_length"}
     INT_ARGS = {"abs", "clamp"}
 
-    def check_builtin_arg(self, n, i, a, t):
+    def check_builtin_arg(self, n: str, i: int, a: Any, t: T.Type) -> None:
         """The kinds of value a built-in takes, where the kind is plain."""
         if a.name is not None:
             return
@@ -864,7 +871,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         elif n == "sum" and T.is_collection(t) and not T.is_int(T.element(t)):
             self.err(a.value.span, "E301", f"sum() adds numbers, not {T.element(t)}")
 
-    def e_Index(self, e, scope, ctx, expected):
+    def e_Index(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         tt = self.expr(e.target, scope, ctx)
         it = self.expr(e.index, scope, ctx)
         if tt.kind == "error":
@@ -884,12 +891,12 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.err(e.span, "E321", f"a {tt} cannot be indexed", hint="lists take x[i], maps take x[key]")
         return T.ANY
 
-    def e_Field(self, e, scope, ctx, expected):
+    def e_Field(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         tt = self.expr(e.target, scope, ctx)
         if tt.kind == "error":
             return T.ERROR
         if tt.kind == "record":
-            rec = self.prog.decls.get(tt.name)
+            rec: Any = self.prog.decls.get(tt.name)
             for f in rec.fields:
                 if f.name == e.name:
                     return self.resolve_type(f.type)
@@ -904,28 +911,28 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
         self.err(e.span, "E322", f"a {tt} has no fields", hint="only table rows (records) have fields, row.field")
         return T.ANY
 
-    def e_TupleLit(self, e, scope, ctx, expected):
+    def e_TupleLit(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         return T.tuple_of(*[self.expr(x, scope, ctx) for x in e.items])
 
-    def e_ListLit(self, e, scope, ctx, expected):
+    def e_ListLit(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         et = T.join_all([self.expr(x, scope, ctx) for x in e.items]) if e.items else (
             T.element(expected) if expected is not None else T.ANY)
         return T.list_of(et)
 
-    def e_SetLit(self, e, scope, ctx, expected):
+    def e_SetLit(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         return T.set_of(T.join_all([self.expr(x, scope, ctx) for x in e.items]))
 
-    def e_MapLit(self, e, scope, ctx, expected):
+    def e_MapLit(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         kt = T.join_all([self.expr(k, scope, ctx) for k, _ in e.entries])
         vt = T.join_all([self.expr(v, scope, ctx) for _, v in e.entries])
         return T.map_of(kt, vt)
 
-    def e_EmptyLit(self, e, scope, ctx, expected):
+    def e_EmptyLit(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         if expected is not None and expected.name in ("set", "map"):
             return expected
         return T.ANY
 
-    def e_Comprehension(self, e, scope, ctx, expected):
+    def e_Comprehension(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         st = self.expr(e.source, scope, ctx)
         if not T.is_collection(st):
             self.err(e.source.span, "E310", f"a comprehension needs a list, set, map or range, not {st}")
@@ -946,13 +953,13 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
             return T.map_of(et, self.expr(e.value, inner, ctx))
         return T.list_of(et)
 
-    def e_Bind(self, e, scope, ctx, expected):
+    def e_Bind(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         """A name of a tuple pattern in a comprehension (`[a + b for (a, b) in pairs]`): body with name bound."""
         inner = Scope(scope)
         inner.names[e.name] = ("local", self.expr(e.value, scope, ctx))
         return self.expr(e.body, inner, ctx)
 
-    def e_Unpack(self, e, scope, ctx, expected):
+    def e_Unpack(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         """An item of a tuple pattern: the type of that item of the tuple (tuple[A, B] gives A, then B). The
         checking item says when the value is not a tuple (E331) or has another number of items (E332)."""
         t = self.expr(e.value, scope, ctx)
@@ -976,7 +983,7 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
                           "loop over a map gives its keys (for k, v in MAP: keys and values)")
         return T.ERROR
 
-    def e_Choose(self, e, scope, ctx, expected):
+    def e_Choose(self, e: Any, scope: Scope, ctx: Context, expected: Optional[T.Type]) -> T.Type:
         what = type(e).__name__.lower()
         example = {"choose": "choose one of ...", "roll": "roll one of 1..6", "draw": "draw one from PILE"}[what]
         if ctx.pure and ctx.kind == "function":
@@ -991,15 +998,16 @@ class Checker(StatementChecks, PieceChecks, A.NodeVisitor):
     e_Draw = e_Choose
 
 
-def _stack_room():
+def _stack_room() -> int:
     """How many more Python frames may be entered before the recursion limit (counted, not guessed)."""
-    f, depth = sys._getframe(1), 0
+    f: Optional[FrameType] = sys._getframe(1)
+    depth = 0
     while f is not None:
         f, depth = f.f_back, depth + 1
     return sys.getrecursionlimit() - depth
 
 
-def check_program(prog, warnings=True):
+def check_program(prog: Program, warnings: bool = True) -> Checker:
     """Run the checker and the lints. Returns the Checker (diagnostics in .diags). ``warnings=False``
     leaves out the lints that only warn (those with a W code), for a caller that keeps only errors."""
     c = Checker(prog).run()
