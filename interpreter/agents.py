@@ -19,9 +19,10 @@ also accept ``choose(game)`` (the seat is then ``game.current_player``).
 Agent specs (``--agents`` of the command line): ``parse_agent_specs(text, players)`` splits
 ``"mcts:400,random"`` into one spec per seat, and ``make_agent(spec, seed)`` builds the agent of a
 spec: ``random``, ``first``, ``human``, ``mcts`` / ``mcts:N`` (N playouts per decision),
-``ismcts`` / ``ismcts:N`` (the same agent), ``heuristic`` / ``heuristic:P`` / ``heuristic:P:F`` (interpreter/heuristic.py:
-a greedy lookahead to the end of the action on the rules' ``heuristic p = EXPR``, P% of decisions random
-among the near-best, at most F choices followed inside an action), or ``module:Class`` / ``module:Class:ARG`` (a class
+``ismcts`` / ``ismcts:N`` (the same agent), ``heuristic`` / ``heuristic:P`` / ``heuristic:P:F`` /
+``heuristic:P:F:B`` (interpreter/heuristic.py: a greedy lookahead to the end of the action on the rules'
+``heuristic p = EXPR``, P% of decisions random among the near-best, at most F choices followed inside an
+action, planned with a beam of width B when B is above 1; ``Bi``: only the choices inside an action), or ``module:Class`` / ``module:Class:ARG`` (a class
 importable from Python, constructed as ``Class([ARG], seed=seed)``; ``seed`` only when it takes
 one). ``agent_seed(seed, seat)`` derives the per-seat seed used by the command line and by the
 simulator, so ``rulelang play --seed S`` replays exactly the game that the simulator played with
@@ -38,7 +39,7 @@ import random
 import sys
 
 from .agent_protocol import CHANCE, Agent, AgentError, _legal, _sample_chance, seat_name
-from .heuristic import HeuristicAgent
+from .heuristic import MAX_BEAM, HeuristicAgent
 from .mcts import DEFAULT_PLAYOUTS, MAX_PLAYOUTS, MCTSAgent
 from .render import seat_boards_text
 
@@ -234,6 +235,7 @@ AGENTS = {
 #: what each known agent takes after its name, for the messages
 _TAKES = {"mcts": "N", "ismcts": "N", "heuristic": "P"}
 MAX_FOLLOW_SPEC = 64  # heuristic:P:F: at most this many choices followed inside an action
+# heuristic:P:F:B: the beam width, 1 (greedy completion) to MAX_BEAM; a trailing i plans only inner choices
 MAX_SPEC_CHARS = 300
 
 
@@ -277,15 +279,21 @@ def _known_agent(head, parts, spec, seed, options):
         agent.name = head if not args else f"{head}:{playouts}"
         return agent
     if head == "heuristic":
-        if len(args) > 2 or (args and not (args[0].isascii() and args[0].isdigit() and 0 <= int(args[0]) <= 100)):
+        if len(args) > 3 or (args and not (args[0].isascii() and args[0].isdigit() and 0 <= int(args[0]) <= 100)):
             raise _bad(spec, "heuristic takes one whole percentage from 0 to 100, the share of random decisions "
                              "(heuristic:10), and optionally how many choices inside an action it follows "
-                             "(heuristic:10:0)")
-        if len(args) == 2:
+                             "(heuristic:10:0) and the beam width planning them (heuristic:10:8:4)")
+        if len(args) >= 2:
             if not (args[1].isascii() and args[1].isdigit() and int(args[1]) <= MAX_FOLLOW_SPEC):
                 raise _bad(spec, f"the choices followed inside an action are a whole number from 0 to "
                                  f"{MAX_FOLLOW_SPEC}, not {args[1][:20]!r}")
             options = {**options, "follow": int(args[1])}
+        if len(args) == 3:
+            width, inner = (args[2][:-1], True) if args[2][-1:].lower() == "i" else (args[2], False)
+            if not (width.isascii() and width.isdigit() and 1 <= int(width) <= MAX_BEAM):
+                raise _bad(spec, f"the beam width is a whole number from 1 to {MAX_BEAM}, optionally followed by "
+                                 f"i (plan only the choices inside an action), not {args[2][:20]!r}")
+            options = {**options, "beam": int(width), "inner": inner}
         agent = HeuristicAgent(int(args[0]) if args else 0, seed, **options)
         agent.name = spec.lower() if args else "heuristic"
         return agent

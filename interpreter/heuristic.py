@@ -15,6 +15,20 @@ declares none):
   until another seat or an offer of actions is to decide, the game ends, or ``MAX_FOLLOW`` decisions
   were followed. An action made of a chain of decisions (place, pay, choose how many, choose where)
   is so weighed by what it achieves, not by its first step's cost;
+* with a **beam** of width B above 1 (``beam``, spec ``heuristic:P:F:B``; default 1, the greedy
+  completion above, unchanged) it **plans the action** instead (``_plan``): a beam search over the
+  same seat's following choices inside the same action. At each depth the B best states by the
+  heuristic are kept and each is expanded with its options (at most ``FOLLOW_OPTIONS``, a random
+  sample), chance sampled as above; a state where the action is over (another seat or an offer of
+  actions to decide, the action changed, the game over) is a plan's end and is not expanded. The
+  candidate is worth the best of the ends reached at any depth: a plan stops early only where the
+  rules let the seat stop (an optional choice's "done" is one option). Only when no end was reached
+  (``F`` choices deep, or the looks spent) is it worth the best state where the seat must still choose:
+  a half-done action's estimate, the best there is, but not a result the rules guarantee. A choice
+  whose worth shows only several choices later (pay for an extra step, then walk to a reward) is so
+  weighed by what it leads to. The decision's looks are shared evenly among the candidates left, so a
+  wide beam cannot spend them all on the first; with ``inner`` (spec ``heuristic:P:F:Bi``) an offer of
+  actions is weighed one decision ahead and only a choice inside an action is planned;
 * chance in the lookahead is sampled; with ``chance_samples`` above 1 (default ``CHANCE_SAMPLES``, 1) a
   candidate whose lookahead met chance (a roll or a shuffle drew from the sample's generator, or an
   explicit chance decision) is weighed by the mean over that many samples of it;
@@ -32,7 +46,8 @@ declares none):
 
 Bounds: a decision applies at most ``MAX_LOOKS`` decisions to samples in all (each under the rules'
 own step, work and time budgets); when they are spent, the candidates left are weighed one decision
-ahead. Memory: one sample and the clones on the path being followed.
+ahead (with a beam, each candidate gets an even share of the looks left). Memory: one sample and the clones
+on the path being followed (with a beam: the B states kept and their at most B × FOLLOW_OPTIONS children).
 
 It knows no game: the rule file says what a good position is. Deterministic for a seed.
 """
@@ -49,6 +64,7 @@ MAX_CANDIDATES = 64  # legal actions looked at per decision (a random sample of 
 MAX_FOLLOW = 32  # decisions followed after a candidate to complete its action
 FOLLOW_OPTIONS = 12  # options looked at per followed choice (a random sample of more)
 CHANCE_SAMPLES = 1  # samples of the chance a candidate's lookahead met (3: its mean over three; see docs/agents.md)
+MAX_BEAM = 64  # the widest beam (``beam``) planning an action may keep
 MAX_LOOKS = 6000  # decisions applied to samples per decision of the agent, in all
 MAX_TURN_DECISIONS = 300  # decisions of one seat in one turn after which it decides at random among all
 WIN = 10 ** 12  # the worth of an action that ends the game, times its return
@@ -58,9 +74,15 @@ FAILED = (0, 0)  # the worth of a candidate whose lookahead failed
 class HeuristicAgent(Agent):
     name = "heuristic"
 
-    def __init__(self, randomness=0, seed=None, follow=MAX_FOLLOW, chance_samples=CHANCE_SAMPLES):
+    def __init__(self, randomness=0, seed=None, follow=MAX_FOLLOW, chance_samples=CHANCE_SAMPLES, beam=1,
+                 inner=False):
         if isinstance(randomness, bool) or not isinstance(randomness, int) or not 0 <= randomness <= 100:
             raise ValueError(f"the share of random decisions is a whole percentage from 0 to 100, not {randomness!r}")
+        if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= MAX_BEAM:
+            raise ValueError(f"the beam width is a whole number from 1 to {MAX_BEAM}, not {beam!r}")
+        self.beam = beam  # 1: the greedy completion; more: plan the action with a beam of that width
+        self.inner = bool(inner)  # an offer of actions weighed one decision ahead, only inner choices planned
+        self.cap = MAX_LOOKS  # the looks the current candidate may reach (a beam's share of the decision's)
         self.randomness = randomness
         self.seed = seed
         self.follow = follow  # 0: one decision ahead, as the first version of this agent
@@ -90,7 +112,14 @@ class HeuristicAgent(Agent):
         candidates = list(actions)
         self.rng.shuffle(candidates)  # ties go to a random one of the best
         candidates = candidates[:MAX_CANDIDATES]
-        rated = [(self.worth(sample, action, seat), k) for k, action in enumerate(candidates)]
+        if self.beam == 1:
+            rated = [(self.worth(sample, action, seat), k) for k, action in enumerate(candidates)]
+        else:  # each candidate's plan gets an even share of the looks left (at least one choice's options)
+            rated = []
+            for k, action in enumerate(candidates):
+                share = (MAX_LOOKS - self.looks) // (len(candidates) - k)
+                self.cap = min(MAX_LOOKS, self.looks + max(share, FOLLOW_OPTIONS))
+                rated.append((self.worth(sample, action, seat), k))
         rated.sort(key=lambda pair: (pair[0], -pair[1]), reverse=True)
         if randomly:
             worked = [pair for pair in rated if pair[0][0]] or rated
@@ -118,10 +147,14 @@ class HeuristicAgent(Agent):
             if k:
                 self._reseed(g)
             start = g.rng
+            inside = g.action_in_progress() is not None
             try:
                 g.apply(action.id)
                 self.looks += 1
-                g, met_chance = self._complete(g, seat)
+                if self.beam == 1 and not self.inner:
+                    g, met_chance = self._complete(g, seat)
+                else:
+                    g, met_chance = self._plan(g, seat, self.follow if inside or not self.inner else 0)
                 value = self._value(g, seat)
             except GameError:
                 return FAILED
@@ -162,6 +195,66 @@ class HeuristicAgent(Agent):
                 raise GameError("no choice inside the action could be followed")
             g = best
         return g, met_chance
+
+    def _plan(self, g, seat, depth):
+        """Plan the rest of the action with a beam (see the module); returns the state of the best plan
+        and whether chance was met on the way."""
+        action = g.action_in_progress()  # (None: the decision was not inside an action, nothing to plan)
+        if action is None or depth <= 0:
+            return g, False
+        limit = min(self.cap, MAX_LOOKS)
+        start = g.rng
+        g, met_chance = self._settle(g, action, limit)
+        if not self._open(g, seat, action):
+            return g, met_chance
+        ends, frontier = [], [(None, g)]  # (value, state): plans ended; states where the seat must choose
+        for _ in range(depth):
+            children = []
+            for _, state in frontier:
+                options = state.legal_actions()  # (in random order: ties go to a random one of the best)
+                for option in self.rng.sample(options, min(len(options), FOLLOW_OPTIONS)):
+                    if self.looks >= limit:
+                        break
+                    after = state.clone()
+                    try:
+                        after.apply(option.id)
+                        self.looks += 1
+                        after, met = self._settle(after, action, limit)
+                        value = self._value(after, seat)
+                    except GameError:
+                        continue
+                    met_chance = met_chance or met or after.rng != start
+                    (children if self._open(after, seat, action) else ends).append((value, after))
+            if not children:
+                if not ends and frontier[0][0] is None:  # nothing could be planned from the first state
+                    if self.looks >= limit:
+                        return g, met_chance  # (the looks are spent: weighed as it stands)
+                    raise GameError("no choice inside the action could be followed")
+                break
+            children.sort(key=lambda pair: pair[0], reverse=True)  # (stable: ties keep the random order)
+            frontier = children[:self.beam]
+            if self.looks >= limit:
+                break
+        pool = ends or [pair for pair in frontier if pair[0] is not None]
+        best = max(range(len(pool)), key=lambda k: (pool[k][0], -k))  # the first of the best
+        return pool[best][1], met_chance
+
+    def _settle(self, g, action, limit):
+        """Sample the chance decisions due inside `action` (each a look, within `limit`); returns the game
+        and whether one was met."""
+        met = False
+        while (g.current_player == CHANCE and not g.over and g.action_in_progress() == action
+               and self.looks < limit):
+            g.apply(_sample_chance(g, self.rng).id)
+            self.looks += 1
+            met = True
+        return g, met
+
+    @staticmethod
+    def _open(g, seat, action):
+        """Whether `seat` must still choose inside `action` in `g` (the plan goes on)."""
+        return (not g.over and g.action_in_progress() == action and g.current_player == seat
+                and g.decision_kind == "choose")
 
     @staticmethod
     def _value(g, seat):

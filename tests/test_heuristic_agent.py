@@ -104,7 +104,7 @@ def test_specs_and_their_errors():
     agent = make_agent("heuristic:15", 1)
     assert isinstance(agent, HeuristicAgent) and agent.randomness == 15
     assert parse_agent_specs("heuristic:10,random", 2) == ["heuristic:10", "random"]
-    for bad in ("heuristic:101", "heuristic:x", "heuristic:1:2:3", "heuristic:-1"):
+    for bad in ("heuristic:101", "heuristic:x", "heuristic:1:2:3:4", "heuristic:-1"):
         with pytest.raises(ValueError) as e:
             make_agent(bad, 1)
         assert "\n" not in str(e.value) and "percentage" in str(e.value)
