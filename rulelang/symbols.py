@@ -26,13 +26,18 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import attrs
 
 from . import ast as A
 from . import types as T
 from .library import BOARD_GENERATORS, FUNCTIONS, SCENARIO_VALUES, VALUES
+
+if TYPE_CHECKING:
+    from .checker import Checker
+    from .diagnostics import Source
+    from .program import Program
 
 # ------------------------------------------------------------------------------------------- lexer
 
@@ -60,7 +65,7 @@ class Token:
         return A.Span(path, self.line, self.column, self.line, self.end_column)
 
 
-def lex(text: str) -> list:
+def lex(text: str) -> list[Token]:
     """The tokens of a rule text (comments and white space left out), with their positions: a string
     right after `@rule` or after a comma following such a string is a citation ("cite")."""
     out = []
@@ -69,6 +74,7 @@ def lex(text: str) -> list:
     after_cite = False  # just after a citation string: a comma continues the list
     for m in _TOKEN_RE.finditer(text):
         kind = m.lastgroup
+        assert kind is not None  # (every alternative of _TOKEN_RE is a named group)
         if kind == "newline":
             line, start = line + 1, m.end()
             continue
@@ -143,7 +149,7 @@ def _contains(span: A.Span, line: int, column: int) -> bool:
     return (line, column) <= (span.end_line, span.end_column)
 
 
-def _type_text(t) -> str:
+def _type_text(t: Any) -> str:
     """A type as written in the rules (syntax, from the AST)."""
     if t is None:
         return ""
@@ -156,7 +162,7 @@ def _type_text(t) -> str:
     return ""
 
 
-def _ty(t) -> str:
+def _ty(t: Any) -> str:
     """A checker type as text ("" for none known, or for an error)."""
     if t is None or not isinstance(t, T.Type) or t.kind == "error":
         return ""
@@ -168,20 +174,21 @@ def _ty(t) -> str:
 class SymbolIndex:
     """Definitions and references of one program, per file. Build with `build_index`."""
 
-    def __init__(self, program, sources):
+    def __init__(self, program: Program, sources: dict[str, Source]) -> None:
         self.program = program
         self.sources = sources  # path -> diagnostics.Source
-        self.symbols = []  # every Symbol declared in the files (built-ins are not listed)
-        self.references = []  # every Reference, definitions included
-        self.top = {}  # path -> top-level symbols in source order (for the outline)
-        self.globals = {}  # name -> Symbol: declarations, members, rows, nodes
-        self.fields = {}  # (record or piece name, field name) -> Symbol
-        self.variants = {}  # variant name -> Symbol
-        self.tokens = {}  # path -> [Token]
-        self._keys = {}  # path -> [(line, column)] of the tokens, for bisect
-        self._by_path = {}  # path -> references sorted by position
-        self._ref_keys = {}  # path -> [(line, column)] of those references
-        self._locals = {}  # path -> local Symbols
+        self.symbols: list[Symbol] = []  # every Symbol declared in the files (built-ins are not listed)
+        self.references: list[Reference] = []  # every Reference, definitions included
+        self.top: dict[str, list[Symbol]] = {}  # path -> top-level symbols in source order (for the outline)
+        self.globals: dict[str, Symbol] = {}  # name -> Symbol: declarations, members, rows, nodes
+        self.fields: dict[tuple[str, str], Symbol] = {}  # (record or piece name, field name) -> Symbol
+        self.variants: dict[str, Symbol] = {}  # variant name -> Symbol
+        self.tokens: dict[str, list[Token]] = {}  # path -> [Token]
+        self._keys: dict[str, list[tuple[int, int]]] = {}  # path -> [(line, column)] of the tokens, for bisect
+        self._by_path: dict[str, list[Reference]] = {}  # path -> references sorted by position
+        self._ref_keys: dict[str, list[tuple[int, int]]] = {}  # path -> [(line, column)] of those references
+        # path -> local Symbols (Any: each has its span and scope, which a Symbol's type says may be None)
+        self._locals: dict[str, list[Any]] = {}
 
     # -- questions
     def at(self, path: str, line: int, column: int) -> Optional[Reference]:
@@ -241,13 +248,13 @@ class SymbolIndex:
     def symbol_named(self, name: str) -> Optional[Symbol]:
         return self.globals.get(name)
 
-    def _finish(self):
+    def _finish(self) -> None:
         self.references.sort(key=lambda r: (r.span.path, r.span.line, r.span.column))
         self._by_path = {}
         for r in self.references:
             self._by_path.setdefault(r.span.path, []).append(r)
         self._ref_keys = {p: [(r.span.line, r.span.column) for r in refs] for p, refs in self._by_path.items()}
-        first_type = {}
+        first_type: dict[int, str] = {}
         for r in self.references:
             if r.type and id(r.symbol) not in first_type:
                 first_type[id(r.symbol)] = r.type
@@ -281,28 +288,31 @@ from .scopes import Scope as _Scope  # noqa: E402  (the checker's nested scopes:
 
 
 class _Builder(A.NodeVisitor):
-    def __init__(self, program, checker, sources):
+    def __init__(self, program: Program, checker: Optional[Checker], sources: dict[str, Source]) -> None:
         self.prog = program
         self.checker = checker
         self.ix = SymbolIndex(program, sources)
-        self.builtins = {}
-        self.seen_stmts = set()
-        self.params = {}  # (id of the declaring span, name) -> the first parameter symbol of that name there
+        self.builtins: dict[str, Symbol] = {}
+        self.seen_stmts: set[int] = set()
+        # (id of the declaring span, name) -> (that span, the first parameter symbol of that name there)
+        self.params: dict[tuple[int, str], tuple[A.Span, Symbol]] = {}
         for path, src in sources.items():
             toks = lex(src.text)
             self.ix.tokens[path] = toks
             self.ix._keys[path] = [(t.line, t.column) for t in toks]
-        self.unique_fields = {}
-        self.scenario_symbols = {}  # a scenario's name -> its symbol (the first of that name)
-        self.scenario_scopes = {}  # id of a scenario -> the scope its blocks ended in (None while walked)
-        self._scenarios_by_name = None  # name -> scenario, made at the first `after`
+        self.unique_fields: dict[str, Symbol] = {}
+        self.scenario_symbols: dict[str, Symbol] = {}  # a scenario's name -> its symbol (the first of that name)
+        # id of a scenario -> the scope its blocks ended in (None while walked)
+        self.scenario_scopes: dict[int, Optional[_Scope]] = {}
+        self._scenarios_by_name: Optional[dict] = None  # name -> scenario, made at the first `after`
         self._broken_scenarios: set = set()  # ids of scenarios whose chain of `after` breaks
 
     # -- tokens
-    def _tok_index(self, path, line, column):
+    def _tok_index(self, path: str, line: int, column: int) -> int:
         return bisect.bisect_left(self.ix._keys.get(path, []), (line, column))
 
-    def token_after(self, span, pred, start=None, limit=None):
+    def token_after(self, span: A.Span, pred: Callable[[Token], bool], start: Optional[tuple[int, int]] = None,
+                    limit: Optional[int] = None) -> Optional[Token]:
         """The first token at or after ``start`` (default: the span's start), inside the span, passing ``pred``."""
         path = span.path
         toks = self.ix.tokens.get(path, ())
@@ -322,10 +332,11 @@ class _Builder(A.NodeVisitor):
                 return None
         return None
 
-    def name_token_after(self, span, name, start=None, limit=None):
+    def name_token_after(self, span: A.Span, name: str, start: Optional[tuple[int, int]] = None,
+                         limit: Optional[int] = None) -> Optional[Token]:
         return self.token_after(span, lambda t: t.kind == "name" and t.text == name, start, limit)
 
-    def name_token_before(self, path, line, column, name):
+    def name_token_before(self, path: str, line: int, column: int, name: str) -> Optional[Token]:
         """The name token just before a position (skipping punctuation such as ':'), if it reads ``name``."""
         toks = self.ix.tokens.get(path, ())
         i = self._tok_index(path, line, column) - 1
@@ -335,7 +346,7 @@ class _Builder(A.NodeVisitor):
             return toks[i]
         return None
 
-    def last_name_token_in(self, span, name):
+    def last_name_token_in(self, span: A.Span, name: str) -> Optional[Token]:
         path = span.path
         toks = self.ix.tokens.get(path, ())
         i = self._tok_index(path, span.end_line, span.end_column) - 1
@@ -348,7 +359,7 @@ class _Builder(A.NodeVisitor):
             i -= 1
         return None
 
-    def decl_name_span(self, d):
+    def decl_name_span(self, d: A.Decl) -> A.Span:
         """Where the name of a declaration is written: the name after its keyword."""
         word = _DECL_WORD.get(type(d))
         if isinstance(d, A.ProcDecl):
@@ -365,7 +376,7 @@ class _Builder(A.NodeVisitor):
         t = self.name_token_after(d.span, d.name)
         return t.span(d.span.path) if t is not None else d.span
 
-    def doc_above(self, span) -> str:
+    def doc_above(self, span: A.Span) -> str:
         """The comment lines right above a declaration (its `@rule` lines skipped), and a comment at the end
         of a `@rule` line."""
         src = self.ix.sources.get(span.path)
@@ -390,7 +401,7 @@ class _Builder(A.NodeVisitor):
         return "\n".join(reversed(out))
 
     # -- recording
-    def add_symbol(self, sym, top=False, parent=None):
+    def add_symbol(self, sym: Symbol, top: bool = False, parent: Optional[Symbol] = None) -> Symbol:
         self.ix.symbols.append(sym)
         if sym.kind == "param" and sym.scope is not None:
             self.params.setdefault((id(sym.scope), sym.name), (sym.scope, sym))
@@ -402,25 +413,25 @@ class _Builder(A.NodeVisitor):
             parent.children.append(sym)
         return sym
 
-    def ref(self, span, sym, ty=None):
+    def ref(self, span: Optional[A.Span], sym: Optional[Symbol], ty: Any = None) -> None:
         if sym is None or span is None:
             return
         self.ix.references.append(Reference(span, sym, type=_ty(ty)))
 
-    def builtin(self, name):
+    def builtin(self, name: str) -> Symbol:
         s = self.builtins.get(name)
         if s is None:
             s = self.builtins[name] = Symbol(name, "builtin", None)
         return s
 
-    def global_type(self, name):
+    def global_type(self, name: str) -> str:
         if self.checker is None:
             return ""
         got = self.checker.globals.get(name)
         return _ty(got[1]) if got else ""
 
     # -- declarations
-    def collect_items(self):
+    def collect_items(self) -> list[A.Decl]:
         p = self.prog
         items = list(p.decls.values()) + list(p.triggers) + list(p.endings) + list(p.invariants) + \
             list(p.scenarios) + list(p.variants.values()) + list(p.extensions) + [old for old, _ in p.replaced]
@@ -435,7 +446,7 @@ class _Builder(A.NodeVisitor):
         out.sort(key=lambda d: (d.span.path, d.span.line, d.span.column))
         return out
 
-    def build(self):
+    def build(self) -> SymbolIndex:
         items = self.collect_items()
         # declarations first (a name may be used before it is declared), then bodies
         for d in items:
@@ -444,7 +455,7 @@ class _Builder(A.NodeVisitor):
             if isinstance(d, A.VariantDecl):
                 for sub in d.items:
                     self.declare(sub, top=False, parent=self.ix.variants.get(d.name))
-        names = {}
+        names: dict[str, list[Symbol]] = {}
         for (owner, fname), s in self.ix.fields.items():
             names.setdefault(fname, []).append(s)
         self.unique_fields = {n: ss[0] for n, ss in names.items() if len(ss) == 1}
@@ -456,7 +467,8 @@ class _Builder(A.NodeVisitor):
         self.ix._finish()
         return self.ix
 
-    def declare(self, d, top, parent=None):
+    def declare(self, d: A.Decl, top: bool, parent: Optional[Symbol] = None) -> None:
+        kind: Optional[str]  # the symbol's kind (None: the declaration declares no name)
         path = d.span.path
         if isinstance(d, A.GameDecl):
             t = self.token_after(d.span, lambda t: t.kind == "string", limit=3)
@@ -464,10 +476,11 @@ class _Builder(A.NodeVisitor):
             self.add_symbol(sym, top=top, parent=parent)
             return
         if isinstance(d, A.VariantDecl):
-            sym = Symbol(d.name, "variant", self.decl_name_span(d), d.span, detail=f"variant {d.name}",
+            name_span = self.decl_name_span(d)
+            sym = Symbol(d.name, "variant", name_span, d.span, detail=f"variant {d.name}",
                          doc=d.description or self.doc_above(d.span))
             if d.name in self.ix.variants:
-                self.ix.references.append(Reference(sym.span, self.ix.variants[d.name], definition=True))
+                self.ix.references.append(Reference(name_span, self.ix.variants[d.name], definition=True))
                 return
             self.ix.variants[d.name] = sym
             self.add_symbol(sym, top=top, parent=parent)
@@ -484,7 +497,7 @@ class _Builder(A.NodeVisitor):
             else:
                 first = self.token_after(d.span, lambda t: t.kind == "name", limit=3)
                 where = first.span(path) if first else d.span
-                if kind == "score" and (d.tiebreak or d.heuristic):
+                if isinstance(d, A.ScoreDecl) and (d.tiebreak or d.heuristic):  # (the kind "score")
                     name = "tiebreak" if d.tiebreak else "heuristic"
             sym = Symbol(name, kind, where, d.span, detail=_detail(d), doc=self.doc_above(d.span))
             self.ix.symbols.append(sym)
@@ -519,7 +532,7 @@ class _Builder(A.NodeVisitor):
         self.add_symbol(sym, top=top, parent=parent)
         self._declare_parts(d, sym, register=old is None)
 
-    def _declare_parts(self, d, sym, register=True):
+    def _declare_parts(self, d: A.Decl, sym: Symbol, register: bool = True) -> None:
         path = d.span.path
         if isinstance(d, A.EnumDecl):
             for m, mspan in zip(d.members, d.member_spans):
@@ -532,12 +545,13 @@ class _Builder(A.NodeVisitor):
         elif isinstance(d, (A.RecordDecl, A.PieceDecl)):
             for f in d.fields:
                 t = self.name_token_after(f.span, f.name, limit=1)
-                fs = Symbol(f.name, "field", t.span(path) if t else f.span, f.span, container=d.name,
+                fspan = t.span(path) if t else f.span
+                fs = Symbol(f.name, "field", fspan, f.span, container=d.name,
                             type=_type_text(f.type), detail=f"{f.name}: {_type_text(f.type)}"
                             + (f" (field of {d.kind} {d.name})"))
                 key = (d.name, f.name)
                 if key in self.ix.fields:
-                    self.ix.references.append(Reference(fs.span, self.ix.fields[key], definition=True))
+                    self.ix.references.append(Reference(fspan, self.ix.fields[key], definition=True))
                     continue
                 self.ix.fields[key] = fs
                 self.add_symbol(fs, parent=sym)
@@ -547,7 +561,7 @@ class _Builder(A.NodeVisitor):
             start = self.decl_name_span(d)
             i = self._tok_index(path, start.end_line, start.end_column)
             end = (d.span.end_line, d.span.end_column)
-            names = set()
+            names: set[str] = set()
             for chain in d.edges:
                 names.update(chain)
             for n, _, _ in d.nodes:
@@ -564,7 +578,8 @@ class _Builder(A.NodeVisitor):
                 elif prev is None or not register:
                     self._member(t.text, "node", t.span(path), sym, d.name, register, type_="node")
 
-    def _member(self, name, kind, span, parent, container, register, type_="", decl_span=None):
+    def _member(self, name: str, kind: str, span: A.Span, parent: Symbol, container: str, register: bool,
+                type_: str = "", decl_span: Optional[A.Span] = None) -> None:
         if not register:
             prev = self.ix.globals.get(name)
             if prev is not None and prev.kind == kind:
@@ -578,7 +593,7 @@ class _Builder(A.NodeVisitor):
         self.add_symbol(s, parent=parent)
 
     # -- bodies
-    def type_refs(self, t):
+    def type_refs(self, t: Any) -> None:
         if t is None:
             return
         if isinstance(t, A.TypeName):
@@ -589,7 +604,8 @@ class _Builder(A.NodeVisitor):
             for a in t.args:
                 self.type_refs(a)
 
-    def param_symbols(self, params, scope, owner, decl, kind="param"):
+    def param_symbols(self, params: list[A.Param], scope: Optional[_Scope], owner: str, decl: A.Decl,
+                      kind: str = "param") -> None:
         for p in params:
             if p.domain is not None:
                 self.expr(p.domain, scope)
@@ -603,7 +619,7 @@ class _Builder(A.NodeVisitor):
             if scope is not None:
                 scope.names[p.name] = s
 
-    def text_template_refs(self, d, scope):
+    def text_template_refs(self, d: A.ActionDecl, scope: _Scope) -> None:
         """Each `{name}` in an action's text is a use of that parameter (so a rename changes it too)."""
         if not d.text or d.text_span is None or "{" not in d.text:
             return
@@ -615,15 +631,16 @@ class _Builder(A.NodeVisitor):
             if sym is not None and sym.kind == "param":
                 self.ref(A.Span(d.text_span.path, t.line, t.column + m.start(1), t.line, t.column + m.end(1)), sym)
 
-    def local(self, name, span, scope_span, scope, owner, ty=None, decl_span=None):
+    def local(self, name: str, span: A.Span, scope_span: A.Span, scope: _Scope, owner: str, ty: Any = None,
+              decl_span: Optional[A.Span] = None) -> Symbol:
         s = Symbol(name, "local", span, decl_span or span, container=owner, type=_ty(ty), scope=scope_span,
                    detail=f"{name} (local in {owner})" if owner else name)
         self.add_symbol(s)
         scope.names[name] = s
         return s
 
-    def walk_decl(self, d):
-        self.owner = getattr(d, "name", "")
+    def walk_decl(self, d: A.Decl) -> None:
+        self.owner: str = getattr(d, "name", "")
         path = d.span.path
         if isinstance(d, A.ConstDecl):
             self.type_refs(d.type)
@@ -757,7 +774,7 @@ class _Builder(A.NodeVisitor):
                         scope.names[p.name] = sym
             self.block(d.body, scope)
 
-    def _continued_scope(self, d):
+    def _continued_scope(self, d: A.ScenarioDecl) -> Optional[_Scope]:
         """For `scenario "B" after "A"`: the reference from the name "A" to scenario A, and the scope A's blocks
         ended in (its locals are known in B's blocks), A walked first if it was not; None for any other
         scenario, and for one whose chain of `after` is broken (a name no scenario has, a cycle)."""
@@ -781,11 +798,11 @@ class _Builder(A.NodeVisitor):
             self.walk_decl(earlier)
         return self.scenario_scopes.get(id(parent))
 
-    def _param_symbol(self, decl, name):
+    def _param_symbol(self, decl: A.Decl, name: str) -> Optional[Symbol]:
         got = self.params.get((id(decl.span), name))  # looked up, not searched: many extends stay quick
         return got[1] if got is not None and got[0] is decl.span else None
 
-    def block(self, b, scope, new_scope=True):
+    def block(self, b: Optional[A.Block], scope: _Scope, new_scope: bool = True) -> None:
         if b is None:
             return
         s = _Scope(scope) if new_scope else scope
@@ -795,11 +812,11 @@ class _Builder(A.NodeVisitor):
             self.seen_stmts.add(id(st))
             self.stmt(st, s, b)
 
-    def stmt(self, s, scope, block):
+    def stmt(self, s: A.Stmt, scope: _Scope, block: A.Block) -> None:
         """Index a statement: visit_<Statement>, else generic_visit (its blocks and expressions)."""
         self.visit(s, scope, block)
 
-    def visit_Let(self, s, scope, block):
+    def visit_Let(self, s: A.Let, scope: _Scope, block: A.Block) -> None:
         path = s.span.path
         self.expr(s.value, scope)
         if A.is_hidden(s.name):  # the tuple of a pattern (`let (a, b) = t`): no name of the file
@@ -809,7 +826,7 @@ class _Builder(A.NodeVisitor):
         region = A.Span(path, s.span.line, s.span.column, block.span.end_line, block.span.end_column)
         self.local(s.name, span, region, scope, self.owner, ty=getattr(s.value, "ty", None), decl_span=s.span)
 
-    def visit_For(self, s, scope, block):
+    def visit_For(self, s: A.For, scope: _Scope, block: A.Block) -> None:
         path = s.span.path
         self.expr(s.source, scope)
         inner = _Scope(scope)
@@ -823,7 +840,7 @@ class _Builder(A.NodeVisitor):
             self.local(n, t.span(path) if t else s.span, s.span, inner, self.owner)
         self.block(s.body, inner, new_scope=False)
 
-    def visit_Offer(self, s, scope, block):
+    def visit_Offer(self, s: A.Offer, scope: _Scope, block: A.Block) -> None:
         path = s.span.path
         end = (s.player.span.line, s.player.span.column) if s.player is not None else None
         start = None
@@ -838,7 +855,7 @@ class _Builder(A.NodeVisitor):
         if s.player is not None:
             self.expr(s.player, scope)
 
-    def visit_Emit(self, s, scope, block):
+    def visit_Emit(self, s: A.Emit, scope: _Scope, block: A.Block) -> None:
         path = s.span.path
         t = self.name_token_after(s.span, s.event, limit=2)
         sym = self.ix.globals.get(s.event)
@@ -847,28 +864,28 @@ class _Builder(A.NodeVisitor):
         for a in s.args:
             self.expr(a, scope)
 
-    def visit_If(self, s, scope, block):
+    def visit_If(self, s: A.If, scope: _Scope, block: A.Block) -> None:
         for test, body in s.branches:
             self.expr(test, scope)
             self.block(body, scope)
         if s.orelse is not None:
             self.block(s.orelse, scope)
 
-    def visit_Reveal(self, s, scope, block):
+    def visit_Reveal(self, s: A.Reveal, scope: _Scope, block: A.Block) -> None:
         self.expr(s.item, scope)
         if not (isinstance(s.to, A.Name) and s.to.ident == "all"):
             self.expr(s.to, scope)
 
-    def generic_visit(self, s, scope, block):  # any other statement: its blocks and expressions
+    def generic_visit(self, s: A.Stmt, scope: _Scope, block: A.Block) -> None:  # any other statement: its parts
         for child in A.iter_child_nodes(s):  # (citations are text: no nodes)
             if isinstance(child, A.Block):
                 self.block(child, scope)
             elif isinstance(child, A.Expr):
                 self.expr(child, scope)
 
-    def expr(self, e, scope):
+    def expr(self, e: Optional[A.Expr], scope: Optional[_Scope]) -> None:
         """Resolve the names of an expression (an explicit stack: expressions may be deep)."""
-        stack = [(e, scope)]
+        stack: list[tuple[Any, Optional[_Scope]]] = [(e, scope)]
         while stack:
             e, scope = stack.pop()
             if e is None or not isinstance(e, A.Expr):
@@ -895,6 +912,7 @@ class _Builder(A.NodeVisitor):
             elif isinstance(e, A.Comprehension):
                 stack.append((e.source, scope))
                 inner = _Scope(scope)
+                assert e.element is not None  # (the grammar gives every comprehension its element)
                 after = e.value.span if (e.kind == "map" and e.value is not None) else e.element.span
                 start = (after.end_line, after.end_column)
                 for n in e.names:
@@ -929,15 +947,15 @@ class _Builder(A.NodeVisitor):
                 stack.extend((child, scope) for child in A.iter_child_nodes(e))  # (only expressions are read)
         self._flush_fields()
 
-    _fields_todo = None
+    _fields_todo: Optional[list[A.Field]] = None
 
-    def _pending_field(self, e):
+    def _pending_field(self, e: A.Field) -> None:
         # a field's record is known from the type of the value before the dot, which the checker set
         if self._fields_todo is None:
             self._fields_todo = []
         self._fields_todo.append(e)
 
-    def _flush_fields(self):
+    def _flush_fields(self) -> None:
         todo, self._fields_todo = self._fields_todo or [], None
         for e in todo:
             tt = getattr(e.target, "ty", None)
@@ -952,7 +970,7 @@ class _Builder(A.NodeVisitor):
             if t is not None:
                 self.ref(t.span(e.span.path), fs, e.ty)
 
-    def name(self, n, scope, ty, call=False):
+    def name(self, n: A.Name, scope: Optional[_Scope], ty: Any, call: bool = False) -> None:
         ident = n.ident
         sym = scope.lookup(ident) if scope is not None else None
         if sym is None:
@@ -975,7 +993,7 @@ def _comment_of(line: str) -> str:
     return ""
 
 
-def _params_text(params) -> str:
+def _params_text(params: list[A.Param]) -> str:
     out = []
     for p in params:
         s = A.param_text(p)
@@ -987,7 +1005,7 @@ def _params_text(params) -> str:
     return ", ".join(out)
 
 
-def _detail(d) -> str:
+def _detail(d: A.Decl) -> str:
     """One line saying how a declaration is written (its header, without the body)."""
     prefix = "override " if d.mode == "override" else ""
     if isinstance(d, A.ConstDecl):
@@ -1033,7 +1051,7 @@ def _detail(d) -> str:
     return d.kind
 
 
-def build_index(program, checker=None) -> SymbolIndex:
+def build_index(program: Program, checker: Optional[Checker] = None) -> SymbolIndex:
     """The symbol index of a merged program (program.build_program); ``checker`` (check_program's result,
     or None) supplies the types."""
     return _Builder(program, checker, program.sources).build()
@@ -1051,7 +1069,8 @@ class Analysis:
     index: Optional[SymbolIndex]
 
 
-def analyse(path: str, text: Optional[str] = None, variants=(), root=None, on_diagnostics=None) -> Analysis:
+def analyse(path: str, text: Optional[str] = None, variants: Iterable[str] = (), root: Optional[str] = None,
+            on_diagnostics: Optional[Callable[[list], object]] = None) -> Analysis:
     """Check ``text`` (read from ``path`` when None) as `rulelang check` would, keeping the program to
     index its symbols. The diagnostics are exactly `api.check(path, variants, text, root)`'s.
 
@@ -1060,7 +1079,7 @@ def analyse(path: str, text: Optional[str] = None, variants=(), root=None, on_di
     from .api import _compile, _order
     from .checker import check_program
 
-    seen = {}
+    seen: dict[str, Any] = {}
     _, diags = _compile(os.fspath(path), text, tuple(variants), root, optimise=False, seen=seen)
     diags = _order(diags)
     prog, checker = seen.get("program"), seen.get("checker")
