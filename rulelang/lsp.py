@@ -37,7 +37,7 @@ import re
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Any, Awaitable, Callable, Literal, Optional, Union
 
 from lsprotocol import types as L
 from pygls.exceptions import JsonRpcException
@@ -45,11 +45,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from . import symbols as S
-from .diagnostics import ERROR, WARNING, printable
+from .ast import Span
+from .diagnostics import ERROR, WARNING, Diagnostic, printable
 from .library import BOARD_GENERATORS, FUNCTIONS, SCENARIO_VALUES, VALUES
 from .lsp_rulebook import find_section
 from .program import MAX_FILE_BYTES
 
+_format_text: Optional[Callable[[str, str], str]]  # (text, path) -> the formatted text; None: no formatter
 try:  # formatting: the formatter's module, when this installation has it
     from .fmt import format_text as _format_text
 except ImportError:  # pragma: no cover - depends on the checkout
@@ -64,6 +66,7 @@ WATCH_EVERY = 0.25  # seconds between two looks at the running checks (CPU time,
 MAX_LINE = 20_000  # characters of one line looked at for a citation or a completion
 
 log = logging.getLogger("rulelang.lsp")
+_Handler = Callable[["RulesServer", Any], Awaitable[Any]]  # a request's handler: (server, params) -> answer
 
 
 class RequestFailed(JsonRpcException):
@@ -76,7 +79,7 @@ class RequestFailed(JsonRpcException):
 
 # ------------------------------------------------------------------------------------------- positions
 
-def _units(text: str, encoding) -> int:
+def _units(text: str, encoding: str) -> int:
     if encoding == L.PositionEncodingKind.Utf8:
         return len(text.encode("utf-8", "surrogatepass"))
     if encoding == L.PositionEncodingKind.Utf32:
@@ -89,8 +92,10 @@ class _Columns:
     when first asked (a text on one long line with thousands of diagnostics is converted in time in
     proportion to the line, not to the line times the diagnostics)."""
 
-    def __init__(self, lines, encoding):
-        self.lines, self.encoding, self.tables = lines, encoding, {}
+    def __init__(self, lines: list[str], encoding: str) -> None:
+        self.lines, self.encoding = lines, encoding
+        # line -> True (a character is a unit), or the units before each character
+        self.tables: dict[int, Union[Literal[True], list[int]]] = {}
 
     def units(self, line0: int, col0: int) -> int:
         t = self.tables.get(line0)
@@ -106,7 +111,8 @@ class _Columns:
         return col0 if t is True else t[col0]
 
 
-def to_client(lines, line: int, column: int, encoding, cols: Optional[_Columns] = None) -> L.Position:
+def to_client(lines: list[str], line: int, column: int, encoding: str, cols: Optional[_Columns] = None
+              ) -> L.Position:
     """Our 1-based line and column (in characters) as an LSP position (0-based, in the client's units)."""
     line0 = max(0, line - 1)
     if line0 >= len(lines):
@@ -117,7 +123,7 @@ def to_client(lines, line: int, column: int, encoding, cols: Optional[_Columns] 
                       else _units(text[:col0], encoding))
 
 
-def from_client(lines, pos: L.Position, encoding) -> tuple:
+def from_client(lines: list[str], pos: L.Position, encoding: str) -> tuple[int, int]:
     """An LSP position as our 1-based (line, column in characters), clamped to the text."""
     line0 = min(max(0, pos.line), max(0, len(lines) - 1))
     text = lines[line0] if lines else ""
@@ -132,7 +138,7 @@ def from_client(lines, pos: L.Position, encoding) -> tuple:
     return line0 + 1, len(text) + 1
 
 
-def span_range(lines, span, encoding, cols: Optional[_Columns] = None) -> L.Range:
+def span_range(lines: list[str], span: Span, encoding: str, cols: Optional[_Columns] = None) -> L.Range:
     start = to_client(lines, span.line, span.column, encoding, cols)
     end_line, end_col = span.end_line or span.line, span.end_column or span.column + 1
     if (end_line, end_col) <= (span.line, span.column):
@@ -141,25 +147,25 @@ def span_range(lines, span, encoding, cols: Optional[_Columns] = None) -> L.Rang
     return L.Range(start=start, end=end)
 
 
-def _lines(text: str) -> list:
+def _lines(text: str) -> list[str]:
     return text.split("\n")
 
 
 # ------------------------------------------------------------------------------------------- documents
 
 class Doc:
-    def __init__(self, uri: str, text: str, version: int):
+    def __init__(self, uri: str, text: str, version: int) -> None:
         self.uri = uri
         self.path = _path_of(uri)
         self.text = text
         self.version = version
-        self.analysis = None  # the newest finished check (of some version)
+        self.analysis: Optional[S.Analysis] = None  # the newest finished check (of some version)
         self.analysed = -1  # its version
-        self.good = None  # the newest check that has a symbol index
+        self.good: Optional[S.Analysis] = None  # the newest check that has a symbol index
         self.good_version = -1  # the version of the text it checked
-        self.check = None  # the newest _Check started (running or finished)
-        self.debounce = None  # the task waiting for quiet after an edit
-        self.published = set()  # URIs we published diagnostics for (this file and its base files)
+        self.check: Optional[_Check] = None  # the newest _Check started (running or finished)
+        self.debounce: Optional[asyncio.Future[None]] = None  # the task waiting for quiet after an edit
+        self.published: set[str] = set()  # URIs we published diagnostics for (this file and its base files)
         self.shown = -1  # the version whose diagnostics were published
         self.closed = False
 
@@ -183,33 +189,35 @@ class _Check:
     CPU time can be read (``cpu``). ``future`` (of the server's loop) gets the Analysis, or None when the
     check failed or was stopped."""
 
-    def __init__(self, server, doc: Doc):
+    def __init__(self, server: RulesServer, doc: Doc) -> None:
         self.server = server
         self.doc = doc
         self.version = doc.version
         self.text = doc.text
         self.loop = asyncio.get_running_loop()
-        self.future = self.loop.create_future()
+        self.future: asyncio.Future[Optional[S.Analysis]] = self.loop.create_future()
         self.lock = threading.Lock()
         self.running = False  # in the analysis (where _Stopped may be raised)
         self.finished = False
-        self.stopped = None  # why it was stopped: "stale", "closed", "cpu"
+        self.stopped: Optional[str] = None  # why it was stopped: "stale", "closed", "cpu"
         self.raised = 0.0  # when _Stopped was last raised in it (monotonic)
         self.indexing = False  # its diagnostics are published: only the symbol index is being made
         self.thread = threading.Thread(target=self._run, name="rulelang-check", daemon=True)
 
-    def start(self):
+    def start(self) -> _Check:
         self.thread.start()
         return self
 
-    def _early(self, diags):  # in the check's thread: publish now, index after (if still wanted)
+    def _early(self, diags: list[Diagnostic]) -> bool:
+        # in the check's thread: publish now, index after (if still wanted)
         if self.stopped or self.doc.closed or self.doc.version != self.version:
             return False
         self.loop.call_soon_threadsafe(self.server._early, self, diags)
         return True
 
-    def _run(self):
-        an, ran = None, False
+    def _run(self) -> None:
+        an: Optional[S.Analysis] = None
+        ran = False
         while True:
             try:
                 if not ran:
@@ -228,7 +236,7 @@ class _Check:
             except RuntimeError:  # the loop is closed: the server is going away
                 return
 
-    def stop(self, why: str):
+    def stop(self, why: str) -> None:
         """Stop the check (its result, if any, is dropped)."""
         with self.lock:
             if self.stopped is None:
@@ -240,6 +248,7 @@ class _Check:
     def cpu(self) -> float:
         """Seconds of CPU time the check's thread has used (0 when it cannot be read)."""
         try:
+            assert self.thread.ident is not None  # (a thread not started has none: the except answers 0)
             return time.clock_gettime(time.pthread_getcpuclockid(self.thread.ident))
         except Exception:  # noqa: BLE001 - a platform without thread clocks, or the thread has ended
             return 0.0
@@ -265,7 +274,8 @@ def _uri_of(path: str, doc: Doc) -> str:
         return path
 
 
-def _safe_analyse(path: str, text: str, early=None):
+def _safe_analyse(path: str, text: str, early: Optional[Callable[[list[Diagnostic]], bool]] = None
+                  ) -> Optional[S.Analysis]:
     try:
         return S.analyse(path, text, on_diagnostics=early)
     except Exception as exc:  # noqa: BLE001 - never lose the server to a check that failed
@@ -276,25 +286,25 @@ def _safe_analyse(path: str, text: str, early=None):
 # ------------------------------------------------------------------------------------------- the server
 
 class RulesServer(LanguageServer):
-    def __init__(self):
+    def __init__(self) -> None:
         from . import __version__
 
         super().__init__("rulelang", __version__, text_document_sync_kind=L.TextDocumentSyncKind.Full)
-        self.docs = {}
-        self.running = set()  # the _Checks whose threads run
+        self.docs: dict[str, Doc] = {}
+        self.running: set[_Check] = set()  # the _Checks whose threads run
         self.max_check_cpu = MAX_CHECK_CPU  # seconds (the initialization option max_check_cpu)
-        self.watcher = None  # the task watching them
-        self.rulebooks = []  # the `rulebooks` setting: folders
+        self.watcher: Optional[asyncio.Future[None]] = None  # the task watching them
+        self.rulebooks: list[str] = []  # the `rulebooks` setting: folders
 
     @property
-    def encoding(self):
+    def encoding(self) -> str:
         try:
             return self.workspace.position_encoding or L.PositionEncodingKind.Utf16
         except Exception:  # noqa: BLE001
             return L.PositionEncodingKind.Utf16
 
     # -- checking
-    def ensure(self, doc: Doc):
+    def ensure(self, doc: Doc) -> asyncio.Future[Optional[S.Analysis]]:
         """The future of the check of the document's current text (started now if needed); a check of an
         older text still running is stopped."""
         chk = doc.check
@@ -307,7 +317,7 @@ class RulesServer(LanguageServer):
         self._watch()
         return doc.check.future
 
-    def stale(self, doc: Doc, why: str = "stale"):
+    def stale(self, doc: Doc, why: str = "stale") -> None:
         """The document's text changed (or it was closed): stop its check of an older text now, unless that
         check is only making its symbol index (the index of a text one edit old is still worth having: a
         completion typed right after an edit that added a name must know the name)."""
@@ -318,14 +328,14 @@ class RulesServer(LanguageServer):
             return  # its diagnostics are out: let it make its index (completion and hover use the newest one)
         chk.stop(why)
 
-    def _early(self, chk: _Check, diags):
+    def _early(self, chk: _Check, diags: list[Diagnostic]) -> None:
         doc = chk.doc
         if chk.version == doc.version and not doc.closed and doc.shown != chk.version and chk.stopped is None:
             chk.indexing = True
             doc.shown = chk.version
             self.publish(doc, S.Analysis(doc.path, chk.text, diags, None), chk.version)
 
-    def _finished(self, chk: _Check, an):
+    def _finished(self, chk: _Check, an: Optional[S.Analysis]) -> None:
         self.running.discard(chk)
         doc = chk.doc
         if not chk.future.done():
@@ -349,11 +359,11 @@ class RulesServer(LanguageServer):
             doc.shown = chk.version
             self.publish(doc, an, chk.version)
 
-    def _watch(self):
+    def _watch(self) -> None:
         if self.watcher is None or self.watcher.done():
             self.watcher = asyncio.ensure_future(self._watching())
 
-    async def _watching(self):
+    async def _watching(self) -> None:
         """While checks run: stop one past MAX_CHECK_CPU; raise _Stopped again in a stopped one still
         running (once a second); settle the future of a check whose thread ended without a word."""
         while self.running:
@@ -369,11 +379,12 @@ class RulesServer(LanguageServer):
                     if chk in self.running:
                         self._finished(chk, None)
 
-    def publish(self, doc: Doc, an, version: int):
+    def publish(self, doc: Doc, an: S.Analysis, version: int) -> None:
         """Publish the diagnostics of ``an``, the check of the document's text of ``version``."""
-        by_uri = {doc.uri: []}
+        by_uri: dict[str, list[L.Diagnostic]] = {doc.uri: []}
         lines = _lines(an.text)
-        cols = {doc.path: _Columns(lines, self.encoding)}  # (and per line quoted by a base file's diagnostic)
+        # (and per line quoted by a base file's diagnostic: (path, line) -> its columns)
+        cols: dict[Union[str, tuple[str, int]], _Columns] = {doc.path: _Columns(lines, self.encoding)}
         for d in an.diagnostics:
             uri = _uri_of(d.path, doc)
             by_uri.setdefault(uri, []).append(self.diagnostic(d, lines if d.path == doc.path else None, cols))
@@ -384,7 +395,8 @@ class RulesServer(LanguageServer):
             self.text_document_publish_diagnostics(L.PublishDiagnosticsParams(
                 uri=uri, diagnostics=ds, version=version if uri == doc.uri else None))
 
-    def diagnostic(self, d, lines, cols=None) -> L.Diagnostic:
+    def diagnostic(self, d: Diagnostic, lines: Optional[list[str]],
+                   cols: Optional[dict[Union[str, tuple[str, int]], _Columns]] = None) -> L.Diagnostic:
         sev = {ERROR: L.DiagnosticSeverity.Error, WARNING: L.DiagnosticSeverity.Warning}.get(
             d.severity, L.DiagnosticSeverity.Information)
         message = printable(d.message) + (f"\nhint: {printable(d.hint)}" if d.hint else "")
@@ -402,7 +414,7 @@ class RulesServer(LanguageServer):
             rng = span_range(lines, span, self.encoding, cols.get(d.path) if cols is not None else None)
         return L.Diagnostic(range=rng, message=message, severity=sev, code=d.code, source="rulelang")
 
-    def publish_stopped(self, doc: Doc):
+    def publish_stopped(self, doc: Doc) -> None:
         """In place of the diagnostics of a text whose check took too long: one note saying so."""
         span = S.A.Span(doc.path, 1, 1, 1, 1)
         lines = _lines(doc.text)
@@ -413,7 +425,7 @@ class RulesServer(LanguageServer):
                                  "`rulelang check` checks the saved file without this bound")]))
         doc.published |= {doc.uri}
 
-    async def current(self, doc: Doc, wait: float = MAX_WAIT):
+    async def current(self, doc: Doc, wait: float = MAX_WAIT) -> Optional[S.Analysis]:
         """The check of the current text (waiting at most ``wait`` seconds for it, following the text if it
         changes meanwhile), or the newest one there is."""
         loop = asyncio.get_running_loop()
@@ -431,7 +443,8 @@ class RulesServer(LanguageServer):
                 break
         return doc.analysis
 
-    async def index_for(self, doc: Doc, current_only=False):
+    async def index_for(self, doc: Doc, current_only: bool = False
+                        ) -> tuple[Optional[S.SymbolIndex], Optional[S.Analysis]]:
         """(index, analysis) for requests: the current text's; else (unless ``current_only``) the newest
         there is, after waiting at most GRACE seconds for the current one (a check of a big file takes
         seconds: hover, definition and the outline answer from the last good index meanwhile)."""
@@ -452,14 +465,14 @@ class RulesServer(LanguageServer):
             return None
         return d
 
-    def position(self, doc: Doc, pos: L.Position) -> tuple:
+    def position(self, doc: Doc, pos: L.Position) -> tuple[int, int]:
         return from_client(_lines(doc.text), pos, self.encoding)
 
-    def location(self, span, doc: Doc, an) -> L.Location:
+    def location(self, span: Span, doc: Doc, an: Optional[S.Analysis]) -> L.Location:
         lines = self._lines_of(span.path, doc, an)
         return L.Location(uri=_uri_of(span.path, doc), range=span_range(lines, span, self.encoding))
 
-    def _lines_of(self, path, doc, an):
+    def _lines_of(self, path: str, doc: Doc, an: Optional[S.Analysis]) -> list[str]:
         if an is not None and an.index is not None and path in an.index.sources:
             return an.index.sources[path].lines
         return _lines(doc.text)
@@ -496,7 +509,7 @@ _KIND_WORD = {"param": "parameter", "local": "local", "member": "enum member", "
               "node": "board node", "field": "field"}
 
 
-def _symbol_hover(ref, an) -> str:
+def _symbol_hover(ref: S.Reference, an: Optional[S.Analysis]) -> str:
     sym = ref.symbol
     ty = ref.type or sym.type
     lines = [_md_code(printable(sym.detail or sym.name))]
@@ -549,8 +562,9 @@ def _elem(t: str) -> str:
     return ""
 
 
-def _split_args(s: str) -> list:
-    out, depth, cur = [], 0, ""
+def _split_args(s: str) -> list[str]:
+    out: list[str] = []
+    depth, cur = 0, ""
     for c in s:
         if c == "[":
             depth += 1
@@ -566,12 +580,12 @@ def _split_args(s: str) -> list:
     return out
 
 
-def _field_owner(index, an, path, line_text: str, line: int) -> str:
+def _field_owner(index: S.SymbolIndex, an: Optional[S.Analysis], path: str, line_text: str, line: int) -> str:
     """The record or piece whose fields may follow the '.' that ends ``line_text`` (text before the
     cursor), or "": ``row.``, ``xs[i].``, ``first(xs).`` is not followed (only names, indexing and
     fields)."""
     text = line_text[:-1].rstrip()
-    steps = []  # what is applied to the name, innermost first: "[]" or a field name
+    steps: list[str] = []  # what is applied to the name, innermost first: "[]" or a field name
     while text:
         if text.endswith("]"):
             depth, i = 0, len(text) - 1
@@ -620,10 +634,10 @@ def _field_owner(index, an, path, line_text: str, line: int) -> str:
 def make_server() -> RulesServer:
     server = RulesServer()
 
-    def guard(default=None):
+    def guard(default: Any = None) -> Callable[[_Handler], _Handler]:
         """Turn an unexpected failure of a handler into ``default`` (logged): the server keeps running."""
-        def wrap(fn):
-            async def run(ls, params):
+        def wrap(fn: _Handler) -> _Handler:
+            async def run(ls: RulesServer, params: Any) -> Any:  # (pygls passes the server to a first `ls`)
                 try:
                     return await fn(ls, params)
                 except RequestFailed:
@@ -636,7 +650,7 @@ def make_server() -> RulesServer:
         return wrap
 
     @server.feature(L.INITIALIZE)
-    def initialize(ls: RulesServer, params: L.InitializeParams):
+    def initialize(ls: RulesServer, params: L.InitializeParams) -> None:
         opts = params.initialization_options
         if isinstance(opts, dict) and isinstance(opts.get("rulebooks"), list):
             ls.rulebooks = [f for f in opts["rulebooks"] if isinstance(f, str)]
@@ -645,7 +659,7 @@ def make_server() -> RulesServer:
             ls.max_check_cpu = float(opts["max_check_cpu"])
 
     @server.feature(L.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: RulesServer, params: L.DidChangeConfigurationParams):
+    def did_change_configuration(ls: RulesServer, params: L.DidChangeConfigurationParams) -> None:
         settings = params.settings
         if isinstance(settings, dict):
             own = settings.get("rulelang", settings)
@@ -653,7 +667,7 @@ def make_server() -> RulesServer:
                 ls.rulebooks = [f for f in own["rulebooks"] if isinstance(f, str)]
 
     @server.feature(L.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: RulesServer, params: L.DidOpenTextDocumentParams):
+    async def did_open(ls: RulesServer, params: L.DidOpenTextDocumentParams) -> None:
         td = params.text_document
         doc = Doc(td.uri, td.text if isinstance(td.text, str) else "", td.version or 0)
         old = ls.docs.get(td.uri)
@@ -664,7 +678,7 @@ def make_server() -> RulesServer:
         ls.ensure(doc)
 
     @server.feature(L.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: RulesServer, params: L.DidChangeTextDocumentParams):
+    async def did_change(ls: RulesServer, params: L.DidChangeTextDocumentParams) -> None:
         doc = ls.docs.get(params.text_document.uri)
         if doc is None:
             return
@@ -687,13 +701,13 @@ def make_server() -> RulesServer:
             doc.debounce.cancel()
         doc.debounce = asyncio.ensure_future(_after_quiet(ls, doc, doc.version))
 
-    async def _after_quiet(ls, doc, version):
+    async def _after_quiet(ls: RulesServer, doc: Doc, version: int) -> None:
         await asyncio.sleep(DEBOUNCE)
         if doc.version == version and not doc.closed:
             ls.ensure(doc)
 
     @server.feature(L.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: RulesServer, params: L.DidSaveTextDocumentParams):
+    async def did_save(ls: RulesServer, params: L.DidSaveTextDocumentParams) -> None:
         doc = ls.docs.get(params.text_document.uri)
         if doc is not None:  # a base file may have changed on disk: check again, show again
             if doc.check is not None and not doc.check.future.done():
@@ -702,7 +716,7 @@ def make_server() -> RulesServer:
             ls.ensure(doc)
 
     @server.feature(L.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: RulesServer, params: L.DidCloseTextDocumentParams):
+    async def did_close(ls: RulesServer, params: L.DidCloseTextDocumentParams) -> None:
         doc = ls.docs.pop(params.text_document.uri, None)
         if doc is None:
             return
@@ -715,7 +729,7 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_HOVER)
     @guard()
-    async def hover(ls: RulesServer, params: L.HoverParams):
+    async def hover(ls: RulesServer, params: L.HoverParams) -> Optional[L.Hover]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
@@ -751,7 +765,7 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_DEFINITION)
     @guard()
-    async def definition(ls: RulesServer, params: L.DefinitionParams):
+    async def definition(ls: RulesServer, params: L.DefinitionParams) -> Optional[list[L.Location]]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
@@ -766,7 +780,7 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_REFERENCES)
     @guard()
-    async def references(ls: RulesServer, params: L.ReferenceParams):
+    async def references(ls: RulesServer, params: L.ReferenceParams) -> Optional[list[L.Location]]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
@@ -780,7 +794,8 @@ def make_server() -> RulesServer:
         include = params.context.include_declaration if params.context is not None else True
         return [ls.location(r.span, doc, an) for r in index.references_to(ref.symbol, include)]
 
-    def _rename_target(ls, doc, index, line, col):
+    def _rename_target(ls: RulesServer, doc: Doc, index: Optional[S.SymbolIndex], line: int, col: int
+                       ) -> S.Reference:
         ref = index.at(doc.path, line, col) if index is not None else None
         if ref is None:
             tok = S.lex(_lines(doc.text)[line - 1][:MAX_LINE])
@@ -799,7 +814,8 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_PREPARE_RENAME)
     @guard()
-    async def prepare_rename(ls: RulesServer, params: L.PrepareRenameParams):
+    async def prepare_rename(ls: RulesServer, params: L.PrepareRenameParams
+                             ) -> Optional[L.PrepareRenamePlaceholder]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
@@ -813,7 +829,7 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_RENAME)
     @guard()
-    async def rename(ls: RulesServer, params: L.RenameParams):
+    async def rename(ls: RulesServer, params: L.RenameParams) -> Optional[L.WorkspaceEdit]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
@@ -835,14 +851,14 @@ def make_server() -> RulesServer:
         clash = _clash(index, sym, new, refs)
         if clash:
             raise RequestFailed(clash)
-        changes = {}
+        changes: dict[str, list[L.TextEdit]] = {}
         for r in refs:
             uri = _uri_of(r.span.path, doc)
             lines = ls._lines_of(r.span.path, doc, an)
             changes.setdefault(uri, []).append(L.TextEdit(range=span_range(lines, r.span, ls.encoding), new_text=new))
         return L.WorkspaceEdit(changes=changes)
 
-    def _clash(index, sym, new, refs) -> str:
+    def _clash(index: S.SymbolIndex, sym: S.Symbol, new: str, refs: list[S.Reference]) -> str:
         if sym.kind == "field":
             if (sym.container, new) in index.fields:
                 return f"'{sym.container}' already has a field '{new}'"
@@ -855,11 +871,11 @@ def make_server() -> RulesServer:
         # a name `new` visible where the symbol is used would capture it: the locals of that name (found
         # once, not every visible name at every use) whose scope holds the use, innermost first; then the
         # declaration of that name (which renaming a local onto would shadow)
-        named = [s for s in index.symbols if s.name == new and s is not sym and s.kind in ("local", "param")
+        named: list[Any] = [s for s in index.symbols if s.name == new and s is not sym and s.kind in ("local", "param")
                  and s.scope is not None and s.span is not None]
         for r in refs:
             line, col = r.span.line, r.span.column
-            here = [s for s in named if s.span.path == r.span.path and S._contains(s.scope, line, col)
+            here: list[Any] = [s for s in named if s.span.path == r.span.path and S._contains(s.scope, line, col)
                     and (s.kind == "param" or (s.span.line, s.span.column) < (line, col))]
             here.sort(key=lambda s: (s.scope.line, s.scope.column, s.span.line, s.span.column), reverse=True)
             if not here and g is not None and g is not sym and sym.kind in ("local", "param"):
@@ -871,7 +887,7 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_COMPLETION, L.CompletionOptions(trigger_characters=["."]))
     @guard()
-    async def completion(ls: RulesServer, params: L.CompletionParams):
+    async def completion(ls: RulesServer, params: L.CompletionParams) -> Optional[L.CompletionList]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
@@ -887,7 +903,7 @@ def make_server() -> RulesServer:
         before = _lines(doc.text)[line - 1][:col - 1][-MAX_LINE:]
         m = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", before)
         stem = before[:m.start()] if m else before
-        items = []
+        items: list[L.CompletionItem] = []
         if stem.rstrip().endswith(".") and not stem.rstrip().endswith(".."):
             if index is None:
                 return L.CompletionList(is_incomplete=False, items=[])
@@ -899,7 +915,7 @@ def make_server() -> RulesServer:
             if sym is not None and sym.kind == "piece":
                 items.append(L.CompletionItem(label="id", kind=L.CompletionItemKind.Field, detail="int (the piece's number)"))
             return L.CompletionList(is_incomplete=False, items=items)
-        seen = set()
+        seen: set[str] = set()
         if index is not None:
             for s in index.visible(doc.path, line, col):
                 if s.name in seen:
@@ -931,16 +947,18 @@ def make_server() -> RulesServer:
 
     @server.feature(L.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guard()
-    async def document_symbol(ls: RulesServer, params: L.DocumentSymbolParams):
+    async def document_symbol(ls: RulesServer, params: L.DocumentSymbolParams) -> Optional[list[L.DocumentSymbol]]:
         doc = ls.doc(params.text_document.uri)
         if doc is None:
             return None
         index, an = await ls.index_for(doc)
         if index is None:
             return []
+        assert an is not None  # (an index comes with the analysis that made it)
         lines = _lines(an.text)
 
-        def one(s):
+        def one(s: S.Symbol) -> L.DocumentSymbol:
+            assert s.span is not None  # (only symbols with a span are outlined)
             sel = span_range(lines, s.span, ls.encoding)
             whole = span_range(lines, s.decl_span or s.span, ls.encoding)
             if (whole.start.line, whole.start.character) > (sel.start.line, sel.start.character):
@@ -956,7 +974,7 @@ def make_server() -> RulesServer:
     if _format_text is not None:
         @server.feature(L.TEXT_DOCUMENT_FORMATTING)
         @guard()
-        async def formatting(ls: RulesServer, params: L.DocumentFormattingParams):
+        async def formatting(ls: RulesServer, params: L.DocumentFormattingParams) -> Optional[list[L.TextEdit]]:
             doc = ls.doc(params.text_document.uri)
             if doc is None:
                 return None
@@ -979,13 +997,13 @@ def make_server() -> RulesServer:
 class _OneLine(logging.Formatter):
     """Log records as one line each (the editor shows the server's stderr): no tracebacks."""
 
-    def formatException(self, ei):  # noqa: N802 - logging's name
+    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
         return ""
 
-    def formatStack(self, stack_info):  # noqa: N802
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802
         return ""
 
-    def format(self, record):
+    def format(self, record: logging.LogRecord) -> str:
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         return super().format(record).replace("\n", " ")
 
@@ -1005,7 +1023,7 @@ score p = vp[p]
 '''
 
 
-def _warm_up():
+def _warm_up() -> None:
     """Check a small game once before serving, so that every module a check imports is imported and every
     table it builds is built before a check can be stopped part way (a stop inside an import would leave the
     module half made)."""
