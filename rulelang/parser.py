@@ -143,7 +143,7 @@ def _callbacks(builder: _Builder, plans: Sequence[tuple[Any, ...]]) -> dict[Any,
     by the builder's method would, without building a tree in between. Token callbacks (INT, STRING)
     run as each token is shifted. A failing builder method is kept (``builder.failed``) and reported
     after the parse."""
-    out = {"INT": builder.INT, "STRING": builder.STRING}
+    out: dict[Any, Any] = {"INT": builder.INT, "STRING": builder.STRING}
     for plan in plans:
         key, name, method, with_meta, include, nones, expand1, _ = plan
         if _passes(plan):
@@ -164,7 +164,7 @@ def _built(builder: _Builder, node: _Node, fn: Callable[..., Any], values: list[
         node.value = value = fn(node, values) if with_meta else fn(values)
     except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
         if builder.failed is None:
-            builder.failed = _BuildFailed(e, node.line or 1)  # type: ignore[assignment]  # (_Builder: not typed yet)
+            builder.failed = _BuildFailed(e, node.line or 1)
         return node
     node.depth = depth + 1 if isinstance(value, A.Expr) else depth
     return node
@@ -209,7 +209,7 @@ def _rule_callback(builder: _Builder, name: str, fn: Optional[Callable[..., Any]
             _place(node, raw)
             if tree_name is not None and builder.failed is None:  # (the grammar has none: a rule without a
                 # builder method always passes its lone child on)
-                builder.failed = _BuildFailed(ValueError(f"no builder for the rule {tree_name}"),  # type: ignore[assignment]
+                builder.failed = _BuildFailed(ValueError(f"no builder for the rule {tree_name}"),
                                               node.line or 1)
             return node
         node = _Node(None)
@@ -306,7 +306,7 @@ def _parse_with_lark(builder: _Builder, text: str, on_error: Callable[[Any], boo
             done[id(node)] = method(node.meta, kids) if getattr(method, "with_meta", False) else method(kids)
         except Exception as e:  # a builder bug or odd input: reported after the parse, never a crash
             if builder.failed is None:
-                builder.failed = _BuildFailed(e, getattr(node.meta, "line", 1))  # type: ignore[assignment]
+                builder.failed = _BuildFailed(e, getattr(node.meta, "line", 1))
             done[id(node)] = None
     # the quick loop reports the findings of tokens as it reads them, in the order of the text
     builder.diags.sort(key=lambda d: (d.line, d.column))
