@@ -204,17 +204,20 @@ def test_random_decisions_are_drawn_among_the_near_best():
     assert taken == {"pocket", "wait"}
 
 
-def test_following_an_endless_chain_of_choices_is_bounded():
-    """A hostile file: an action that asks its player again and again, with many options. The agent
-    follows at most MAX_FOLLOW choices per candidate and applies at most about MAX_LOOKS decisions per
-    decision of its own, then decides."""
-    rs = rulelang.loads('''game "Spin" { players 2 }
+SPIN = '''game "Spin" { players 2 }
 per player var n: int
 action spin { effect { loop { let k = choose one of 0..40 by me prompt "again?"  n[me] += k } } }
 action stop { effect { } }
 flow { loop { for p in players { turn p { offer [stop, spin] to p } } } }
 score p = n[p]
-''')
+'''  # an action that asks its player again and again (also tests/test_heuristic_plan.py)
+
+
+def test_following_an_endless_chain_of_choices_is_bounded():
+    """A hostile file: an action that asks its player again and again, with many options. The agent
+    follows at most MAX_FOLLOW choices per candidate and applies at most about MAX_LOOKS decisions per
+    decision of its own, then decides."""
+    rs = rulelang.loads(SPIN)
     g = rs.new_game(2, seed=1)
     agent = HeuristicAgent(seed=1)
     assert agent.choose(g, 0).id == "spin"

@@ -10,6 +10,7 @@ import rulelang
 from interpreter import heuristic
 from interpreter.agents import check_agent_spec, make_agent
 from interpreter.heuristic import HeuristicAgent
+from tests.test_heuristic_agent import SPIN, play
 
 # A walk on a line: two free steps, a coin for a third. The reward (5 points) lies 3 steps away, so only
 # a walk with the coin paid reaches it. Each step costs energy; the position itself is worth nothing to
@@ -111,13 +112,7 @@ def test_planning_an_endless_chain_of_choices_is_bounded():
     """A hostile file: an action that asks its player again and again. The plan stops F choices deep
     (then the best state reached, where the seat must still choose, is all there is to go by) and a
     decision applies at most about MAX_LOOKS decisions to samples."""
-    rs = rulelang.loads('''game "Spin" { players 2 }
-per player var n: int
-action spin { effect { loop { let k = choose one of 0..40 by me prompt "again?"  n[me] += k } } }
-action stop { effect { } }
-flow { loop { for p in players { turn p { offer [stop, spin] to p } } } }
-score p = n[p]
-''')
+    rs = rulelang.loads(SPIN)
     g = rs.new_game(2, seed=1)
     agent = HeuristicAgent(seed=1, beam=8)
     assert agent.choose(g, 0).id == "spin"
@@ -144,15 +139,6 @@ def test_specs_of_the_beam_and_their_errors():
     assert "\n" not in str(e.value) and "percentage" in str(e.value)
     with pytest.raises(ValueError):
         HeuristicAgent(beam=0)
-
-
-def play(rs, agents, seed=1, limit=300):
-    g = rs.new_game(len(agents), seed=seed)
-    for _ in range(limit):
-        if g.is_over():
-            break
-        g.apply(agents[g.current_player].choose(g, g.current_player).id)
-    return g
 
 
 def test_a_beam_of_one_plays_exactly_as_before(walk):
