@@ -18,7 +18,8 @@ declares none):
 * with a **beam** of width B above 1 (``beam``, spec ``heuristic:P:F:B``; default 1, the greedy
   completion above, unchanged) it **plans the action** instead (``_plan``): a beam search over the
   same seat's following choices inside the same action. At each depth the B best states by the
-  heuristic are kept and each is expanded with its options (at most ``FOLLOW_OPTIONS``, a random
+  heuristic are kept (a position reached already in the plan, by other steps or in another order, is
+  not kept twice: ``Game.position_key``) and each is expanded with its options (at most ``FOLLOW_OPTIONS``, a random
   sample), chance sampled as above; a state where the action is over (another seat or an offer of
   actions to decide, the action changed, the game over) is a plan's end and is not expanded. The
   candidate is worth the best of the ends reached at any depth: a plan stops early only where the
@@ -208,6 +209,7 @@ class HeuristicAgent(Agent):
         if not self._open(g, seat, action):
             return g, met_chance
         ends, frontier = [], [(None, g)]  # (value, state): plans ended; states where the seat must choose
+        seen = {g.position_key()}  # positions reached already (two orders of the same steps: one plan)
         for _ in range(depth):
             children = []
             for _, state in frontier:
@@ -220,6 +222,10 @@ class HeuristicAgent(Agent):
                         after.apply(option.id)
                         self.looks += 1
                         after, met = self._settle(after, action, limit)
+                        key = after.position_key()
+                        if key in seen:
+                            continue
+                        seen.add(key)
                         value = self._value(after, seat)
                     except GameError:
                         continue

@@ -108,6 +108,48 @@ score p = vp[p]
     assert {HeuristicAgent(seed=s, follow=0).choose(g, 0).id for s in SEEDS} == {"grab"}
 
 
+# Three tokens picked one at a time, worth a 4, b 3, c 2, d 0; a hand of a, c and d earns a bonus of 20.
+# Two orders of the same picks are one position (a then b, b then a: the pick's procedure
+# has returned, nothing remembers the order). A beam of two keeps, after the first
+# pick, a and b; after the second, the two best hands: if a-b and b-a were kept as two, the beam would hold
+# one hand and miss a-c, the way to the bonus (the best end then a-b-c, 9 points: idling's 10 is better).
+COLLECT = '''game "Collect" { players 2 }
+per player var vp: int
+per player var hand: set[str]
+const worth = {"a": 4, "b": 3, "c": 2, "d": 0}
+function held(p: player): int = sum([worth[k] for k in hand[p]])
+procedure pick(p: player) {
+  let token = choose one of [k for k in ["a", "b", "c", "d"] if k not in hand[p]] by p prompt "which token?"
+  hand[p] += to_set([token])
+}
+action collect {
+  effect {
+    repeat 3 times { pick(me) }
+    vp[me] += held(me) + (if hand[me] == to_set(["a", "c", "d"]) then 20 else 0)
+    hand[me] = {}
+  }
+}
+action idle { effect { vp[me] += 10 } }
+flow { loop { for p in players { turn p { offer [idle, collect] to p } } } }
+ending "points" when any(players, p => vp[p] >= 100)
+score p = vp[p]
+heuristic p = vp[p] + held(p)
+'''
+
+
+def test_a_beam_keeps_a_position_reached_in_two_orders_once():
+    """Beam 2: the hands a-b (7) and a-c (6) are kept after two picks, not a-b twice (7, 7), so the plan
+    finds a-c-d (26 points) and the agent collects; one decision ahead or greedily, idling (10) looks best."""
+    rs = rulelang.loads(COLLECT)
+    g = rs.new_game(2, seed=1)
+    assert {HeuristicAgent(seed=s, beam=2).choose(g, 0).id for s in SEEDS} == {"collect"}
+    assert {HeuristicAgent(seed=s).choose(g, 0).id for s in SEEDS} == {"idle"}
+    g.apply("collect")
+    for _ in range(3):
+        g.apply(HeuristicAgent(seed=1, beam=2).choose(g, 0).id)
+    assert g.view()["vars"]["vp"] == [26, 0]
+
+
 def test_planning_an_endless_chain_of_choices_is_bounded():
     """A hostile file: an action that asks its player again and again. The plan stops F choices deep
     (then the best state reached, where the seat must still choose, is all there is to go by) and a
