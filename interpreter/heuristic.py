@@ -18,8 +18,8 @@ declares none):
 * with a **beam** of width B above 1 (``beam``, spec ``heuristic:P:F:B``; default 1, the greedy
   completion above, unchanged) it **plans the action** instead (``_plan``): a beam search over the
   same seat's following choices inside the same action. At each depth the B best states by the
-  heuristic are kept (a position reached already in the plan, by other steps or in another order, is
-  not kept twice: ``Game.position_key``) and each is expanded with its options (at most ``FOLLOW_OPTIONS``, a random
+  heuristic are kept (a position reached twice at one depth, by other steps or in another order, is
+  kept once: ``Game.position_key``) and each is expanded with its options (at most ``FOLLOW_OPTIONS``, a random
   sample), chance sampled as above; a state where the action is over (another seat or an offer of
   actions to decide, the action changed, the game over) is a plan's end and is not expanded. The
   candidate is worth the best of the ends reached at any depth: a plan stops early only where the
@@ -209,7 +209,6 @@ class HeuristicAgent(Agent):
         if not self._open(g, seat, action):
             return g, met_chance
         ends, frontier = [], [(None, g)]  # (value, state): plans ended; states where the seat must choose
-        seen = {g.position_key()}  # positions reached already (two orders of the same steps: one plan)
         for _ in range(depth):
             children = []
             for _, state in frontier:
@@ -222,10 +221,6 @@ class HeuristicAgent(Agent):
                         after.apply(option.id)
                         self.looks += 1
                         after, met = self._settle(after, action, limit)
-                        key = after.position_key()
-                        if key in seen:
-                            continue
-                        seen.add(key)
                         value = self._value(after, seat)
                     except GameError:
                         continue
@@ -238,12 +233,35 @@ class HeuristicAgent(Agent):
                     raise GameError("no choice inside the action could be followed")
                 break
             children.sort(key=lambda pair: pair[0], reverse=True)  # (stable: ties keep the random order)
-            frontier = children[:self.beam]
+            frontier = self._distinct(children, self.beam)
             if self.looks >= limit:
                 break
         pool = ends or [pair for pair in frontier if pair[0] is not None]
         best = max(range(len(pool)), key=lambda k: (pool[k][0], -k))  # the first of the best
         return pool[best][1], met_chance
+
+    @staticmethod
+    def _distinct(children, width):
+        """The first `width` of `children` (sorted by value, best first) that are different positions: a
+        position reached twice (two orders of the same steps) is kept once. Equal positions have equal
+        values, so only states tied with one kept are keyed (``Game.position_key`` costs about as much as
+        a look)."""
+        kept, tied = [], []  # tied: [state, its key or None] of the kept states of the last value kept
+        for value, state in children:
+            if len(kept) == width:
+                break
+            if kept and value == kept[-1][0]:
+                key = state.position_key()
+                for entry in tied:
+                    if entry[1] is None:
+                        entry[1] = entry[0].position_key()
+                if any(entry[1] == key for entry in tied):
+                    continue
+                tied.append([state, key])
+            else:
+                tied = [[state, None]]
+            kept.append((value, state))
+        return kept
 
     def _settle(self, g, action, limit):
         """Sample the chance decisions due inside `action` (each a look, within `limit`); returns the game
