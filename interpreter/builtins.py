@@ -621,16 +621,28 @@ def _shallow(args: Sequence[Value]) -> int:
     return n
 
 
-def _walked_and_read(a: Value) -> int:
-    """_cost_of(a) + deep_cost(a), with a set's or map's parts measured once (its walk is its sort)."""
+_LAST_FLAT: tuple[tuple, int] = ((), 2)  # the last flat list walked_and_read measured, and its charge
+
+
+def walked_and_read(a: Value) -> int:
+    """_cost_of(a) + deep_cost(a), with a set's or map's parts measured once (its walk is its sort). A
+    flat list read again and again (the same argument in a loop: count_of(cost, g) for each g) is told
+    at once by the last one's charge (the object itself is kept: a list is never changed in place, and
+    one holding no list, set or map cannot change inside; the pair is swapped whole, so threads are safe)."""
+    global _LAST_FLAT
     c = a.__class__
     if c is int or c is bool or a is None:  # (the common cases, without the calls)
         return 2
     if c is str:
         return 2 * (len(a) // 64 + 1)
     if c is tuple:
+        last = _LAST_FLAT
+        if a is last[0]:
+            return last[1]
         if len(a) < MAX_SIZE and CONTAINERS.isdisjoint(map(type, a)):  # a flat list
-            return 2 * len(a) + 2
+            n = 2 * len(a) + 2
+            _LAST_FLAT = (a, n)
+            return n
         return len(a) + 1 + deep_cost(a)
     if c is frozenset or c is dict:
         d = deep_cost(a)
@@ -638,11 +650,11 @@ def _walked_and_read(a: Value) -> int:
     return _cost_of(a) + deep_cost(a)
 
 
-def _deep(args: Sequence[Value]) -> int:
+def charge_read(args: Sequence[Value]) -> int:
     """Items are hashed, compared or printed: every part of them counts."""
     n = 0
     for a in args:
-        n += _walked_and_read(a)
+        n += walked_and_read(a)
     return n
 
 
@@ -651,7 +663,7 @@ def _sorting(args: Sequence[Value]) -> int:
     n = 0
     for a in args:
         size = len(a) if a.__class__ in _CONTAINERS else 1
-        n += _walked_and_read(a) * (size.bit_length() + 1)
+        n += walked_and_read(a) * (size.bit_length() + 1)
     return n
 
 
@@ -673,7 +685,7 @@ def _boards(args: Sequence[Value]) -> int:
 
 
 COSTS: dict[str, Callable[[Sequence[Value]], int]] = {name: _shallow for name in IMPLS}
-COSTS.update({name: _deep for name in ("count_of", "index_of", "to_set", "max", "min", "text")})
+COSTS.update({name: charge_read for name in ("count_of", "index_of", "to_set", "max", "min", "text")})
 COSTS.update({name: _sorting for name in ("sorted", "keys", "values", "award_by_rank")})
 COSTS["count"] = lambda args: 1 if len(args) == 1 else _shallow(args)  # count(xs) is only a length
 COSTS["get"] = lambda args: deep_cost(args[1]) + 1 if len(args) > 1 else 1  # one look-up by a key

@@ -11,7 +11,8 @@ import attrs
 
 from rulelang import ast as A
 from ..boards import Board
-from ..builtins import (CONTAINERS, RuleRuntimeError, _cost_of, _items, charge, check_items, check_value, deep_cost, over, sum_of_values)
+from ..builtins import (CONTAINERS, RuleRuntimeError, _cost_of, _items, charge, check_items, check_value, deep_cost, over,
+                        sum_of_values, walked_and_read)
 from .. import runtime as C
 from ..pieces import live, read_field
 from ..runtime import span_of
@@ -235,7 +236,7 @@ UNSET = Unset()
 def _runtime_names():
     return {
         "RuleRuntimeError": RuleRuntimeError, "CONTAINERS": CONTAINERS, "charge": charge, "over": over,
-        "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "cost_of": _cost_of,
+        "check_items": check_items, "check_value": check_value, "deep_cost": deep_cost, "walked_and_read": walked_and_read, "cost_of": _cost_of,
         "items_of": _items, "skey": skey, "fmt": fmt, "line_rays": line_rays, "listed": listed,
         "board_adj": board_adj, "group_order": group_order,
         "neg_error": neg_error, "no_me": no_me, "compare": compare, "span_of": span_of, "field_slow": field_slow,
