@@ -19,7 +19,8 @@ pytest.importorskip("Cython", reason="Cython is not installed (pip install 'rule
 if not (shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) or shutil.which("cc")):
     pytest.skip("no C compiler: no native path", allow_module_level=True)
 
-GAMES = ("games/examples/tictactoe.rules", "games/examples/kuhn_poker.rules")
+# (kuhn_poker, about 9 s of compiling and playing, is marked slow: `pytest -m slow`, which .ci/run runs)
+GAMES = ("games/examples/tictactoe.rules", pytest.param("games/examples/kuhn_poker.rules", marks=pytest.mark.slow))
 
 # two players: a flow that loops for ever summing a long list, which only the work budget stops; three: a
 # function that calls itself 100,000 deep, which the depth limit stops (one file: one compile for both)

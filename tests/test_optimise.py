@@ -48,7 +48,8 @@ def _cases():
         name = os.path.relpath(path, ROOT)
         small = "examples" in path
         # (a Vega game runs to ~2,000 decisions: its long games are cut, to keep this file under a minute)
-        out.append(pytest.param(path, (), 6 if small else 2, 2000 if small else 500, id=name))
+        out.append(pytest.param(path, (), 6 if small else 2, 2000 if small else 500, id=name,
+                                marks=[pytest.mark.slow] if path.endswith("mars.rules") else []))  # (Mars: 10 s)
         for v in sorted(prog.variants):
             out.append(pytest.param(path, (v,), 2 if small else 1, 2000 if small else 250, id=f"{name} +{v}",
                                     marks=[] if small else [pytest.mark.slow]))  # (the big files' variants: slow)

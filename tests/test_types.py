@@ -19,6 +19,7 @@ def _bounded() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
 
 
+@pytest.mark.slow  # mypy over the typed modules, 12 to 17 s: `pytest -m slow` (.ci/run runs it beside the README's command)
 def test_mypy_finds_no_error_in_the_typed_modules(tmp_path):
     exe = shutil.which("mypy") or os.path.join(os.path.dirname(sys.executable), "mypy")
     if not os.path.exists(exe):

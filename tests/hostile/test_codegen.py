@@ -15,6 +15,7 @@ import random
 import re
 import tokenize
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -198,6 +199,7 @@ def test_fuzzed_names_and_strings_never_reach_the_source(names, strings):
     play_both(rs)
 
 
+@pytest.mark.slow  # every game file generated whole, about 10 s: `pytest -m slow` (.ci/run runs it)
 def test_every_game_file_generates_only_generator_tokens():
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]

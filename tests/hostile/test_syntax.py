@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.hostile.bounded import ROOT, run_bounded
@@ -92,6 +93,7 @@ def _run(texts, seconds=60):
     assert not bad, "\n".join(f"case {i}: {texts[i][:200]!r}\n{why}" for i, why in bad)
 
 
+@pytest.mark.slow  # about 20 s (200 game files checked): `pytest -m slow`, which .ci/run runs beside the README's command
 @settings(deadline=None, max_examples=8, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(mutated(), min_size=25, max_size=25))
 def test_mutated_games_give_positioned_diagnostics_or_load(texts):
