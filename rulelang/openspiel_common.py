@@ -22,6 +22,27 @@ class _GiveUp(Exception):
     pass
 
 
+_WALKED: dict = {}  # walk_facts' answers in this process, by what decides them (_walk_key); a few hundred bytes each
+MAX_WALKED = 256  # answers kept (the oldest go first)
+
+
+def _walk_key(ruleset, players, space, max_positions, max_depth):
+    """What decides a walk's answer: the rule texts read (every file of the `extends` chain), the variants,
+    the player count, the action space's bounds, the walk's bounds and the rules' step budget and
+    cascade depth. Equal for a ruleset loaded again from the same files (an adapter made twice, a
+    training script that loads the game in every worker)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    sources = ruleset.source_program.sources
+    for path in sorted(sources):
+        for part in (path, sources[path].text):
+            data = part.encode("utf-8", "surrogatepass")
+            digest.update(len(data).to_bytes(8, "big") + data)
+    return (digest.hexdigest(), tuple(ruleset.active_variants), players, space.int_range, space.max_piece_id,
+            max_positions, max_depth, ruleset.step_budget, ruleset.cascade_depth)
+
+
 def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max_depth=DEFAULT_MAX_DEPTH):
     """What the whole game tree of a small game says, found by walking every reachable position once
     (explicit chance, every outcome; positions keyed as `interpreter.exhaustive.state_key`, so a
@@ -30,7 +51,26 @@ def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max
     "min_returns"/"max_returns": the lowest and highest return of any seat at any end, "zero_sum":
     whether the returns sum to 0 at every end}`. Gives `{"complete": False, "reason": ...}` when the walk
     passes `max_positions` positions or `max_depth` steps on one path, meets a cycle (a position on its
-    own path: the game can go on for ever) or a rule error. Deterministic (a count, not a clock)."""
+    own path: the game can go on for ever) or a rule error. Deterministic (a count, not a clock), so an
+    answer is kept for the process (`_WALKED`): the same rules walked again (hex or checkers give up after
+    10,000 positions, seconds each time) are answered at once; an answer from a rule error, which a time
+    limit may have caused, is not kept."""
+    key = _walk_key(ruleset, players, space, max_positions, max_depth)
+    got = _WALKED.get(key)
+    if got is None:
+        got = _walk(ruleset, players, space, max_positions, max_depth)
+        if "error" not in got:
+            try:
+                while len(_WALKED) >= MAX_WALKED:
+                    _WALKED.pop(next(iter(_WALKED)))
+            except (RuntimeError, StopIteration, KeyError):  # (another thread made room meanwhile)
+                pass
+            _WALKED[key] = got
+    return {name: value for name, value in got.items() if name != "error"}
+
+
+def _walk(ruleset, players, space, max_positions, max_depth):
+    """walk_facts without the memo; an answer from a rule error has "error": True."""
     from interpreter.exhaustive import state_key
 
     memo = {}  # key -> (max length below, min return, max return, zero-sum below)
@@ -84,6 +124,6 @@ def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max
         return {"complete": False, "reason": str(e)}
     except Exception as e:  # a rule error (GameError), a deep recursion...: no facts, never a failed load
         text = str(e).splitlines()[0][:120] if str(e) else ""
-        return {"complete": False, "reason": f"{type(e).__name__}: {text}"}
+        return {"complete": False, "reason": f"{type(e).__name__}: {text}", "error": True}
     return {"complete": True, "positions": len(memo), "max_length": longest, "min_returns": lo,
             "max_returns": hi, "zero_sum": zero}
