@@ -55,11 +55,17 @@ It knows no game: the rule file says what a good position is. Deterministic for 
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import rng as R
 from .agent_protocol import CHANCE, Agent, _legal, _sample_chance
 from .determinize import determinize, hidden_count
 from .errors import GameError
+
+if TYPE_CHECKING:
+    from .game import Action, Game
+
+Worth = tuple[int, float]  # (whether the lookahead worked: 1 or 0, the candidate's worth)
 
 MAX_CANDIDATES = 64  # legal actions looked at per decision (a random sample of more)
 MAX_FOLLOW = 32  # decisions followed after a candidate to complete its action
@@ -75,8 +81,8 @@ FAILED = (0, 0)  # the worth of a candidate whose lookahead failed
 class HeuristicAgent(Agent):
     name = "heuristic"
 
-    def __init__(self, randomness=0, seed=None, follow=MAX_FOLLOW, chance_samples=CHANCE_SAMPLES, beam=1,
-                 inner=False):
+    def __init__(self, randomness: int = 0, seed: Any = None, follow: int = MAX_FOLLOW,
+                 chance_samples: int = CHANCE_SAMPLES, beam: int = 1, inner: bool = False) -> None:
         if isinstance(randomness, bool) or not isinstance(randomness, int) or not 0 <= randomness <= 100:
             raise ValueError(f"the share of random decisions is a whole percentage from 0 to 100, not {randomness!r}")
         if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= MAX_BEAM:
@@ -90,12 +96,13 @@ class HeuristicAgent(Agent):
         self.chance_samples = max(1, chance_samples)
         self.rng = random.Random(seed)
         self.looks = 0  # decisions applied to samples in the current decision
-        self.turn, self.in_turn = None, 0  # the turn (game.turns, seat) of the last decision, and how many in it
+        self.turn: Optional[tuple[int, int]] = None
+        self.in_turn = 0  # the turn (game.turns, seat) of the last decision, and how many in it
 
     def __repr__(self) -> str:
         return f"HeuristicAgent(randomness={self.randomness}, seed={self.seed!r})"
 
-    def choose(self, game, seat=None):
+    def choose(self, game: Game, seat: Optional[int] = None) -> Action:
         if game.current_player == CHANCE:
             return _sample_chance(game, self.rng)
         seat = game.current_player if seat is None else seat
@@ -113,10 +120,10 @@ class HeuristicAgent(Agent):
         candidates = list(actions)
         self.rng.shuffle(candidates)  # ties go to a random one of the best
         candidates = candidates[:MAX_CANDIDATES]
+        rated: list[tuple[Worth, int]] = []
         if self.beam == 1:
             rated = [(self.worth(sample, action, seat), k) for k, action in enumerate(candidates)]
         else:  # each candidate's plan gets an even share of the looks left (at least one choice's options)
-            rated = []
             for k, action in enumerate(candidates):
                 share = (MAX_LOOKS - self.looks) // (len(candidates) - k)
                 self.cap = min(MAX_LOOKS, self.looks + max(share, FOLLOW_OPTIONS))
@@ -128,7 +135,7 @@ class HeuristicAgent(Agent):
             return candidates[self.rng.choice(near)[1]]
         return candidates[rated[0][1]]
 
-    def _sample(self, game, seat):
+    def _sample(self, game: Game, seat: int) -> Game:
         """The state as the seat knows it, with its future chance drawn afresh."""
         if not game.is_over() and game.current_player == seat and hidden_count(game, seat):
             return determinize(game, seat, self.rng)
@@ -136,13 +143,13 @@ class HeuristicAgent(Agent):
         self._reseed(sample)
         return sample
 
-    def _reseed(self, game):
+    def _reseed(self, game: Game) -> None:
         game.seed = self.rng.getrandbits(63)
         game.rng = R.seed_state(game.seed)
 
-    def worth(self, sample, action, seat):
+    def worth(self, sample: Game, action: Action, seat: int) -> Worth:
         """How good `action` looks for `seat`: (whether its lookahead worked, its worth)."""
-        total = 0
+        total = 0.0
         for k in range(self.chance_samples):
             g = sample.clone()
             if k:
@@ -164,7 +171,7 @@ class HeuristicAgent(Agent):
                 return (1, value)
         return (1, total / self.chance_samples)
 
-    def _complete(self, g, seat):
+    def _complete(self, g: Game, seat: int) -> tuple[Game, bool]:
         """Follow `seat`'s choices inside the action greedily (see the module); returns the game where
         that stops and whether an explicit chance decision was met on the way."""
         met_chance = False
@@ -197,7 +204,7 @@ class HeuristicAgent(Agent):
             g = best
         return g, met_chance
 
-    def _plan(self, g, seat, depth):
+    def _plan(self, g: Game, seat: int, depth: int) -> tuple[Game, bool]:
         """Plan the rest of the action with a beam (see the module); returns the state of the best plan
         and whether chance was met on the way."""
         action = g.action_in_progress()  # (None: the decision was not inside an action, nothing to plan)
@@ -208,9 +215,10 @@ class HeuristicAgent(Agent):
         g, met_chance = self._settle(g, action, limit)
         if not self._open(g, seat, action):
             return g, met_chance
-        ends, frontier = [], [(None, g)]  # (value, state): plans ended; states where the seat must choose
+        ends: list[tuple[float, Game]] = []
+        frontier: list[tuple[Optional[float], Game]] = [(None, g)]  # (value, state): plans ended; states where the seat must choose
         for _ in range(depth):
-            children = []
+            children: list[tuple[float, Game]] = []
             for _, state in frontier:
                 options = state.legal_actions()  # (in random order: ties go to a random one of the best)
                 for option in self.rng.sample(options, min(len(options), FOLLOW_OPTIONS)):
@@ -236,17 +244,18 @@ class HeuristicAgent(Agent):
             frontier = self._distinct(children, self.beam)
             if self.looks >= limit:
                 break
-        pool = ends or [pair for pair in frontier if pair[0] is not None]
+        pool = ends or [(value, state) for value, state in frontier if value is not None]
         best = max(range(len(pool)), key=lambda k: (pool[k][0], -k))  # the first of the best
         return pool[best][1], met_chance
 
     @staticmethod
-    def _distinct(children, width):
+    def _distinct(children: list[tuple[float, Game]], width: int) -> list[tuple[Optional[float], Game]]:
         """The first `width` of `children` (sorted by value, best first) that are different positions: a
         position reached twice (two orders of the same steps) is kept once. Equal positions have equal
         values, so only states tied with one kept are keyed (``Game.position_key`` costs about as much as
         a look)."""
-        kept, tied = [], []  # tied: [state, its key or None] of the kept states of the last value kept
+        kept: list[tuple[Optional[float], Game]] = []
+        tied: list[list[Any]] = []  # tied: [state, its key or None] of the kept states of the last value kept
         for value, state in children:
             if len(kept) == width:
                 break
@@ -263,7 +272,7 @@ class HeuristicAgent(Agent):
             kept.append((value, state))
         return kept
 
-    def _settle(self, g, action, limit):
+    def _settle(self, g: Game, action: Optional[tuple[int, str]], limit: int) -> tuple[Game, bool]:
         """Sample the chance decisions due inside `action` (each a look, within `limit`); returns the game
         and whether one was met."""
         met = False
@@ -275,13 +284,13 @@ class HeuristicAgent(Agent):
         return g, met
 
     @staticmethod
-    def _open(g, seat, action):
+    def _open(g: Game, seat: int, action: Optional[tuple[int, str]]) -> bool:
         """Whether `seat` must still choose inside `action` in `g` (the plan goes on)."""
         return (not g.over and g.action_in_progress() == action and g.current_player == seat
                 and g.decision_kind == "choose")
 
     @staticmethod
-    def _value(g, seat):
+    def _value(g: Game, seat: int) -> float:
         """The worth of position `g` for `seat`: its return when the game is over (a win first), else its
         heuristic less the best other seat's."""
         if g.is_over():

@@ -1,8 +1,18 @@
 """What the OpenSpiel and PettingZoo adapters share (no third-party imports here)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-def ruleset_of(path_or_ruleset, variants=(), root=None):
+if TYPE_CHECKING:
+    from interpreter.game import Game
+    from interpreter.ruleset import Ruleset
+
+    from .action_space import ActionSpace
+
+Facts = dict[str, Any]  # what walk_facts answers
+
+
+def ruleset_of(path_or_ruleset: Any, variants: Iterable[str] = (), root: Optional[str] = None) -> Ruleset:
     """A loaded Ruleset as it is, or the rule file at a path loaded with the variants."""
     from interpreter.ruleset import Ruleset
     if isinstance(path_or_ruleset, Ruleset):
@@ -22,11 +32,12 @@ class _GiveUp(Exception):
     pass
 
 
-_WALKED: dict = {}  # walk_facts' answers in this process, by what decides them (_walk_key); a few hundred bytes each
+_WALKED: dict[tuple[Any, ...], Facts] = {}  # walk_facts' answers in this process, by what decides them (_walk_key); a few hundred bytes each
 MAX_WALKED = 256  # answers kept (the oldest go first)
 
 
-def _walk_key(ruleset, players, space, max_positions, max_depth):
+def _walk_key(ruleset: Ruleset, players: int, space: ActionSpace, max_positions: int,
+              max_depth: int) -> tuple[Any, ...]:
     """What decides a walk's answer: the rule texts read (every file of the `extends` chain), the variants,
     the player count, the action space's bounds, the walk's bounds and the rules' step budget and
     cascade depth. Equal for a ruleset loaded again from the same files (an adapter made twice, a
@@ -43,7 +54,8 @@ def _walk_key(ruleset, players, space, max_positions, max_depth):
             max_positions, max_depth, ruleset.step_budget, ruleset.cascade_depth)
 
 
-def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max_depth=DEFAULT_MAX_DEPTH):
+def walk_facts(ruleset: Ruleset, players: int, space: ActionSpace, max_positions: int = DEFAULT_MAX_POSITIONS,
+               max_depth: int = DEFAULT_MAX_DEPTH) -> Facts:
     """What the whole game tree of a small game says, found by walking every reachable position once
     (explicit chance, every outcome; positions keyed as `interpreter.exhaustive.state_key`, so a
     position reached along several paths is walked once): `{"complete": True, "max_length": the most
@@ -69,16 +81,16 @@ def walk_facts(ruleset, players, space, max_positions=DEFAULT_MAX_POSITIONS, max
     return {name: value for name, value in got.items() if name != "error"}
 
 
-def _walk(ruleset, players, space, max_positions, max_depth):
+def _walk(ruleset: Ruleset, players: int, space: ActionSpace, max_positions: int, max_depth: int) -> Facts:
     """walk_facts without the memo; an answer from a rule error has "error": True."""
     from interpreter.exhaustive import state_key
 
-    memo = {}  # key -> (max length below, min return, max return, zero-sum below)
-    on_path = set()
+    memo: dict[bytes, tuple[int, float, float, bool]] = {}  # key -> (max length below, min return, max return, zero-sum below)
+    on_path: set[bytes] = set()
 
-    def weight(game, oid):
+    def weight(game: Game, oid: str) -> int:
         p = game.pending
-        if p.kind == "chance":
+        if p is None or p.kind == "chance":
             return 0
         if p.kind == "action":
             for i, (name, args) in p.options:
@@ -86,7 +98,7 @@ def _walk(ruleset, players, space, max_positions, max_depth):
                     return 1 + len(space.picks(name, args)) if space.stepwise(name) else 1
         return 1
 
-    def visit(game, depth):
+    def visit(game: Game, depth: int) -> tuple[int, float, float, bool]:
         if depth > max_depth:
             raise _GiveUp(f"a path longer than {max_depth} steps")
         key = state_key(game)
@@ -99,13 +111,14 @@ def _walk(ruleset, players, space, max_positions, max_depth):
             r = [float(x) for x in game.returns()]
             got = (0, min(r), max(r), sum(r) == 0)
         else:
-            if game.pending is None:
+            pending = game.pending
+            if pending is None:
                 raise _GiveUp("a position that is not over and waits for nothing")
             if len(memo) >= max_positions:
                 raise _GiveUp(f"more than {max_positions:,} positions")
             on_path.add(key)
             longest, lo, hi, zero = 0, float("inf"), float("-inf"), True
-            for oid, _ in list(game.pending.options):
+            for oid, _ in list(pending.options):
                 w = weight(game, oid)
                 child = game.clone()
                 child.apply(oid)
