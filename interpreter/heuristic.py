@@ -215,8 +215,9 @@ class HeuristicAgent(Agent):
         g, met_chance = self._settle(g, action, limit)
         if not self._open(g, seat, action):
             return g, met_chance
+        # (value, state): plans ended; states where the seat must choose
         ends: list[tuple[float, Game]] = []
-        frontier: list[tuple[Optional[float], Game]] = [(None, g)]  # (value, state): plans ended; states where the seat must choose
+        frontier: list[tuple[Optional[float], Game]] = [(None, g)]
         for _ in range(depth):
             children: list[tuple[float, Game]] = []
             for _, state in frontier:

@@ -32,7 +32,8 @@ class _GiveUp(Exception):
     pass
 
 
-_WALKED: dict[tuple[Any, ...], Facts] = {}  # walk_facts' answers in this process, by what decides them (_walk_key); a few hundred bytes each
+# walk_facts' answers in this process, by what decides them (_walk_key); a few hundred bytes each
+_WALKED: dict[tuple[Any, ...], Facts] = {}
 MAX_WALKED = 256  # answers kept (the oldest go first)
 
 
@@ -85,7 +86,8 @@ def _walk(ruleset: Ruleset, players: int, space: ActionSpace, max_positions: int
     """walk_facts without the memo; an answer from a rule error has "error": True."""
     from interpreter.exhaustive import state_key
 
-    memo: dict[bytes, tuple[int, float, float, bool]] = {}  # key -> (max length below, min return, max return, zero-sum below)
+    # key -> (max length below, min return, max return, zero-sum below)
+    memo: dict[bytes, tuple[int, float, float, bool]] = {}
     on_path: set[bytes] = set()
 
     def weight(game: Game, oid: str) -> int:
