@@ -65,9 +65,9 @@ def walk_facts(ruleset: Ruleset, players: int, space: ActionSpace, max_positions
     whether the returns sum to 0 at every end}`. Gives `{"complete": False, "reason": ...}` when the walk
     passes `max_positions` positions or `max_depth` steps on one path, meets a cycle (a position on its
     own path: the game can go on for ever) or a rule error. Deterministic (a count, not a clock), so an
-    answer is kept for the process (`_WALKED`): the same rules walked again (a board game too big to walk gives up after
-    10,000 positions, seconds each time) are answered at once; an answer from a rule error, which a time
-    limit may have caused, is not kept."""
+    answer is kept for the process (`_WALKED`): the same rules walked again (a board game too big to walk
+    gives up after 10,000 positions, seconds each time) are answered at once; an answer from a rule error,
+    which a time limit may have caused, is not kept."""
     key = _walk_key(ruleset, players, space, max_positions, max_depth)
     got = _WALKED.get(key)
     if got is None:
