@@ -19,12 +19,14 @@ declares none):
   completion above, unchanged) it **plans the action** instead (``_plan``): a beam search over the
   same seat's following choices inside the same action. At each depth the B best states by the
   heuristic are kept (a position reached twice at one depth, by other steps or in another order, is
-  kept once: ``Game.position_key``) and each is expanded with its options (at most ``FOLLOW_OPTIONS``, a random
-  sample), chance sampled as above; a state where the action is over (another seat or an offer of
-  actions to decide, the action changed, the game over) is a plan's end and is not expanded. The
-  candidate is worth the best of the ends reached at any depth: a plan stops early only where the
-  rules let the seat stop (an optional choice's "done" is one option). Only when no end was reached
-  (``F`` choices deep, or the looks spent) is it worth the best state where the seat must still choose:
+  kept once: ``Game.position_key``) and each is expanded with its options (at most ``FOLLOW_OPTIONS``,
+  a random sample), chance sampled as above; a state where the action is over (another seat or an
+  offer of actions to decide, the action changed, the game over) is a plan's end and is not expanded.
+  A choice of the flow, outside any action, is planned through the same seat's next choices outside
+  an action (a travel, then where to). The candidate is worth the best of the ends reached at any
+  depth: a plan stops early only where the rules let the seat stop (an optional choice's "done" is one
+  option). Only when no end was reached (``F`` choices deep, or the looks spent) is it worth the best
+  state where the seat must still choose:
   a half-done action's estimate, the best there is, but not a result the rules guarantee. A choice
   whose worth shows only several choices later (pay for an extra step, then walk to a reward) is so
   weighed by what it leads to. The decision's looks are shared evenly among the candidates left, so a
@@ -207,8 +209,10 @@ class HeuristicAgent(Agent):
     def _plan(self, g: Game, seat: int, depth: int) -> tuple[Game, bool]:
         """Plan the rest of the action with a beam (see the module); returns the state of the best plan
         and whether chance was met on the way."""
-        action = g.action_in_progress()  # (None: the decision was not inside an action, nothing to plan)
-        if action is None or depth <= 0:
+        # (None: the choice was one of the flow's, outside any action: its plan is the same seat's next
+        # choices outside an action, as a travel and then where to go)
+        action = g.action_in_progress()
+        if depth <= 0:
             return g, False
         limit = min(self.cap, MAX_LOOKS)
         start = g.rng

@@ -150,6 +150,41 @@ def test_a_beam_keeps_a_position_reached_in_two_orders_once():
     assert g.view()["vars"]["vp"] == [26, 0]
 
 
+# A choice of the flow, outside any action: travel (a coin) and then choose where to; only the third place
+# pays for the trip (4 points against the coin's 3). One decision ahead the trip is only its price.
+TRIP = '''game "Trip" { players 2 }
+per player var vp: int
+per player var gold: int
+setup { for p in players { gold[p] = 5 } }
+procedure voyage(p: player) {
+  let go = choose one of ["stay", "travel"] by p prompt "travel?"
+  if go == "travel" {
+    gold[p] -= 1
+    let place = choose one of [1, 2, 3] by p prompt "where to?"
+    if place == 3 { vp[p] += 4 }
+  }
+}
+flow { loop { for p in players { turn p { voyage(p) } } } }
+ending "points" when any(players, p => vp[p] >= 20)
+score p = vp[p]
+heuristic p = vp[p] + 3 * gold[p]
+'''
+
+
+def test_a_beam_plans_the_flows_choices_too():
+    """The flow asks "travel?" and then "where to?", outside any action: a beam plans the two (+1 against
+    staying's 0), one decision ahead and the greedy completion (which follows choices inside an action
+    only) see the coin go and stay."""
+    rs = rulelang.loads(TRIP)
+    g = rs.new_game(2, seed=1)
+    assert [a.id for a in g.legal_actions()] == ["stay", "travel"]
+    assert {HeuristicAgent(seed=s, beam=2).choose(g, 0).id for s in SEEDS} == {"travel"}
+    assert {HeuristicAgent(seed=s).choose(g, 0).id for s in SEEDS} == {"stay"}
+    assert {HeuristicAgent(seed=s, follow=0).choose(g, 0).id for s in SEEDS} == {"stay"}
+    g.apply("travel")
+    assert HeuristicAgent(seed=1, beam=2).choose(g, 0).id == "3"
+
+
 def test_planning_an_endless_chain_of_choices_is_bounded():
     """A hostile file: an action that asks its player again and again. The plan stops F choices deep
     (then the best state reached, where the seat must still choose, is all there is to go by) and a
