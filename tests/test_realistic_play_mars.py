@@ -87,8 +87,8 @@ def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
                    "bots' missions move slowly (the one-move agent cannot weigh crystals for extra rover "
                    "points by the walk they allow; bots wait for ships, bounded by the colony level), so "
                    "games wait for colony level 3, 4 or 5, which lopsided LSS columns make slow: 38 to 97 rounds, "
-                   "median 59.5. The agent planning whole actions (heuristic:10:8:2) gets 33.5 (31-75), at 3 "
-                   "players 23.5, but at ten times the CPU (docs/games/mars.md, round 20)")
+                   "median 59.5. The agent planning whole actions and the flow's choices (heuristic:10:8:2) gets 31 "
+                   "(23-44), at 3 players 23.5 (18-30), but at ten times the CPU (docs/games/mars.md, round 21)")
 def test_heuristic_games_last_as_long_as_the_rulebook_implies():
     """About 10 to 20 rounds (the issue's goal: a median of 10 to 25): nearly every main action contributes
     to a mission, about one in two to an active one, and two players need about 17 contributions
