@@ -5,11 +5,10 @@ import re
 import types
 
 from rulelang import ast as A
-from ..builtins import (CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, charge_read, deep_cost,
-                        walked_and_read)
+from ..builtins import CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, charge_read, deep_cost
 from ..reuse_names import reuse_names
 from ..runtime import MAX_ACTION_ID
-from .helpers import (GenerationFailed, MAX_KEPT_IDS, MAX_MASKED, SMALL_INT, Scalar, _FALLBACK, _LAZY, _PLAIN_COMPARISON, _calls, _item_kind, _loop_call, _size_of, _values_call)
+from .helpers import (emit_read_charge, GenerationFailed, MAX_KEPT_IDS, MAX_MASKED, SMALL_INT, Scalar, _FALLBACK, _LAZY, _PLAIN_COMPARISON, _calls, _item_kind, _loop_call, _size_of, _values_call)
 from .hoisting import Hoisting
 from .loops import Loops
 from .module import Fn, Module
@@ -806,7 +805,7 @@ class ExprGenerator(Hoisting, Loops):
             fn.emit("else:")
             fn.depth += 1
         if not flat and cost is charge_read and not kws:
-            self.charge_read(pos, fn)
+            emit_read_charge(self.mod, pos, fn)
         elif not flat:
             fn.emit(f"G.work += {k(cost)}({argt})")
             fn.emit("if G.work > G.work_mark: over(G)")
@@ -824,23 +823,6 @@ class ExprGenerator(Hoisting, Loops):
         if name in ("max", "min") and len(pos) == 2 and not kws:
             fn.depth -= 1
         return t
-
-    def charge_read(self, pos, fn):
-        """The charge of a built-in that reads every part of its arguments (builtins.charge_read: count_of,
-        index_of, to_set, max, min, text), written out: a constant's part counted now, a number's (2)
-        without a call, a text's without the walk; the same work as the call."""
-        constant = 0
-        for a in pos:
-            kk = self.mod.kind(a, fn)
-            if a in self.mod.values:
-                constant += walked_and_read(self.mod.values[a])
-            elif kk is int or kk is bool:
-                constant += 2
-            else:
-                fn.emit(f"G.work += 2 * (len({a}) // 64 + 1) if {a}.__class__ is str else walked_and_read({a})")
-        if constant:
-            fn.emit(f"G.work += {constant}")
-        fn.emit("if G.work > G.work_mark: over(G)")
 
     def inlinable(self, name):
         """A rule function that never calls itself (through others neither) and is small: its body is

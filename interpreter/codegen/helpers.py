@@ -341,3 +341,21 @@ def _blocks(st):
         return [b for _, b in st.branches] + ([st.orelse] if st.orelse is not None else [])
     body = getattr(st, "body", None)
     return [body] if isinstance(body, A.Block) else []
+
+
+def emit_read_charge(mod, pos, fn):
+    """Write out the charge of a built-in that reads every part of its arguments (builtins.charge_read:
+    count_of, index_of, to_set, max, min, text): a constant's part counted now, a number's (2) without a
+    call, a text's without the walk; the same work as the call."""
+    constant = 0
+    for a in pos:
+        kind = mod.kind(a, fn)
+        if a in mod.values:
+            constant += walked_and_read(mod.values[a])
+        elif kind is int or kind is bool:
+            constant += 2
+        else:
+            fn.emit(f"G.work += 2 * (len({a}) // 64 + 1) if {a}.__class__ is str else walked_and_read({a})")
+    if constant:
+        fn.emit(f"G.work += {constant}")
+    fn.emit("if G.work > G.work_mark: over(G)")
