@@ -29,6 +29,7 @@ class RunningGame(Protocol):
     work: int  # units of work since the last decision
     work_mark: int  # the next count of work at which over() looks at the budget and the clock
     deadline: Optional[float]  # the CPU time at which the rules stop (None: the clock is not read yet)
+    memo: Optional[dict[Any, Any]]  # rule functions' values while a read-only evaluation runs (else None)
 
     @property
     def time_limit(self) -> float: ...

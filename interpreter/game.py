@@ -169,6 +169,7 @@ class Game:
         self.notes: list[str] = []
         self.turns = 0
         self.fdepth = 0
+        self.memo: Optional[dict[Any, Any]] = None  # rule functions' values during a read-only evaluation (heuristics)
         self.work = 0  # units of work since the last decision (see builtins.WORK_BUDGET)
         self.work_mark = 0  # the next value of work at which the budget and the clock are checked
         self.deadline: Optional[float] = None  # the CPU time (time.process_time) at which the rules stop; set at the first look
@@ -885,12 +886,15 @@ class Game:
         self.fdepth = 0
         param, f = self.rs.heuristic_fn
         where = self.rs.program.heuristic.span.where()  # type: ignore[union-attr]  # (there: its _fn is)
+        self.memo = {}  # (nothing changes while it is computed: a function's call is made once per arguments)
         try:
             out = [f(self, {param: p}) for p in range(self.n)]
         except (RuleRuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
             raise GameError(f"{where}: while computing the heuristic: {e}") from None
         except RecursionError:
             raise GameError(f"{where}: while computing the heuristic: it nests too deeply") from None
+        finally:
+            self.memo = None
         for p, v in enumerate(out):
             if v.__class__ is not int:
                 raise GameError(f"{where}: the heuristic of P{p} is {fmt(v)}, not a number")
@@ -941,6 +945,7 @@ class Game:
         g.notes = list(self.notes)
         g.turns = self.turns
         g.fdepth = self.fdepth
+        g.memo = None
         g.work = self.work
         g.work_mark = self.work_mark
         g.deadline = self.deadline

@@ -301,6 +301,7 @@ class Ruleset:
             consts = {}  # type: dict[str, Value]
             data = {}  # type: dict[str, Value]
             fdepth = 0
+            memo = None  # (no evaluation answers from memory here: see Game.heuristics)
             work = 0
             work_mark = TIME_CHECK_EVERY
             deadline = float("inf")  # no time limit while building tables and boards

@@ -8,7 +8,7 @@ from rulelang import ast as A
 from ..builtins import CONTAINERS, COSTS, FLAT_COST, GROWS, IMPLS, MAX_INT, RuleRuntimeError, charge_read, deep_cost
 from ..reuse_names import reuse_names
 from ..runtime import MAX_ACTION_ID
-from .helpers import (emit_read_charge, GenerationFailed, MAX_KEPT_IDS, MAX_MASKED, SMALL_INT, Scalar, _FALLBACK, _LAZY, _PLAIN_COMPARISON, _calls, _item_kind, _loop_call, _size_of, _values_call)
+from .helpers import (emit_memo_lookup, emit_read_charge, GenerationFailed, MAX_KEPT_IDS, MAX_MASKED, SMALL_INT, Scalar, _FALLBACK, _LAZY, _PLAIN_COMPARISON, _calls, _item_kind, _loop_call, _size_of, _values_call)
 from .hoisting import Hoisting
 from .loops import Loops
 from .module import Fn, Module
@@ -126,12 +126,17 @@ class ExprGenerator(Hoisting, Loops):
             fn.emit("if G.fdepth > MAX_FUNCTION_DEPTH:")
             fn.emit(f"    raise depth_error({self.mod.const(name)}, MAX_FUNCTION_DEPTH)")
         fn.charge(1)
+        remembered = not counted  # (a call that can nest is never answered from memory: see emit_memo_lookup)
+        if remembered:
+            emit_memo_lookup(fn, self.mod.const(ident), pys, self.rs.program.decls.get(name))
         counted = counted and not self.calls_none(body)
         if counted:
             fn.emit("G.fdepth += 1")
         r = self.expr(body, fn)
         if counted:
             fn.emit("G.fdepth -= 1")
+        if remembered:
+            fn.emit(f"if memo_ is not None: memo_[key_] = ({r}, G.work - start_)")
         fn.emit(f"return {r}")
         return self.mod.add(ident, self._def(ident, ", ".join(["G"] + pys), fn, span))
 

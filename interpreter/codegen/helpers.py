@@ -359,3 +359,33 @@ def emit_read_charge(mod, pos, fn):
     if constant:
         fn.emit(f"G.work += {constant}")
     fn.emit("if G.work > G.work_mark: over(G)")
+
+
+def emit_memo_lookup(fn, ident, pys, decl):
+    """The start of a rule function that may answer from memory (G.memo: a dict while a read-only evaluation
+    runs, as Game.heuristics; None otherwise). A call made before in the same evaluation with the same
+    arguments (their classes too: `true` is not `1`) returns the value it computed, and charges the work
+    it counted then, so the budget sees the same total; an argument that cannot be a key (a map) is
+    computed afresh. Never a function that can call itself: its depth check must see every nesting.
+    `pys`: the generated names of the parameters of `decl` (the function's declaration): one declared a
+    number, a seat or a text holds no `true` that `1` could be mistaken for, so its class is left out of
+    the key. Writes `memo_`, `key_`, `start_`; the function's end stores the value (define_function)."""
+    plain = {p.name for p in getattr(decl, "params", ()) if p.type.__class__ is A.TypeName
+             and p.type.name in ("int", "player", "text")}
+    names = [p.name for p in getattr(decl, "params", ())]
+    if len(names) != len(pys):  # (never: every parameter is a generated one)
+        names = [None] * len(pys)
+    key = ", ".join([ident] + [py if rule in plain else f"{py}.__class__, {py}" for py, rule in zip(pys, names)])
+    fn.emit("memo_ = G.memo")
+    fn.emit("if memo_ is not None:")
+    fn.emit(f"    key_ = ({key},)")
+    fn.emit("    try:")
+    fn.emit("        hit_ = memo_.get(key_)")
+    fn.emit("    except TypeError:")
+    fn.emit("        memo_ = None")  # (an argument that cannot be a key)
+    fn.emit("    else:")
+    fn.emit("        if hit_ is not None:")
+    fn.emit("            G.work += hit_[1]")
+    fn.emit("            if G.work > G.work_mark: over(G)")
+    fn.emit("            return hit_[0]")
+    fn.emit("        start_ = G.work")

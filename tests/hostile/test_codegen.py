@@ -28,7 +28,8 @@ GENERATED_IDENT = re.compile(r"(t|k_|e_|fn_|op_|legal_|p|x|b|h|n|g|lam|out|items
 FIXED_NAMES = {"G", "L", "K", "err", "data", "consts", "work", "work_mark", "fdepth", "n", "current",
                "end_pending", "active_players", "scenario_value", "get", "append", "__class__", "sp", "aid", "vals",
                "opt", "who", "out", "forget", "frames", "ops", "pop", "join", "mask", "bit", "pair", "known_rays", "rays",
-               "copy", "kind", "id"}  # (kind, id: the attributes of a piece reference, read by a typed field read)
+               "copy", "kind", "id",  # (kind, id: the attributes of a piece reference, read by a typed field read)
+               "memo", "memo_", "key_", "hit_", "start_"}  # (a rule function's memory: codegen.helpers.emit_memo_lookup)
 FIXED_STRINGS = {"'me'", "'+'", "'-'", "'*'", "'/'", "'%'", "'<'", "'<='", "'>'", "'>='"}
 DANGER = ("__import__", "import ", "exec", "eval", "open(", "os.", "subprocess", "globals", "getattr", "compile")
 
