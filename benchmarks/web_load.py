@@ -24,7 +24,6 @@ import random
 import signal
 import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile

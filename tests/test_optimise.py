@@ -260,9 +260,9 @@ def test_generated_expressions_give_the_same_values_and_errors(expr, datas):
     checker = check_program(prog)
     assert not [d for d in checker.diags if d.severity == ERROR], expr
     loaded = []
-    for optimise in (False, True):
+    for optimised in (False, True):
         try:
-            loaded.append(Ruleset(prog, checker, optimise=optimise))
+            loaded.append(Ruleset(prog, checker, optimise=optimised))
         except Located as e:  # a constant that cannot be computed: the same load error, or none, both ways
             loaded.append(e.message)
     assert [isinstance(x, str) and x for x in loaded] == [isinstance(loaded[0], str) and loaded[0]] * 2, expr
@@ -382,9 +382,9 @@ def test_a_load_error_stays_a_load_error(expr):
     # computed is still the load error (E502) it is without the optimiser
     prog, _ = build_program("<test>", BASE + f"function probe(x0: int, x1: int) = {expr}\n", ())
     checker = check_program(prog)
-    for optimise in (False, True):
+    for optimised in (False, True):
         with pytest.raises(Located) as e:
-            Ruleset(prog, checker, optimise=optimise)
+            Ruleset(prog, checker, optimise=optimised)
         assert e.value.code == "E502"
 
 

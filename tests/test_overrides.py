@@ -73,7 +73,7 @@ def test_an_unknown_or_doubled_trigger_label_is_an_error():
 def test_station_house_rule_replaces_the_vp_trigger(tmp_path):
     """The issue's example: a house rule ending Station at 25 VP says so, and does not add a trigger."""
     house = tmp_path / "house.rules"
-    house.write_text(f'extends "station.rules"\n'
+    house.write_text('extends "station.rules"\n'
                      '@rule "S-12"\n'
                      'override when "40 VP": turn_end(p) if not end_triggered and points[p] >= 25 then {\n'
                      '  trigger_end "25 VP"\n  trigger_seat = p\n}\n', encoding="utf-8")

@@ -63,7 +63,7 @@ def test_a_falsified_outcome_is_refused_naming_it(kuhn_log, tmp_path, key):
               "returns": list(reversed(d["returns"])),
               "end_reason": "fold" if d["end_reason"] == "showdown" else "showdown",
               "decisions": d["decisions"] + 1}[key]
-    err = replay_fails(KUHN, tmp_path / "k.json", d, "replay diverged", f"the log records {key} ")
+    replay_fails(KUHN, tmp_path / "k.json", d, "replay diverged", f"the log records {key} ")
 
 
 def test_no_winner_and_a_seat_number_as_true_are_claims_too(kuhn_log, tmp_path):

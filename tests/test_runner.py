@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import rulelang
 from interpreter.agents import AgentError, RandomAgent
-from interpreter.runner import (ROW_KEYS, RestrictedAgent, RunnerError, WorkerError, game_seed, iter_games, run_games)
+from interpreter.runner import (ROW_KEYS, RestrictedAgent, RunnerError, game_seed, iter_games, run_games)
 from interpreter.simulate import simulate, summarize
 from rulelang.cli import cli
 

@@ -5,7 +5,6 @@ in both backends. And every state random play reaches in every game file round-t
 load."""
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 

@@ -7,7 +7,6 @@ nothing else; the games and examples must validate clean.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
