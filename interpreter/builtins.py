@@ -395,9 +395,14 @@ def b_all(G: RunningGame, xs: Value, pred: Optional[Func] = None) -> bool:
     return all(pred(x) for x in _items(xs))
 
 
-def b_first(G: RunningGame, xs: Value) -> Value:
+def b_first(G: RunningGame, xs: Value, pred: Optional[Func] = None) -> Value:
     it = _items(xs)
-    return it[0] if it else None
+    if pred is None:
+        return it[0] if it else None
+    for x in it:  # the items after the first that passes are not tested (as any() stops at its answer)
+        if pred(x):
+            return x
+    return None
 
 
 def b_last(G: RunningGame, xs: Value) -> Value:

@@ -58,7 +58,7 @@ def _const(t: T.Type) -> Result:
     return lambda ts: t
 
 
-_FUNCTION_ARGS: dict[str, tuple[int | str, ...]] = {'count': (1,), 'any': (1,), 'all': (1,), 'max_by': (1,), 'min_by': (1,), 'sorted': ('key',), 'distance': ('through',), 'reachable': ('through',), 'path_exists': ('through',), 'group': ('where',), 'groups': ('where',), 'line_length': ('where',)}
+_FUNCTION_ARGS: dict[str, tuple[int | str, ...]] = {'count': (1,), 'any': (1,), 'all': (1,), 'first': (1,), 'max_by': (1,), 'min_by': (1,), 'sorted': ('key',), 'distance': ('through',), 'reachable': ('through',), 'path_exists': ('through',), 'group': ('where',), 'groups': ('where',), 'line_length': ('where',)}
 
 FUNCTIONS = {b.name: b for b in [
     # collections
@@ -73,7 +73,8 @@ FUNCTIONS = {b.name: b for b in [
     Builtin("reversed", 1, 1, (), _list_of_elem, "reversed(xs): the items in reverse order"),
     Builtin("any", 1, 2, (), _const(T.BOOL), "any(xs) / any(xs, x => test): whether some item is true / passes"),
     Builtin("all", 1, 2, (), _const(T.BOOL), "all(xs) / all(xs, x => test): whether every item is true / passes"),
-    Builtin("first", 1, 1, (), _elem, "first(xs): the first item (none when empty)"),
+    Builtin("first", 1, 2, (), _elem,
+            "first(xs): the first item (none when empty); first(xs, x => test): the first item that passes (none when none does)"),
     Builtin("last", 1, 1, (), _elem, "last(xs): the last item (none when empty)"),
     Builtin("index_of", 2, 2, (), _const(T.INT), "index_of(xs, x): position of x (0-based), none when absent"),
     Builtin("keys", 1, 1, (), _list_of_elem, "keys(m): the keys of a map, sorted"),

@@ -105,7 +105,7 @@ def test_games_of_the_planning_agent_last_as_long_as_the_rulebook_implies(rules)
     """The rulebook's length (M-5, M-15; docs/games/mars.md, "What the rulebook leads one to expect"):
     about 10 to 20 rounds, a median of 10 to 25, ended by the missions or colony level 5, a main action in
     nearly every turn. The agent that plans each action and the flow's choices (PLANNER) at three
-    players, the first four seeds (the costliest test of the suite: about 250 s of CPU). Measured: 15, 22, 31, 25
+    players, the first four seeds (the costliest test of the suite: about 200 s of CPU). Measured: 15, 22, 31, 25
     rounds, median 23.5, 12.3 % of `end_turn`s without a main action; seeds 0-11 median 21 (15-31), 10 of
     12 in the range. At two players the median of sixteen seeds is 27 (17-50), not asserted."""
     games = [play(rules, 3, seed, PLANNER) for seed in range(4)]

@@ -26,7 +26,7 @@ from . import tree as X
 Found = list[tuple[str, A.Expr]]  # (hidden name, the part computed once), in order
 
 # built-ins whose function argument is called at the place of the call (not kept for later)
-_TAKES_FUNCTION = frozenset({"count", "any", "all", "max_by", "min_by", "sorted", "distance", "reachable",
+_TAKES_FUNCTION = frozenset({"count", "any", "all", "first", "max_by", "min_by", "sorted", "distance", "reachable",
                              "path_exists", "group", "groups", "line_length"})
 
 
