@@ -12,7 +12,6 @@ from test_backends import HEAD
 
 RULES = HEAD + """var xs: list[int] = [3, 0, 5, 8]
 var found: list[any] = []
-heuristic p = 0
 flow {
   found = [first(xs, x => x > 4), first(xs, x => x > 100), first(xs), first([], x => true),
            first({9, 4, 2}, x => x > 3), first(xs, x => x == 3 or 10 / x > 5), first(players, q => q != 0)]
