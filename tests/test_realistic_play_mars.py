@@ -68,7 +68,7 @@ def test_heuristic_games_end_by_the_rulebook_and_sooner_than_random(rules):
     heuristic before its contributions grew as a mission nears its target, 66.5), shorter than random
     play (62-178, median 96) in every one of the sixteen seeds; end_turn without a main action in about
     10 % of turns against about 50 % in random play. Eight seeds were too few: seeds 0-7 gave 40 before
-    and 67.5 now, seeds 8-15 77 before and 80 now."""
+    and 67.5 now, seeds 8-15 77 both times."""
     smart = two_player_games(AGENT)
     rand = two_player_games("random")
     assert all(r["end"] in ENDINGS for r in smart + rand), [r["end"] for r in smart]
